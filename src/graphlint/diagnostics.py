@@ -1,0 +1,88 @@
+"""The data graphlint produces: diagnostics and the enums that qualify them."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Severity(enum.IntEnum):
+    """LSP severities: the numbers are the protocol's."""
+
+    ERROR = 1
+    WARNING = 2
+    INFORMATION = 3
+    HINT = 4
+
+
+class Confidence(str, enum.Enum):
+    """How sure a finding is (pylint's levels, trimmed)."""
+
+    HIGH = "high"  # the construct is what it looks like (a resolved torch API)
+    MEDIUM = "medium"  # rests on a guess: an inferred tensor, a conditional region
+
+    def lowered(self) -> Confidence:
+        return Confidence.MEDIUM
+
+
+class Outcome(str, enum.Enum):
+    """What a real capture does with the hazard (see ../shared/ground-truth)."""
+
+    CAPTURE_ERROR = "capture-error"  # the capture raises
+    SILENT_WRONG = "silent-wrong"  # capture and replay run, the numbers are wrong
+    PERF = "perf"  # correct but slow, split or skipped graphs
+    TOOL = "tool"  # graphlint could not analyse the file
+
+
+class RegionKind(str, enum.Enum):
+    """How code comes to run under capture; the consequence of a hazard depends on it."""
+
+    MANUAL = "torch.cuda.graph"  # with torch.cuda.graph(...) / capture_begin ... capture_end
+    GRAPHED = "make_graphed_callables"
+    COMPILE = "torch.compile"  # a CUDA-graph mode of torch.compile
+    MARKED = "marked"  # a region the user marked
+
+    @property
+    def is_compile(self) -> bool:
+        return self is RegionKind.COMPILE
+
+
+@dataclass(frozen=True, slots=True)
+class RegionRef:
+    """The capture region a diagnostic sits in, as reported to the user."""
+
+    kind: RegionKind
+    line: int  # 1-based line where the region starts
+    label: str  # e.g. "torch.cuda.graph", "torch.compile(mode='reduce-overhead')"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding. Lines are 1-based, columns 0-based (LibCST's convention)."""
+
+    path: str
+    code: str
+    name: str  # the rule's slug, e.g. "tensor-to-host"
+    message: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    severity: Severity
+    confidence: Confidence
+    outcome: Outcome
+    region: RegionRef | None = None
+    fix_hint: str | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """Everything graphlint says about one file."""
+
+    path: str
+    diagnostics: tuple[Diagnostic, ...]
+    internal_error: bool = False  # a bug in graphlint stopped the analysis of this file

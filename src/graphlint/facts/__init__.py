@@ -1,0 +1,50 @@
+"""Facts about one file, computed once before the rules run: names, values, regions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.facts.regions import Region, find_regions
+from graphlint.facts.scopes import ScopeBuilder
+from graphlint.facts.values import Value, Values
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What rules may ask about a file; see ``graphlint.rule.Rule``."""
+
+    values: Values
+    regions: Mapping[cst.CSTNode, Region]
+
+    def region_of(self, node: cst.CSTNode) -> Region | None:
+        return self.regions.get(node)
+
+    def value_of(self, expr: cst.BaseExpression) -> Value:
+        return self.values.of(expr)
+
+    def qualname(self, expr: cst.BaseExpression) -> str | None:
+        return self.values.qualify(expr)
+
+
+def analyse(
+    module: cst.Module,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    *,
+    pragmas: Sequence[tuple[int, int]] = (),
+    markers: frozenset[str] = frozenset(),
+    package: str | None = None,
+) -> FileFacts:
+    """Compute a file's facts: one scope walk, then the two region walks."""
+    scopes = ScopeBuilder(package)
+    module.visit(scopes)
+    values = Values(scopes.names, scopes.scope_of, scopes.classes)
+    regions = find_regions(module, scopes, values, positions, pragmas, markers)
+    values.reset()  # parameters of captured callables are now known
+    return FileFacts(values, regions)
+
+
+__all__ = ["FileFacts", "Region", "analyse"]

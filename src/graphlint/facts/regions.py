@@ -1,0 +1,420 @@
+"""Which code runs under CUDA-graph capture, and of which kind.
+
+Computed once per file, in two walks: the first finds region roots (``with
+torch.cuda.graph`` bodies, ``capture_begin``/``capture_end`` spans, functions handed to
+``make_graphed_callables`` or compiled in a CUDA-graph mode, marked regions) and
+exclusions (branches that do not run during capture); the second assigns every node
+its innermost region. Rules only ask ``region_of(node)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.facts.scopes import ScopeBuilder
+from graphlint.facts.values import Kind, Value, Values
+
+CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
+GRAPHED_CALLABLES = frozenset(
+    {
+        "torch.cuda.make_graphed_callables",
+        "transformer_engine.pytorch.make_graphed_callables",
+        "transformer_engine.pytorch.graph.make_graphed_callables",
+    }
+)
+BUILTIN_MARKERS = frozenset({"graphlint.capture_region"})
+CAPTURING_CHECKS = frozenset({"torch.cuda.is_current_stream_capturing"})
+CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A capture region: how it captures, where it starts, how sure graphlint is."""
+
+    kind: RegionKind
+    line: int
+    label: str
+    confidence: Confidence = Confidence.HIGH
+
+
+Callable = cst.FunctionDef | cst.Lambda
+
+
+class RegionFinder(cst.CSTVisitor):
+    """First walk: region roots and exclusions."""
+
+    def __init__(
+        self,
+        scopes: ScopeBuilder,
+        values: Values,
+        positions: Mapping[cst.CSTNode, CodeRange],
+        markers: frozenset[str],
+    ) -> None:
+        super().__init__()
+        self.scopes = scopes
+        self.values = values
+        self.positions = positions
+        self.markers = BUILTIN_MARKERS | markers
+        self.roots: dict[cst.CSTNode, Region] = {}
+        self.excluded: set[cst.CSTNode] = set()
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    # -- with torch.cuda.graph(...) / with graphlint.capture_region() ----------------
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            found = self.capture_context(item.item, set())
+            if found is not None:
+                kind, label, confidence = found
+                self.roots.setdefault(
+                    node.body, Region(kind, self.line(node), label, confidence)
+                )
+                return
+
+    def capture_context(
+        self, expr: cst.BaseExpression, seen: set[cst.CSTNode]
+    ) -> tuple[RegionKind, str, Confidence] | None:
+        if expr in seen:
+            return None
+        seen.add(expr)
+        if isinstance(expr, cst.IfExp):
+            found = self.capture_context(expr.body, seen) or self.capture_context(
+                expr.orelse, seen
+            )
+            if found is not None:
+                return found[0], found[1], Confidence.MEDIUM
+            return None
+        if isinstance(expr, cst.Call):
+            q = self.values.qualify(expr.func)
+            if q in CAPTURE_CONTEXTS:
+                return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH
+            if q in self.markers:
+                return RegionKind.MARKED, "marked region", Confidence.HIGH
+            return None
+        if isinstance(expr, cst.Name):
+            scope = self.values.scope_of.get(expr)
+            for binding in (scope.lookup(expr.value) or []) if scope else []:
+                if binding.how == "assign" and binding.value is not None:
+                    found = self.capture_context(binding.value, seen)
+                    if found is not None:
+                        return found
+        return None
+
+    # -- decorators ----------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            found = self.decorator_region(decorator.decorator)
+            if found is not None:
+                kind, label = found
+                self.mark(node, Region(kind, self.line(decorator), label))
+                return
+
+    def decorator_region(self, expr: cst.BaseExpression) -> tuple[RegionKind, str] | None:
+        q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
+        if q in self.markers:
+            return RegionKind.MARKED, "marked region"
+        if q == "torch.compile" and isinstance(expr, cst.Call):
+            label = compile_label(expr)
+            if label is not None:
+                return RegionKind.COMPILE, label
+        return None
+
+    # -- make_graphed_callables(...), torch.compile(fn, mode=...), m.compile(...) ----
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        q = self.values.qualify(func)
+        target: cst.BaseExpression | None = None
+        region: Region | None = None
+        if q in GRAPHED_CALLABLES:
+            target = first_arg(node, "callables", "modules")
+            region = Region(RegionKind.GRAPHED, self.line(node), "make_graphed_callables")
+        elif q == "torch.compile":
+            label = compile_label(node)
+            target = first_arg(node, "model")
+            if label is not None:
+                region = Region(RegionKind.COMPILE, self.line(node), label)
+        elif isinstance(func, cst.Call) and self.values.qualify(func.func) == "torch.compile":
+            # torch.compile(mode=...)(fn)
+            label = compile_label(func)
+            target = first_arg(node, "model")
+            if label is not None:
+                region = Region(RegionKind.COMPILE, self.line(node), label)
+        elif isinstance(func, cst.Attribute) and func.attr.value == "compile":
+            label = compile_label(node)
+            if label is not None and self.values.of(func.value).kind is Kind.MODULE:
+                target = func.value
+                region = Region(RegionKind.COMPILE, self.line(node), label)
+        if target is None or region is None:
+            return
+        for fn in self.callables(target):
+            self.mark(fn, region)
+
+    def callables(self, expr: cst.BaseExpression) -> list[Callable]:
+        """The functions a callable or module expression stands for, when resolvable."""
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return [fn for el in expr.elements for fn in self.callables(el.value)]
+        if isinstance(expr, cst.Lambda):
+            return [expr]
+        found: list[Callable] = []
+        for value in self.candidates(expr):
+            if value.function is not None:
+                found.append(value.function)
+            elif value.kind is Kind.MODULE and value.local is not None:
+                forward = self.method(value.local.name, "forward")
+                if forward is not None:
+                    found.append(forward)
+        return list(dict.fromkeys(found))
+
+    def candidates(self, expr: cst.BaseExpression) -> list[Value]:
+        """Each value a name was bound to, separately (``m = M(); m = graphed(m)``)."""
+        if isinstance(expr, cst.Name):
+            scope = self.values.scope_of.get(expr)
+            bindings = scope.lookup(expr.value) if scope else None
+            if bindings:
+                return [self.values._binding(b) for b in bindings]
+        return [self.values.of(expr)]
+
+    def method(self, class_name: str, name: str) -> cst.FunctionDef | None:
+        seen: set[str] = set()
+        todo = [class_name]
+        while todo:
+            current = todo.pop(0)
+            info = self.scopes.classes.get(current)
+            if info is None or current in seen:
+                continue
+            seen.add(current)
+            if name in info.methods:
+                return info.methods[name]
+            todo.extend(
+                b.value.value for b in info.node.bases if isinstance(b.value, cst.Name)
+            )
+        return None
+
+    def mark(self, fn: Callable, region: Region) -> None:
+        if fn.body in self.roots:
+            return
+        self.roots[fn.body] = region
+        self.values.captured.setdefault(fn, region.kind)
+
+    # -- if not torch.cuda.is_current_stream_capturing(): ---------------------------
+    def visit_If(self, node: cst.If) -> None:
+        test = node.test
+        if self.is_capturing_check(test) and node.orelse is not None:
+            self.excluded.add(node.orelse)
+        negated = [test]
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            negated = [test.left, test.right]
+        for part in negated:
+            if (
+                isinstance(part, cst.UnaryOperation)
+                and isinstance(part.operator, cst.Not)
+                and self.is_capturing_check(part.expression)
+            ):
+                self.excluded.add(node.body)
+
+    def is_capturing_check(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Call) and self.values.qualify(expr.func) in (
+            CAPTURING_CHECKS
+        )
+
+
+class BeginEndScanner:
+    """``g.capture_begin()`` ... ``g.capture_end()`` in one function, in source order."""
+
+    def __init__(self, finder: RegionFinder) -> None:
+        self.finder = finder
+        self.open: dict[str, int] = {}  # receiver source -> line of capture_begin
+
+    def scan(self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> None:
+        for statement in body:
+            self.statement(statement)
+
+    def statement(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if not self.toggle(small) and self.open:
+                    self.add(small)
+            return
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return  # bodies are scanned as their own functions
+        if self.open:
+            for header in headers(node):
+                self.add(header)
+        for block in blocks(node):
+            if isinstance(block, cst.SimpleStatementSuite):
+                for small in block.body:
+                    if not self.toggle(small) and self.open:
+                        self.add(small)
+            elif isinstance(block, cst.IndentedBlock):
+                self.scan(block.body)
+
+    def toggle(self, small: cst.BaseSmallStatement) -> bool:
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return False
+        func = small.value.func
+        if not isinstance(func, cst.Attribute):
+            return False
+        receiver = cst.Module([]).code_for_node(func.value)
+        if func.attr.value == "capture_begin":
+            self.open.setdefault(receiver, self.finder.line(small))
+            return True
+        if func.attr.value == "capture_end" and receiver in self.open:
+            del self.open[receiver]
+            return True
+        return False
+
+    def add(self, node: cst.CSTNode) -> None:
+        line = min(self.open.values())
+        self.finder.roots.setdefault(
+            node, Region(RegionKind.MANUAL, line, "capture_begin()")
+        )
+
+
+def headers(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The parts of a compound statement evaluated before its blocks."""
+    if isinstance(node, (cst.If, cst.While)):
+        return [node.test]
+    if isinstance(node, cst.For):
+        return [node.target, node.iter]
+    if isinstance(node, cst.With):
+        return list(node.items)
+    return []
+
+
+def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The statement blocks of a compound statement, in source order."""
+    found: list[cst.BaseSuite] = []
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        found.append(body)
+    for attr in ("handlers",):
+        for handler in getattr(node, attr, ()):
+            found.extend(blocks(handler))
+    orelse = getattr(node, "orelse", None)
+    if isinstance(orelse, cst.If):
+        found.extend([*blocks(orelse)])
+    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
+        found.append(orelse.body)
+    final = getattr(node, "finalbody", None)
+    if final is not None:
+        found.append(final.body)
+    return found
+
+
+class RegionAssigner(cst.CSTVisitor):
+    """Second walk: every node gets the innermost region it runs in (or none)."""
+
+    def __init__(
+        self,
+        finder: RegionFinder,
+        pragmas: Sequence[tuple[int, int]],
+    ) -> None:
+        super().__init__()
+        self.finder = finder
+        self.pragmas = pragmas
+        self.regions: dict[cst.CSTNode, Region] = {}
+        self._stack: list[Region | None] = [None]
+        self._pushed: set[cst.CSTNode] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        entry = self.entry(node)
+        if entry is not _KEEP:
+            self._stack.append(entry if isinstance(entry, Region) or entry is None else None)
+            self._pushed.add(node)
+        current = self._stack[-1]
+        if current is not None:
+            self.regions[node] = current
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if original_node in self._pushed:
+            self._pushed.discard(original_node)
+            self._stack.pop()
+
+    def entry(self, node: cst.CSTNode) -> Region | None | object:
+        if node in self.finder.roots:
+            return self.finder.roots[node]
+        if node in self.finder.excluded:
+            return None
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            # a nested definition runs when called, not where it is written;
+            # a pragma span may still cover it as a whole
+            return self.pragma(node)
+        if self.pragmas and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            found = self.pragma(node)
+            if found is not None:
+                return found
+        return _KEEP
+
+    def pragma(self, node: cst.CSTNode) -> Region | None:
+        line = self.finder.positions[node].start.line
+        for start, end in self.pragmas:
+            if start < line < end:
+                return Region(RegionKind.MARKED, start, "marked region")
+        return None
+
+
+_KEEP = object()
+
+
+def find_regions(
+    module: cst.Module,
+    scopes: ScopeBuilder,
+    values: Values,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    pragmas: Sequence[tuple[int, int]],
+    markers: frozenset[str],
+) -> dict[cst.CSTNode, Region]:
+    """Map every node that runs under capture to its region."""
+    finder = RegionFinder(scopes, values, positions, markers)
+    module.visit(finder)
+    BeginEndScanner(finder).scan(module.body)
+    for fn in scopes.functions:
+        if isinstance(fn, cst.FunctionDef):
+            scanner = BeginEndScanner(finder)
+            body = fn.body
+            if isinstance(body, cst.IndentedBlock):
+                scanner.scan(body.body)
+    assigner = RegionAssigner(finder, pragmas)
+    module.visit(assigner)
+    return assigner.regions
+
+
+def compile_label(call: cst.Call) -> str | None:
+    """``torch.compile(mode="reduce-overhead")``-style label if the call uses CUDA graphs."""
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "mode" and isinstance(arg.value, cst.SimpleString):
+            mode = arg.value.evaluated_value
+            if mode in CUDAGRAPH_COMPILE_MODES:
+                return f'torch.compile(mode="{mode}")'
+        if arg.keyword.value == "options" and isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if (
+                    isinstance(element, cst.DictElement)
+                    and isinstance(element.key, cst.SimpleString)
+                    and element.key.evaluated_value == "triton.cudagraphs"
+                    and isinstance(element.value, cst.Name)
+                    and element.value.value == "True"
+                ):
+                    return 'torch.compile(options={"triton.cudagraphs": True})'
+    return None
+
+
+def first_arg(call: cst.Call, *keywords: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value in keywords:
+            return arg.value
+    return None
+
+
+__all__ = ["Region", "find_regions", "replace"]

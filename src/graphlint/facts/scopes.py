@@ -1,0 +1,301 @@
+"""Scopes, bindings and classes of one module, collected in a single walk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import libcst as cst
+
+from graphlint.facts.names import Names, dotted
+
+ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]
+
+
+@dataclass(eq=False)
+class Binding:
+    """One way a name gets a value.
+
+    ``how`` says which: "assign" (``value`` is the right-hand side, ``path`` the
+    position inside a tuple unpacking), "iterate" (``value`` is the iterable of a
+    ``for``), "augment" (``x += value``), "param", "def", "class", "import", "opaque".
+    """
+
+    how: str
+    scope: Scope
+    value: cst.BaseExpression | None = None
+    path: tuple[int, ...] = ()
+    node: cst.CSTNode | None = None  # the Param, FunctionDef or ClassDef
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    """A class defined in the module: its bases, methods and ``self.`` attributes."""
+
+    node: cst.ClassDef
+    name: str
+    scope: Scope
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    # self.attr = value, in any method, with the method's scope
+    attrs: dict[str, list[tuple[cst.BaseExpression, Scope]]] = field(
+        default_factory=dict
+    )
+
+
+@dataclass(eq=False)
+class Scope:
+    """A Python scope: the module, a class body, a function, a lambda, a comprehension."""
+
+    kind: ScopeKind
+    node: cst.CSTNode
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    cls: ClassInfo | None = None  # for a method: its class; for a class body: itself
+    self_name: str | None = None  # for a method: the name of its first parameter
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+    def lookup(self, name: str) -> list[Binding] | None:
+        """Bindings ``name`` resolves to from this scope (Python's LEGB, minus builtins)."""
+        scope: Scope | None = self
+        first = True
+        while scope is not None:
+            if (first or scope.kind != "class") and name in scope.bindings:
+                return scope.bindings[name]
+            scope = scope.parent
+            first = False
+        return None
+
+    def function(self) -> Scope | None:
+        """The innermost function scope enclosing this one (itself included)."""
+        scope: Scope | None = self
+        while scope is not None and scope.kind not in ("function", "lambda"):
+            scope = scope.parent
+        return scope
+
+
+class ScopeBuilder(cst.CSTVisitor):
+    """One walk over the module: scopes, bindings, classes and import aliases."""
+
+    def __init__(self, package: str | None) -> None:
+        super().__init__()
+        self.package = package
+        self.names = Names()
+        self.scope_of: dict[cst.CSTNode, Scope] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.functions: dict[cst.CSTNode, Scope] = {}  # FunctionDef/Lambda -> its scope
+        self.module_scope: Scope | None = None
+        self._stack: list[Scope] = []
+
+    @property
+    def scope(self) -> Scope:
+        return self._stack[-1]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.scope_of[node] = self.scope
+        return super().on_visit(node)
+
+    # -- scopes --------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module_scope = Scope("module", node, None)
+        self._stack.append(self.module_scope)
+        self.scope_of[node] = self.module_scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        outer = self.scope
+        outer.bind(node.name.value, Binding("class", outer, node=node))
+        scope = Scope("class", node, outer)
+        info = ClassInfo(node, node.name.value, scope)
+        scope.cls = info
+        # a nested class shadows nothing we track by name; keep the first definition
+        self.classes.setdefault(node.name.value, info)
+        self._stack.append(scope)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        outer = self.scope
+        outer.bind(node.name.value, Binding("def", outer, node=node))
+        scope = Scope("function", node, outer)
+        if outer.kind == "class" and outer.cls is not None:
+            outer.cls.methods.setdefault(node.name.value, node)
+            positional = [*node.params.posonly_params, *node.params.params]
+            is_static = any(
+                dotted(d.decorator) == "staticmethod" for d in node.decorators
+            )
+            if positional and not is_static:
+                scope.cls = outer.cls
+                scope.self_name = positional[0].name.value
+        self._bind_params(node.params, scope)
+        self.functions[node] = scope
+        self._stack.append(scope)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        scope = Scope("lambda", node, self.scope)
+        self._bind_params(node.params, scope)
+        self.functions[node] = scope
+        self._stack.append(scope)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._stack.pop()
+
+    def _bind_params(self, params: cst.Parameters, scope: Scope) -> None:
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bind(star.name.value, Binding("opaque", scope, node=star))
+        for param in every:
+            scope.bind(param.name.value, Binding("param", scope, node=param))
+
+    def _visit_comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> None:
+        scope = Scope("comprehension", node, self.scope)
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            self._bind_target(comp.target, comp.iter, scope, "iterate", ())
+            comp = comp.inner_for_in
+        self._stack.append(scope)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._visit_comprehension(node)
+
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self._stack.pop()
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._visit_comprehension(node)
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self._stack.pop()
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._visit_comprehension(node)
+
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self._stack.pop()
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._visit_comprehension(node)
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self._stack.pop()
+
+    # -- bindings ------------------------------------------------------------------
+    def _bind_target(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        scope: Scope,
+        how: str,
+        path: tuple[int, ...],
+    ) -> None:
+        if isinstance(target, cst.Name):
+            scope.bind(target.value, Binding(how, scope, value=value, path=path))
+            if how == "assign" and not path:
+                self.names.add_assignment(target.value, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for i, element in enumerate(target.elements):
+                inner = element.value
+                if isinstance(element, cst.StarredElement) and isinstance(
+                    inner, cst.Name
+                ):
+                    scope.bind(inner.value, Binding("opaque", scope))
+                    continue
+                self._bind_target(inner, value, scope, how, (*path, i))
+        elif isinstance(target, cst.Attribute) and how == "assign" and not path:
+            self._bind_attribute(target, value, scope)
+
+    def _bind_attribute(
+        self, target: cst.Attribute, value: cst.BaseExpression, scope: Scope
+    ) -> None:
+        fn = scope.function()
+        if (
+            fn is not None
+            and fn.cls is not None
+            and isinstance(target.value, cst.Name)
+            and target.value.value == fn.self_name
+        ):
+            fn.cls.attrs.setdefault(target.attr.value, []).append((value, scope))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node.value, self.scope, "assign", ())
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, self.scope, "assign", ())
+        elif isinstance(node.target, cst.Name):
+            self.scope.bind(
+                node.target.value, Binding("annotated", self.scope, value=node.annotation.annotation)
+            )
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.scope.bind(
+                node.target.value, Binding("augment", self.scope, value=node.value)
+            )
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, node.value, self.scope, "assign", ())
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, node.iter, self.scope, "iterate", ())
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_opaque(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_opaque(node.name.name)
+
+    def _bind_opaque(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.bind(target.value, Binding("opaque", self.scope))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_opaque(element.value)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.names.add_import(node)
+        for alias in node.names:
+            target = alias.asname.name if alias.asname else alias.name
+            name = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if name:
+                self.scope.bind(name.split(".")[0], Binding("import", self.scope))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.names.add_import_from(node, self.package)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            target = alias.asname.name if alias.asname else alias.name
+            if isinstance(target, cst.Name):
+                self.scope.bind(target.value, Binding("import", self.scope))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # self.register_buffer("name", tensor) declares a tensor attribute
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("register_buffer", "register_parameter")
+            and len(node.args) >= 2
+            and isinstance(node.args[0].value, cst.SimpleString)
+        ):
+            fn = self.scope.function()
+            if (
+                fn is not None
+                and fn.cls is not None
+                and isinstance(func.value, cst.Name)
+                and func.value.value == fn.self_name
+            ):
+                name = node.args[0].value.evaluated_value
+                if isinstance(name, str):
+                    fn.cls.attrs.setdefault(name, []).append((node.args[1].value, fn))

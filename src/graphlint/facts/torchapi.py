@@ -1,0 +1,200 @@
+"""What graphlint knows about PyTorch's API surface: names and what they return."""
+
+from __future__ import annotations
+
+from typing import Final
+
+TENSOR_TYPES: Final = frozenset(
+    {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+)
+
+# Instances of these classes (besides torch.nn modules and torch.optim optimizers).
+OBJECT_FACTORIES: Final[dict[str, str]] = {
+    "torch.cuda.Stream": "torch.cuda.Stream",
+    "torch.cuda.current_stream": "torch.cuda.Stream",
+    "torch.cuda.default_stream": "torch.cuda.Stream",
+    "torch.Stream": "torch.cuda.Stream",
+    "torch.cuda.Event": "torch.cuda.Event",
+    "torch.Event": "torch.cuda.Event",
+    "torch.cuda.CUDAGraph": "torch.cuda.CUDAGraph",
+    "torch.Generator": "torch.Generator",
+    "torch.amp.GradScaler": "torch.amp.GradScaler",
+    "torch.device": "torch.device",
+    "logging.getLogger": "logging.Logger",
+}
+
+STREAM_CLASSES: Final = frozenset({"torch.cuda.Stream"})
+EVENT_CLASSES: Final = frozenset({"torch.cuda.Event"})
+
+MODULE_CONTAINERS: Final = frozenset(
+    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+)
+
+# nn.Module methods returning the module itself.
+MODULE_SELF_METHODS: Final = frozenset(
+    {
+        "cuda", "to", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
+        "requires_grad_", "share_memory", "apply", "type", "to_empty", "xpu",
+    }
+)
+MODULE_TENSOR_ATTRS: Final = frozenset({"weight", "bias", "running_mean", "running_var"})
+MODULE_PY_ATTRS: Final = frozenset({"training", "in_features", "out_features"})
+
+DTYPES: Final = frozenset(
+    f"torch.{name}"
+    for name in (
+        "float", "float16", "float32", "float64", "bfloat16", "half", "double",
+        "int", "int8", "int16", "int32", "int64", "long", "short", "uint8", "bool",
+        "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
+    )
+)
+PYTHON_CONSTANTS: Final = frozenset(
+    {"torch.inf", "torch.nan", "torch.pi", "torch.e", "math.pi", "math.inf", "math.e"}
+)
+
+TENSOR_ATTRS: Final = frozenset(
+    {"T", "mT", "H", "mH", "data", "grad", "real", "imag", "values", "indices"}
+)
+TENSOR_PY_ATTRS: Final = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "requires_grad",
+        "is_leaf", "layout", "names", "itemsize", "nbytes", "is_sparse",
+        "is_quantized", "is_meta", "grad_fn", "is_nested", "output_nr",
+    }
+)
+
+# Tensor methods returning a Python value (not a tensor).
+TENSOR_PY_METHODS: Final = frozenset(
+    {
+        "item", "tolist", "numpy", "dim", "ndimension", "size", "numel", "nelement",
+        "element_size", "is_contiguous", "is_floating_point", "is_complex",
+        "is_signed", "data_ptr", "stride", "storage_offset", "get_device", "equal",
+        "allclose", "is_pinned", "is_shared", "is_set_to", "is_nonzero",
+        "register_hook", "backward", "__len__", "__bool__", "__int__", "__float__",
+        "__index__", "has_names", "untyped_storage", "storage", "dim_order",
+        "copy_", "record_stream",
+    }
+)
+
+# Full reductions: called with the tensor alone they give a 0-d tensor.
+REDUCTIONS: Final = frozenset(
+    {
+        "sum", "mean", "max", "min", "argmax", "argmin", "norm", "prod", "std",
+        "var", "all", "any", "amax", "amin", "median", "logsumexp", "count_nonzero",
+        "dot", "vdot", "nansum", "nanmean",
+    }
+)
+BOOLEAN_OPS: Final = frozenset(
+    {
+        "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal",
+        "less_equal", "not_equal", "isnan", "isinf", "isfinite", "isneginf",
+        "isposinf", "isreal", "logical_and", "logical_or", "logical_not",
+        "logical_xor", "isin", "isclose", "signbit", "any", "all", "bool",
+    }
+)
+# Methods after which a 0-d tensor stays 0-d.
+SHAPE_PRESERVING: Final = frozenset(
+    {
+        "float", "double", "half", "bfloat16", "long", "int", "short", "bool", "to",
+        "cuda", "cpu", "clone", "detach", "contiguous", "abs", "neg", "sqrt", "rsqrt",
+        "exp", "log", "sigmoid", "tanh", "relu", "clamp", "clip", "sign", "reciprocal",
+        "floor", "ceil", "round", "trunc", "type_as", "squeeze",
+    }
+)
+# torch functions that return a tuple/list of tensors.
+TUPLE_FUNCTIONS: Final = frozenset(
+    {
+        "torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split",
+        "torch.meshgrid", "torch.broadcast_tensors", "torch.autograd.grad",
+        "torch.std_mean", "torch.var_mean",
+    }
+)
+TUPLE_FUNCTIONS_SHORT: Final = frozenset(
+    {"chunk", "split", "unbind", "tensor_split", "split_with_sizes"}
+)
+
+# torch.<name>(...) that creates a tensor on the default device (CPU) unless device=.
+FACTORIES: Final = frozenset(
+    {
+        "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn",
+        "randint", "randperm", "arange", "range", "linspace", "logspace", "eye",
+        "empty_strided", "tril_indices", "triu_indices", "scalar_tensor",
+        "from_numpy", "frombuffer", "asarray",
+    }
+)
+CPU_FACTORIES: Final = frozenset({"torch.from_numpy", "torch.frombuffer"})
+
+# torch.* callables that are not tensor operations.
+NON_TENSOR_FUNCTIONS: Final = frozenset(
+    {
+        "is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero",
+        "numel", "equal", "allclose", "manual_seed", "seed", "initial_seed",
+        "get_default_dtype", "set_default_dtype", "set_default_device",
+        "get_default_device", "set_grad_enabled", "no_grad", "enable_grad",
+        "inference_mode", "autocast", "compile", "device", "dtype", "Size", "finfo",
+        "iinfo", "set_rng_state", "use_deterministic_algorithms",
+        "are_deterministic_algorithms_enabled", "is_grad_enabled",
+        "is_inference_mode_enabled", "set_printoptions", "save", "load",
+        "set_float32_matmul_precision", "get_float32_matmul_precision",
+        "is_autocast_enabled", "set_num_threads", "get_num_threads",
+        "Generator", "Stream", "Event", "cond",
+    }
+)
+# Sub-namespaces of torch whose functions return tensors.
+TENSOR_NAMESPACES: Final = (
+    "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.",
+)
+NON_TENSOR_NAMESPACES: Final = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.",
+    "torch.autograd.", "torch.compiler.", "torch.jit.", "torch.profiler.",
+    "torch.fx.", "torch._dynamo.", "torch.library.", "torch.hub.", "torch.onnx.",
+    "torch.testing.", "torch.multiprocessing.", "torch.optim.", "torch.amp.",
+    "torch.export.", "torch.accelerator.", "torch.random.",
+)
+
+PYTHON_BUILTINS: Final = frozenset(
+    {
+        "len", "int", "float", "bool", "str", "repr", "isinstance", "issubclass",
+        "hasattr", "callable", "id", "hash", "type", "format", "ord", "chr", "print",
+        "dict", "open", "input", "divmod", "pow", "bin", "hex", "oct", "all", "any",
+    }
+)
+
+
+def is_module_class(q: str) -> bool:
+    """``torch.nn.Linear``, ``torch.nn.Module``, DDP ...: classes of nn.Module."""
+    if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return False
+    if not q.startswith("torch.nn."):
+        return False
+    last = q.rsplit(".", 1)[-1]
+    parts = q.split(".")
+    if parts[2] in ("functional", "init", "utils"):
+        return False
+    return last[:1].isupper()
+
+
+def is_object_class(q: str) -> bool:
+    """Optimizers, LR schedulers and similar: instances graphlint tracks by class."""
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith("torch.optim.") and last[:1].isupper()
+
+
+def returns_tensor(q: str) -> bool:
+    """Whether calling the torch function ``q`` returns a tensor."""
+    if q.startswith(TENSOR_NAMESPACES) or q == "torch.nn.utils.clip_grad_norm_":
+        return True
+    if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+        return True
+    if q.startswith(NON_TENSOR_NAMESPACES):
+        return False
+    if not q.startswith("torch."):
+        return False
+    rest = q[len("torch.") :]
+    if "." in rest:
+        return False
+    if rest.endswith("Tensor"):
+        return True
+    return rest[:1].islower() and rest not in NON_TENSOR_FUNCTIONS and not rest.startswith(
+        ("is_", "set_", "get_")
+    )

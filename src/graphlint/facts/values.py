@@ -1,0 +1,666 @@
+"""What an expression evaluates to: a tensor (and on which device), a module, a Python value.
+
+A light, flow-insensitive dataflow over each scope: a name's value is the join of
+everything bound to it. It knows torch factories and ops, tensor methods, module
+outputs, parameters and buffers, annotated parameters and the arguments of captured
+callables. Anything it cannot tell is UNKNOWN, and rules treat UNKNOWN as "not a
+tensor" unless the construct itself is tensor-specific (``.item()``), in which case
+they report with MEDIUM confidence.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from graphlint.facts import torchapi as api
+from graphlint.facts.names import Names, dotted
+from graphlint.facts.scopes import Binding, ClassInfo, Scope
+
+if TYPE_CHECKING:
+    from graphlint.diagnostics import RegionKind
+
+
+class Kind(enum.Enum):
+    BOTTOM = "bottom"  # nothing known yet (a cycle being evaluated)
+    TENSOR = "tensor"
+    MODULE = "module"  # an nn.Module instance
+    OBJECT = "object"  # an instance of a known class: optimizer, stream, graph ...
+    PYTHON = "python"  # a known non-tensor value: number, str, bool, container, shape
+    UNKNOWN = "unknown"
+
+
+class Device(enum.Enum):
+    CUDA = "cuda"
+    CPU = "cpu"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Value:
+    """An abstract value. Fields beyond ``kind`` refine it where known."""
+
+    kind: Kind
+    device: Device = Device.UNKNOWN  # a tensor's device, or what a device spec names
+    zero_dim: bool = False  # a 0-d tensor (a full reduction, torch.tensor(3))
+    boolean: bool = False  # a bool tensor (a comparison, isnan)
+    pinned: bool = False  # a pinned host tensor
+    cls: str | None = None  # qualified class of a MODULE/OBJECT, or a local class name
+    local: ClassInfo | None = None  # the local class of an instance (or the class itself)
+    is_class: bool = False  # the value is the class ``local``, not an instance
+    function: cst.FunctionDef | cst.Lambda | None = None  # a function object
+    origin: cst.Call | None = None  # the call that constructed it
+    element: Value | None = None  # what iterating it yields
+    items: tuple[Value, ...] | None = None  # a fixed tuple's members
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR
+
+    @property
+    def maybe_tensor(self) -> bool:
+        """Tensor, or nothing says it is not one."""
+        return self.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.BOTTOM)
+
+
+BOTTOM = Value(Kind.BOTTOM)
+UNKNOWN = Value(Kind.UNKNOWN)
+PYTHON = Value(Kind.PYTHON)
+TENSOR = Value(Kind.TENSOR)
+_CUDA_SPEC = re.compile(r"^cuda(:\d+)?$")
+
+
+def join(a: Value, b: Value) -> Value:
+    """The least value covering both."""
+    if a.kind is Kind.BOTTOM:
+        return b
+    if b.kind is Kind.BOTTOM or a == b:
+        return a
+    if a.kind is not b.kind:
+        return UNKNOWN
+    if a.kind is Kind.TENSOR:
+        return Value(
+            Kind.TENSOR,
+            device=a.device if a.device is b.device else Device.UNKNOWN,
+            zero_dim=a.zero_dim and b.zero_dim,
+            boolean=a.boolean and b.boolean,
+            pinned=a.pinned and b.pinned,
+        )
+    if a.kind in (Kind.MODULE, Kind.OBJECT):
+        same = a.cls == b.cls and a.local is b.local
+        return Value(
+            a.kind,
+            cls=a.cls if same else None,
+            local=a.local if same else None,
+            origin=a.origin if a.origin is b.origin else None,
+        )
+    if a.kind is Kind.PYTHON:
+        element = None
+        if a.element is not None and b.element is not None:
+            element = join(a.element, b.element)
+        device = a.device if a.device is b.device else Device.UNKNOWN
+        return Value(Kind.PYTHON, device=device, element=element)
+    return UNKNOWN
+
+
+def join_all(values: Iterable[Value]) -> Value:
+    result = BOTTOM
+    for value in values:
+        result = join(result, value)
+    return result
+
+
+def element_of(value: Value, index: int | None = None) -> Value:
+    """What iterating or indexing ``value`` yields (the ``index``-th member if fixed)."""
+    if index is not None and value.items is not None and index < len(value.items):
+        return value.items[index]
+    if value.element is not None:
+        return value.element
+    if value.kind is Kind.TENSOR:
+        return Value(Kind.TENSOR, device=value.device, boolean=value.boolean)
+    if value.kind is Kind.MODULE and value.cls in api.MODULE_CONTAINERS:
+        return Value(Kind.MODULE)
+    return UNKNOWN
+
+
+def tensor(device: Device = Device.UNKNOWN, **kw: bool) -> Value:
+    return Value(Kind.TENSOR, device=device, **kw)
+
+
+def tuple_of(*members: Value) -> Value:
+    return Value(Kind.PYTHON, items=members, element=join_all(members))
+
+
+class Values:
+    """Evaluates expressions of one module, memoised; see the module docstring."""
+
+    def __init__(
+        self,
+        names: Names,
+        scope_of: dict[cst.CSTNode, Scope],
+        classes: dict[str, ClassInfo],
+    ) -> None:
+        self.names = names
+        self.scope_of = scope_of
+        self.classes = classes
+        self._memo: dict[cst.CSTNode, Value] = {}
+        self._busy: set[cst.CSTNode] = set()
+        self._binding_memo: dict[int, Value] = {}
+        self._module_classes: dict[str, bool] = {}
+        # functions whose arguments are provided by a capture API, and which kind
+        self.captured: dict[cst.CSTNode, RegionKind] = {}
+
+    def reset(self) -> None:
+        """Forget memoised values (after ``captured`` changed)."""
+        self._memo.clear()
+        self._binding_memo.clear()
+
+    # -- entry points --------------------------------------------------------------
+    def of(self, expr: cst.BaseExpression) -> Value:
+        cached = self._memo.get(expr)
+        if cached is not None:
+            return cached
+        if expr in self._busy:
+            return BOTTOM
+        self._busy.add(expr)
+        try:
+            value = self._eval(expr)
+        finally:
+            self._busy.discard(expr)
+        self._memo[expr] = value
+        return value
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of ``expr`` unless a local binding shadows its root name."""
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name):
+            scope = self.scope_of.get(root)
+            bindings = scope.lookup(root.value) if scope is not None else None
+            if bindings and not any(b.how == "import" for b in bindings):
+                # a local variable, parameter or definition: not an import alias
+                # unless every binding is a plain alias (graph_fn = torch.cuda.graph)
+                if not all(b.how == "assign" and not b.path for b in bindings):
+                    return None
+        return self.names.qualify(expr)
+
+    def is_module_class(self, info: ClassInfo) -> bool:
+        """Whether a local class derives from ``torch.nn.Module``."""
+        known = self._module_classes.get(info.name)
+        if known is not None:
+            return known
+        self._module_classes[info.name] = False  # cycle guard
+        result = False
+        for base in info.node.bases:
+            q = self.qualify(base.value)
+            if q is not None and api.is_module_class(q):
+                result = True
+            elif isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                result = self.is_module_class(self.classes[base.value.value])
+            if result:
+                break
+        self._module_classes[info.name] = result
+        return result
+
+    def attribute_of_class(self, info: ClassInfo, attr: str) -> Value | None:
+        """Join of everything assigned to ``self.<attr>`` in the class (or its bases)."""
+        seen: set[str] = set()
+        todo = [info]
+        while todo:
+            cls = todo.pop()
+            if cls.name in seen:
+                continue
+            seen.add(cls.name)
+            if attr in cls.attrs:
+                return join_all(self._in_scope(v, s) for v, s in cls.attrs[attr])
+            for base in cls.node.bases:
+                if isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                    todo.append(self.classes[base.value.value])
+        return None
+
+    def _in_scope(self, expr: cst.BaseExpression, scope: Scope) -> Value:
+        return self.of(expr)
+
+    # -- names ---------------------------------------------------------------------
+    def _name(self, node: cst.Name) -> Value:
+        if node.value in ("True", "False", "None"):
+            return PYTHON
+        scope = self.scope_of.get(node)
+        bindings = scope.lookup(node.value) if scope is not None else None
+        if bindings is None:
+            return UNKNOWN
+        return join_all(self._binding(b) for b in bindings)
+
+    def _binding(self, binding: Binding) -> Value:
+        key = id(binding)
+        cached = self._binding_memo.get(key)
+        if cached is not None:
+            return cached
+        self._binding_memo[key] = BOTTOM  # cycle guard
+        value = self._binding_uncached(binding)
+        self._binding_memo[key] = value
+        return value
+
+    def _binding_uncached(self, b: Binding) -> Value:
+        if b.how == "assign" and b.value is not None:
+            return self._unpack(b.value, b.path)
+        if b.how == "iterate" and b.value is not None:
+            value = element_of(self.of(b.value))
+            for index in b.path:
+                value = element_of(value, index)
+            return value
+        if b.how == "augment" and b.value is not None:
+            added = self.of(b.value)
+            return added if added.is_tensor else BOTTOM
+        if b.how == "param" and isinstance(b.node, cst.Param):
+            return self._param(b.node, b.scope)
+        if b.how == "annotated" and b.value is not None:
+            return self._annotation(b.value)
+        if b.how == "def" and isinstance(b.node, cst.FunctionDef):
+            return Value(Kind.PYTHON, function=b.node)
+        if b.how == "class" and isinstance(b.node, cst.ClassDef):
+            info = self.classes.get(b.node.name.value)
+            return Value(Kind.PYTHON, local=info, is_class=True)
+        return UNKNOWN
+
+    def _unpack(self, expr: cst.BaseExpression, path: tuple[int, ...]) -> Value:
+        for depth, index in enumerate(path):
+            if isinstance(expr, (cst.Tuple, cst.List)) and index < len(expr.elements):
+                element = expr.elements[index]
+                if isinstance(element, cst.StarredElement):
+                    return UNKNOWN
+                expr = element.value
+                continue
+            value = self.of(expr)
+            for rest in path[depth:]:
+                value = element_of(value, rest)
+            return value
+        return self.of(expr)
+
+    def _param(self, param: cst.Param, scope: Scope) -> Value:
+        if scope.self_name == param.name.value and scope.cls is not None:
+            kind = Kind.MODULE if self.is_module_class(scope.cls) else Kind.OBJECT
+            return Value(kind, cls=scope.cls.name, local=scope.cls)
+        if param.annotation is not None:
+            return self._annotation(param.annotation.annotation)
+        if scope.node in self.captured:
+            from graphlint.diagnostics import RegionKind
+
+            if self.captured[scope.node] is RegionKind.GRAPHED:
+                return TENSOR  # make_graphed_callables requires tensor arguments
+        return UNKNOWN
+
+    def _annotation(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, cst.SimpleString):
+            return UNKNOWN
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, cst.BitOr
+        ):  # Tensor | None
+            parts = [self._annotation(node.left), self._annotation(node.right)]
+            tensors = [p for p in parts if p.is_tensor]
+            return tensors[0] if tensors else UNKNOWN
+        if isinstance(node, cst.Subscript):
+            q = self.qualify(node.value) or dotted(node.value) or ""
+            if q.split(".")[-1] == "Optional" and node.slice:
+                inner = node.slice[0].slice
+                if isinstance(inner, cst.Index):
+                    return self._annotation(inner.value)
+            return UNKNOWN
+        q = self.qualify(node)
+        if q in api.TENSOR_TYPES:
+            return TENSOR
+        if q is not None and api.is_module_class(q):
+            return Value(Kind.MODULE, cls=q)
+        name = dotted(node)
+        if name in ("int", "float", "bool", "str", "bytes", "complex"):
+            return PYTHON
+        return UNKNOWN
+
+    # -- expressions ---------------------------------------------------------------
+    def _eval(self, e: cst.BaseExpression) -> Value:  # noqa: PLR0911, PLR0912
+        if isinstance(e, cst.Name):
+            return self._name(e)
+        if isinstance(e, cst.Call):
+            return self._call(e)
+        if isinstance(e, cst.Attribute):
+            return self._attribute(e)
+        if isinstance(e, cst.Subscript):
+            return self._subscript(e)
+        if isinstance(e, cst.BinaryOperation):
+            return self._arith(self.of(e.left), self.of(e.right), e.operator)
+        if isinstance(e, cst.Comparison):
+            return self._comparison(e)
+        if isinstance(e, cst.UnaryOperation):
+            if isinstance(e.operator, cst.Not):
+                return PYTHON
+            return self.of(e.expression)
+        if isinstance(e, cst.BooleanOperation):
+            return join(self.of(e.left), self.of(e.right))
+        if isinstance(e, cst.IfExp):
+            return join(self.of(e.body), self.of(e.orelse))
+        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString)):
+            text = e.evaluated_value
+            if isinstance(text, str) and _CUDA_SPEC.match(text):
+                return Value(Kind.PYTHON, device=Device.CUDA)
+            if text == "cpu":
+                return Value(Kind.PYTHON, device=Device.CPU)
+            return PYTHON
+        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary, cst.FormattedString)):
+            return PYTHON
+        if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+            members = tuple(
+                UNKNOWN if isinstance(el, cst.StarredElement) else self.of(el.value)
+                for el in e.elements
+            )
+            return tuple_of(*members)
+        if isinstance(e, cst.Dict):
+            values = [
+                self.of(el.value) for el in e.elements if isinstance(el, cst.DictElement)
+            ]
+            return Value(Kind.PYTHON, element=join_all(values) if values else None)
+        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return Value(Kind.PYTHON, element=self.of(e.elt))
+        if isinstance(e, cst.DictComp):
+            return Value(Kind.PYTHON, element=self.of(e.value))
+        if isinstance(e, cst.Lambda):
+            return Value(Kind.PYTHON, function=e)
+        if isinstance(e, cst.NamedExpr):
+            return self.of(e.value)
+        return UNKNOWN
+
+    def _arith(self, left: Value, right: Value, op: cst.BaseBinaryOp) -> Value:
+        tensors = [v for v in (left, right) if v.is_tensor]
+        if tensors:
+            devices = {t.device for t in tensors}
+            device = (
+                Device.CUDA
+                if Device.CUDA in devices
+                else devices.pop()
+                if len(devices) == 1
+                else Device.UNKNOWN
+            )
+            others_scalar = all(v.is_tensor or v.kind is Kind.PYTHON for v in (left, right))
+            boolean = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)) and all(
+                t.boolean for t in tensors
+            )
+            return tensor(
+                device,
+                zero_dim=others_scalar and all(t.zero_dim for t in tensors),
+                boolean=boolean,
+            )
+        kinds = {left.kind, right.kind} - {Kind.BOTTOM}
+        if kinds == {Kind.PYTHON}:
+            return PYTHON
+        if not kinds:
+            return BOTTOM
+        return UNKNOWN
+
+    def _comparison(self, e: cst.Comparison) -> Value:
+        if all(
+            isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+            for t in e.comparisons
+        ):
+            return PYTHON
+        operands = [self.of(e.left), *(self.of(t.comparator) for t in e.comparisons)]
+        tensors = [v for v in operands if v.is_tensor]
+        if tensors:
+            devices = {t.device for t in tensors}
+            device = devices.pop() if len(devices) == 1 else Device.UNKNOWN
+            scalar = all(v.is_tensor or v.kind is Kind.PYTHON for v in operands)
+            return tensor(
+                device, boolean=True, zero_dim=scalar and all(t.zero_dim for t in tensors)
+            )
+        if all(v.kind is Kind.PYTHON for v in operands):
+            return PYTHON
+        return UNKNOWN
+
+    def _subscript(self, e: cst.Subscript) -> Value:
+        base = self.of(e.value)
+        if base.is_tensor:
+            return tensor(base.device, boolean=base.boolean)
+        index = None
+        if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            inner = e.slice[0].slice.value
+            if isinstance(inner, cst.Integer):
+                index = int(inner.evaluated_value)
+        if base.kind is Kind.PYTHON and (base.element or base.items):
+            if any(isinstance(s.slice, cst.Slice) for s in e.slice):
+                return base  # a slice of a container is a container
+            return element_of(base, index)
+        if base.kind is Kind.MODULE and base.cls in api.MODULE_CONTAINERS:
+            return Value(Kind.MODULE)
+        return UNKNOWN
+
+    def _attribute(self, e: cst.Attribute) -> Value:
+        q = self.qualify(e)
+        if q is not None:
+            if q in api.DTYPES or q in api.PYTHON_CONSTANTS:
+                return PYTHON
+            return UNKNOWN
+        base = self.of(e.value)
+        attr = e.attr.value
+        if base.is_tensor:
+            if attr in api.TENSOR_ATTRS:
+                return tensor(base.device)
+            if attr == "shape":
+                return Value(Kind.PYTHON, element=PYTHON)
+            if attr in api.TENSOR_PY_ATTRS:
+                return PYTHON
+            return UNKNOWN
+        if base.kind in (Kind.MODULE, Kind.OBJECT):
+            if base.local is not None:
+                found = self.attribute_of_class(base.local, attr)
+                if found is not None:
+                    return found
+                if attr in base.local.methods:
+                    return Value(Kind.PYTHON, function=base.local.methods[attr])
+            if base.kind is Kind.MODULE:
+                if attr in api.MODULE_TENSOR_ATTRS:
+                    return TENSOR
+                if attr in api.MODULE_PY_ATTRS:
+                    return PYTHON
+            return UNKNOWN
+        return UNKNOWN
+
+    # -- calls ---------------------------------------------------------------------
+    def _call(self, e: cst.Call) -> Value:
+        q = self.qualify(e.func)
+        if q is not None:
+            return self._qualified_call(q, e)
+        if isinstance(e.func, cst.Attribute):
+            return self._method(self.of(e.func.value), e.func.attr.value, e)
+        if isinstance(e.func, cst.Name):
+            scope = self.scope_of.get(e.func)
+            if scope is None or scope.lookup(e.func.value) is None:
+                return self._builtin(e.func.value, e)
+        return self._call_value(self.of(e.func), e)
+
+    def _call_value(self, callee: Value, e: cst.Call) -> Value:
+        if callee.kind is Kind.MODULE:
+            return TENSOR  # module output
+        if callee.is_class and callee.local is not None:
+            kind = Kind.MODULE if self.is_module_class(callee.local) else Kind.OBJECT
+            return Value(kind, cls=callee.local.name, local=callee.local, origin=e)
+        return UNKNOWN
+
+    def _args(self, e: cst.Call) -> tuple[list[cst.Arg], dict[str, cst.Arg]]:
+        positional = [a for a in e.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a for a in e.args if a.keyword is not None}
+        return positional, keywords
+
+    def device_of_spec(self, expr: cst.BaseExpression) -> Device:
+        """The device a ``device=`` argument or ``.to()`` target names."""
+        value = self.of(expr)
+        if value.kind is Kind.PYTHON or value.is_tensor:
+            return value.device
+        return Device.UNKNOWN
+
+    def _qualified_call(self, q: str, e: cst.Call) -> Value:  # noqa: PLR0911
+        positional, keywords = self._args(e)
+        if q == "torch.device":
+            return Value(
+                Kind.PYTHON,
+                device=self.device_of_spec(positional[0].value)
+                if positional
+                else Device.UNKNOWN,
+            )
+        if q in api.OBJECT_FACTORIES:
+            return Value(Kind.OBJECT, cls=api.OBJECT_FACTORIES[q], origin=e)
+        if api.is_module_class(q):
+            return Value(Kind.MODULE, cls=q, origin=e)
+        if api.is_object_class(q):
+            return Value(Kind.OBJECT, cls=q, origin=e)
+        if q == "torch.nn.Parameter":
+            return tensor(self._first_tensor_device(e))
+        if q in api.TUPLE_FUNCTIONS:
+            return Value(Kind.PYTHON, element=tensor(self._first_tensor_device(e)))
+        if not api.returns_tensor(q):
+            return PYTHON if q.startswith("torch.") else UNKNOWN
+        name = q.rsplit(".", 1)[-1]
+        pinned = _is_true(keywords.get("pin_memory"))
+        if "device" in keywords:
+            device = self.device_of_spec(keywords["device"].value)
+        elif name in api.FACTORIES or q in api.CPU_FACTORIES:
+            device = Device.CPU
+        elif name.endswith("_like") and positional:
+            device = self.of(positional[0].value).device
+        elif q.startswith("torch.cuda."):
+            device = Device.CUDA
+        else:
+            device = self._first_tensor_device(e)
+        zero_dim = (
+            name in api.REDUCTIONS and len(positional) == 1 and not _has_dim(keywords)
+        ) or (name in ("tensor", "scalar_tensor") and _is_scalar_literal(positional))
+        return tensor(
+            device,
+            zero_dim=zero_dim,
+            boolean=name in api.BOOLEAN_OPS,
+            pinned=pinned,
+        )
+
+    def _first_tensor_device(self, e: cst.Call) -> Device:
+        for arg in e.args:
+            value = self.of(arg.value)
+            if value.is_tensor:
+                return value.device
+        return Device.UNKNOWN
+
+    def _method(self, recv: Value, name: str, e: cst.Call) -> Value:  # noqa: PLR0911
+        positional, keywords = self._args(e)
+        if recv.is_tensor:
+            if name in api.TENSOR_PY_METHODS:
+                return PYTHON
+            if name in api.TUPLE_FUNCTIONS_SHORT:
+                return Value(Kind.PYTHON, element=tensor(recv.device))
+            device = recv.device
+            if name == "cpu":
+                device = Device.CPU
+            elif name == "cuda":
+                device = Device.CUDA
+            elif name == "to":
+                device = self._to_device(recv, positional, keywords)
+            elif name == "pin_memory":
+                return tensor(Device.CPU, pinned=True, zero_dim=recv.zero_dim)
+            zero_dim = (
+                recv.zero_dim and name in api.SHAPE_PRESERVING
+            ) or (name in api.REDUCTIONS and not positional and not _has_dim(keywords))
+            boolean = name in api.BOOLEAN_OPS or (
+                recv.boolean and name in api.SHAPE_PRESERVING and name != "float"
+            )
+            return tensor(device, zero_dim=zero_dim, boolean=boolean,
+                          pinned=recv.pinned and name in ("to", "contiguous"))
+        if recv.kind is Kind.MODULE:
+            if name in api.MODULE_SELF_METHODS:
+                return recv
+            if name in ("parameters", "buffers"):
+                return Value(Kind.PYTHON, element=TENSOR)
+            if name in ("named_parameters", "named_buffers"):
+                return Value(Kind.PYTHON, element=tuple_of(PYTHON, TENSOR))
+            if name in ("children", "modules"):
+                return Value(Kind.PYTHON, element=Value(Kind.MODULE))
+            if name == "forward":
+                return TENSOR
+        if recv.kind in (Kind.MODULE, Kind.OBJECT) and recv.local is not None:
+            attr = self.attribute_of_class(recv.local, name)
+            if attr is not None:
+                return self._call_value(attr, e)
+        if recv.kind is Kind.PYTHON and recv.is_class:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _to_device(
+        self, recv: Value, positional: list[cst.Arg], keywords: dict[str, cst.Arg]
+    ) -> Device:
+        spec = keywords.get("device") or (positional[0] if positional else None)
+        if spec is None:
+            return recv.device
+        value = self.of(spec.value)
+        if value.is_tensor or value.device is not Device.UNKNOWN:
+            return value.device
+        q = self.qualify(spec.value)
+        if q in api.DTYPES:
+            return recv.device  # a dtype conversion stays on the device
+        return Device.UNKNOWN
+
+    def _builtin(self, name: str, e: cst.Call) -> Value:  # noqa: PLR0911
+        args = [self.of(a.value) for a in e.args if a.keyword is None]
+        if name in ("abs", "round") and args and args[0].is_tensor:
+            return args[0]
+        if name in ("max", "min", "sum"):
+            candidates = args if len(args) > 1 else [element_of(a) for a in args]
+            if any(v.is_tensor for v in candidates):
+                return tensor(join_all(v for v in candidates if v.is_tensor).device)
+            return PYTHON if all(v.kind is Kind.PYTHON for v in candidates) else UNKNOWN
+        if name == "range":
+            return Value(Kind.PYTHON, element=PYTHON)
+        if name == "enumerate" and args:
+            return Value(Kind.PYTHON, element=tuple_of(PYTHON, element_of(args[0])))
+        if name == "zip":
+            return Value(Kind.PYTHON, element=tuple_of(*(element_of(a) for a in args)))
+        if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset"):
+            return Value(Kind.PYTHON, element=element_of(args[0]) if args else None)
+        if name == "next" and args:
+            return element_of(args[0])
+        if name in api.PYTHON_BUILTINS:
+            return PYTHON
+        return UNKNOWN
+
+
+def _is_true(arg: cst.Arg | None) -> bool:
+    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+
+
+def _has_dim(keywords: dict[str, cst.Arg]) -> bool:
+    return "dim" in keywords or "axis" in keywords
+
+
+def _is_scalar_literal(positional: list[cst.Arg]) -> bool:
+    if not positional:
+        return False
+    value = positional[0].value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float)) or (
+        isinstance(value, cst.Name) and value.value in ("True", "False")
+    )
+
+
+__all__ = [
+    "BOTTOM",
+    "PYTHON",
+    "TENSOR",
+    "UNKNOWN",
+    "Device",
+    "Kind",
+    "Value",
+    "Values",
+    "element_of",
+    "join",
+    "replace",
+]

@@ -1,0 +1,55 @@
+"""``graphlint.capture_region``: mark code that will run under CUDA-graph capture.
+
+Usable as a decorator (``@graphlint.capture_region`` or ``@graphlint.capture_region()``)
+and as a context manager (``with graphlint.capture_region():``). Without the runtime
+checker it does nothing at run time; the static linter treats the marked code as a
+capture region.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TypeVar, overload
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _CaptureRegion:
+    """A no-op decorator and context manager; see the module docstring."""
+
+    def __init__(self, fn: Callable[..., Any] | None = None, name: str | None = None):
+        self.fn = fn
+        self.name = name
+        if fn is not None:
+            functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.fn is None:
+            # @capture_region() or @capture_region(name=...): decorate the function
+            (fn,) = args
+            return fn
+        return self.fn(*args, **kwargs)
+
+    def __enter__(self) -> _CaptureRegion:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
+@overload
+def capture_region(fn: F) -> F: ...
+@overload
+def capture_region(fn: None = None, *, name: str | None = None) -> Any: ...
+def capture_region(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Mark a function (decorator) or a block (context manager) as a capture region."""
+    if fn is not None:
+        return fn
+    return _CaptureRegion(None, name)

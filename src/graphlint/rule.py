@@ -1,0 +1,199 @@
+"""Rule base classes, the report() every rule goes through, and rule discovery.
+
+A rule is one small class in one module under ``graphlint.rules``: metadata as class
+attributes, detection in ``visit_*`` methods, findings through ``self.report()``.
+Nothing registers a rule by hand: importing the package's modules is enough, and
+``__init_subclass__`` validates each class when it is defined.
+
+All rules of a file run in one batched LibCST traversal. Two consequences: returning
+``False`` from a ``visit_*`` method does not prune the subtree, and matcher decorators
+(``@m.call_if_inside``) are not available. Context such as "is this node under
+capture?" or "is this a tensor?" therefore comes from the file's facts
+(``graphlint.facts``), computed once before the traversal.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.diagnostics import (
+    Confidence,
+    Diagnostic,
+    Outcome,
+    RegionKind,
+    RegionRef,
+    Severity,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from graphlint.facts import FileFacts, Region
+    from graphlint.facts.values import Value
+
+CODE_RE = re.compile(r"^GL\d{3}$")
+_REGISTRY: dict[str, type[Check]] = {}
+
+# What a hazard does, by its measured outcome and the kind of region it sits in.
+_CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
+    (Outcome.CAPTURE_ERROR, False): "fails capture",
+    (Outcome.CAPTURE_ERROR, True): "graph break under torch.compile: the CUDA graph is"
+    " split",
+    (Outcome.SILENT_WRONG, False): "frozen at capture: replays reuse the captured value",
+    (Outcome.SILENT_WRONG, True): "frozen at capture: replays reuse the captured value",
+    (Outcome.PERF, False): "slows or splits the graph",
+    (Outcome.PERF, True): "slows or splits the graph",
+}
+
+
+def slug_of(class_name: str) -> str:
+    """``HostSyncInCapture`` -> ``host-sync-in-capture``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", class_name).lower()
+
+
+class Check:
+    """Metadata every graphlint code carries, for rules and tool diagnostics alike."""
+
+    code: ClassVar[str]
+    message: ClassVar[str]  # one sentence, a str.format template
+    fix_title: ClassVar[str | None] = None  # imperative, shown as the fix hint
+    outcome: ClassVar[Outcome]
+    severity: ClassVar[Severity | None] = None  # None: derived from outcome and region
+    default_enabled: ClassVar[bool] = True
+    name: ClassVar[str]  # derived from the class name
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            return
+        code = cls.__dict__.get("code")
+        if not isinstance(code, str) or not CODE_RE.match(code):
+            raise TypeError(f"{cls.__name__}: code must look like GL123, got {code!r}")
+        if code in _REGISTRY and _REGISTRY[code].__qualname__ != cls.__qualname__:
+            raise TypeError(f"{cls.__name__}: code {code} already used by "
+                            f"{_REGISTRY[code].__name__}")
+        if not getattr(cls, "message", ""):
+            raise TypeError(f"{cls.__name__}: a message is required")
+        if not (cls.__doc__ or "").strip():
+            raise TypeError(f"{cls.__name__}: a one-line docstring is required")
+        if not hasattr(cls, "outcome"):
+            raise TypeError(f"{cls.__name__}: an outcome is required")
+        cls.name = slug_of(cls.__name__)
+        _REGISTRY[code] = cls
+
+    @classmethod
+    def key(cls) -> str:
+        """``GL101-tensor-to-host``: names the rule's doc page and fixture folder."""
+        return f"{cls.code}-{cls.name}"
+
+    @classmethod
+    def summary(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+
+@dataclass
+class RuleContext:
+    """What a rule may read about the file it runs on, and where its reports go."""
+
+    path: str
+    facts: FileFacts
+    positions: Mapping[cst.CSTNode, CodeRange]
+    suppressed: Mapping[int, frozenset[str] | None]  # line -> codes (None: all)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class Rule(Check, cst.BatchableCSTVisitor):
+    """A check that inspects the syntax tree. Subclass it in ``graphlint.rules``."""
+
+    abstract: ClassVar[bool] = True
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__()
+        self.context = context
+
+    # -- facts ---------------------------------------------------------------------
+    def region(self, node: cst.CSTNode) -> Region | None:
+        """The capture region ``node`` runs in, or None when it does not run under one."""
+        return self.context.facts.region_of(node)
+
+    def value(self, expr: cst.BaseExpression) -> Value:
+        """What ``expr`` evaluates to, as far as the file's dataflow knows."""
+        return self.context.facts.value_of(expr)
+
+    def qualname(self, expr: cst.BaseExpression) -> str | None:
+        """The dotted name ``expr`` refers to through the file's imports, if any."""
+        return self.context.facts.qualname(expr)
+
+    def code_of(self, node: cst.CSTNode) -> str:
+        """Source text of ``node``, shortened for messages."""
+        text = " ".join(cst.Module([]).code_for_node(node).split())
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    # -- reporting -----------------------------------------------------------------
+    def report(
+        self,
+        node: cst.CSTNode,
+        region: Region,
+        *,
+        confidence: Confidence = Confidence.HIGH,
+        **fmt: object,
+    ) -> None:
+        """Record one finding on ``node``: suppression, severity and wording live here."""
+        pos = self.context.positions[node]
+        line = pos.start.line
+        suppressed = self.context.suppressed.get(line, frozenset())
+        if suppressed is None or self.code in suppressed:
+            return
+        if region.confidence is Confidence.MEDIUM:
+            confidence = Confidence.MEDIUM
+        is_compile = region.kind is RegionKind.COMPILE
+        consequence = _CONSEQUENCE[(self.outcome, is_compile)]
+        severity = self.severity
+        if severity is None:
+            severity = (
+                Severity.WARNING
+                if is_compile or self.outcome is Outcome.PERF
+                else Severity.ERROR
+            )
+        message = f"{self.message.format(**fmt)}: {consequence}"
+        self.context.diagnostics.append(
+            Diagnostic(
+                path=self.context.path,
+                code=self.code,
+                name=self.name,
+                message=message,
+                line=line,
+                col=pos.start.column,
+                end_line=pos.end.line,
+                end_col=pos.end.column,
+                severity=severity,
+                confidence=confidence,
+                outcome=self.outcome,
+                region=RegionRef(region.kind, region.line, region.label),
+                fix_hint=self.fix_title.format(**fmt) if self.fix_title else None,
+            )
+        )
+
+
+def all_checks() -> dict[str, type[Check]]:
+    """Every code graphlint knows, by code, discovered from ``graphlint.rules``."""
+    import graphlint.rules as package
+
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(info.name)
+    return dict(sorted(_REGISTRY.items()))
+
+
+def tree_rules() -> Iterator[type[Rule]]:
+    """The rules that run on a syntax tree."""
+    for check in all_checks().values():
+        if issubclass(check, Rule):
+            yield check

@@ -1,0 +1,45 @@
+"""GL202: a Python loop whose trip count comes from a tensor."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.facts.values import Kind
+from graphlint.matchers import builtin, method, on_device, positional
+from graphlint.rule import Rule
+
+_CONVERSIONS = frozenset({"int", "float", "round"})
+
+
+class TensorLoopBound(Rule):
+    """`range(int(t))`, `range(t.item())`: a loop count read from a tensor."""
+
+    code = "GL202"
+    message = "`{call}` reads a loop count from a device tensor"
+    fix_title = (
+        "Use a fixed trip count (pad and mask with `torch.where`), or capture one graph "
+        "per count"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if builtin(self.context.facts, node) != "range":
+            return
+        region = self.region(node)
+        if region is not None and any(self.from_tensor(a) for a in positional(node)):
+            self.report(node, region, call=self.code_of(node))
+
+    def from_tensor(self, expr: cst.BaseExpression) -> bool:
+        if on_device(self.value(expr)):
+            return True
+        if not isinstance(expr, cst.Call):
+            return False
+        if builtin(self.context.facts, expr) in _CONVERSIONS:
+            args = positional(expr)
+            return len(args) == 1 and on_device(self.value(args[0]))
+        found = method(expr)
+        if found is not None and found[1] == "item":
+            value = self.value(found[0])
+            return on_device(value) or value.kind is Kind.UNKNOWN
+        return False

@@ -1,0 +1,1 @@
+"""GL1xx: device-to-host synchronisation inside a capture region."""

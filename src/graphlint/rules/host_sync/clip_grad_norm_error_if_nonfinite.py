@@ -1,0 +1,37 @@
+"""GL107: clip_grad_norm_(error_if_nonfinite=True) checks the norm on the host."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.matchers import is_true, keyword
+from graphlint.rule import Rule
+
+_CLIPPERS = frozenset(
+    {
+        "torch.nn.utils.clip_grad_norm_",
+        "torch.nn.utils.clip_grad_norm",
+        "torch.nn.utils.get_total_norm",
+    }
+)
+
+
+class ClipGradNormErrorIfNonfinite(Rule):
+    """`clip_grad_norm_(..., error_if_nonfinite=True)` reads the norm on the host."""
+
+    code = "GL107"
+    message = "`{call}` checks the gradient norm on the host"
+    fix_title = (
+        "Drop `error_if_nonfinite=True`; check `torch.isfinite(norm)` after `replay()`"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.region(node)
+        if region is None:
+            return
+        if self.qualname(node.func) in _CLIPPERS and is_true(
+            keyword(node, "error_if_nonfinite")
+        ):
+            self.report(node, region, call=self.code_of(node))

@@ -1,0 +1,81 @@
+"""GL101: a device tensor copied to the host inside a capture region."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.values import Device, Kind
+from graphlint.matchers import builtin, is_true, keyword, method, on_device, positional
+from graphlint.facts import Region
+from graphlint.rule import Rule, RuleContext
+
+_READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
+_CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
+_NUMPY_CONVERSIONS = frozenset({"numpy.asarray", "numpy.array"})
+
+
+class DeviceToHostCopy(Rule):
+    """A device tensor is copied to the host (`.item()`, `.cpu()`, `float(t)` ...)."""
+
+    code = "GL101"
+    message = "`{call}` copies a device tensor to the host"
+    fix_title = (
+        "Keep the value on the device (tensor ops, `torch.where`), or read it after "
+        "`replay()`"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._loop_bounds: set[cst.CSTNode] = set()  # reported by GL202 instead
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.region(node)
+        if region is None or node in self._loop_bounds:
+            return
+        name = builtin(self.context.facts, node)
+        if name == "range":
+            self._loop_bounds.update(positional(node))
+            return
+        if name in _CONVERSIONS:
+            args = positional(node)
+            if len(args) == 1 and on_device(self.value(args[0])):
+                self.report(node, region, call=self.code_of(node))
+            return
+        if self.qualname(node.func) in _NUMPY_CONVERSIONS:
+            args = positional(node)
+            if args and on_device(self.value(args[0])):
+                self.report(node, region, call=self.code_of(node))
+            return
+        found = method(node)
+        if found is None:
+            return
+        receiver, attr = found
+        if attr == "to":
+            if self.copies_to_cpu(node):
+                self.report_receiver(node, receiver, region)
+        elif attr in _READ_METHODS:
+            self.report_receiver(node, receiver, region)
+
+    def copies_to_cpu(self, node: cst.Call) -> bool:
+        """``.to("cpu")`` that blocks; ``non_blocking=True`` into pinned memory is fine."""
+        args = positional(node)
+        target = keyword(node, "device") or (args[0] if args else None)
+        if target is None or is_true(keyword(node, "non_blocking")):
+            return False
+        return self.context.facts.values.device_of_spec(target) is Device.CPU
+
+    def report_receiver(
+        self, node: cst.Call, receiver: cst.BaseExpression, region: Region
+    ) -> None:
+        value = self.value(receiver)
+        if value.is_tensor and value.device is not Device.CPU:
+            self.report(node, region, call=self.code_of(node))
+        elif value.kind in (Kind.UNKNOWN, Kind.BOTTOM):
+            self.report(
+                node,
+                region,
+                confidence=Confidence.MEDIUM,
+                call=self.code_of(node),
+            )

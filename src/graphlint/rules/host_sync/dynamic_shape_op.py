@@ -1,0 +1,81 @@
+"""GL105: an operation whose output shape depends on tensor values, under capture."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.matchers import keyword, method, on_device, positional
+from graphlint.rule import Rule, RuleContext
+
+_FUNCTIONS = frozenset(
+    {
+        "torch.nonzero",
+        "torch.argwhere",
+        "torch.masked_select",
+        "torch.unique",
+        "torch.unique_consecutive",
+    }
+)
+_METHODS = frozenset(
+    {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"}
+)
+
+
+class DynamicShapeOp(Rule):
+    """The output shape depends on the data (`nonzero`, `x[mask]`, `unique` ...)."""
+
+    code = "GL105"
+    message = "`{call}` has an output shape that depends on tensor values"
+    fix_title = (
+        "Use a fixed-shape form: `torch.where(mask, x, 0)`, `masked_fill`, "
+        "`nonzero_static(size=...)`, `repeat_interleave(..., output_size=n)`"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._stores: set[cst.CSTNode] = set()  # x[mask] = v writes in place: fine
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.region(node)
+        if region is None:
+            return
+        q = self.qualname(node.func)
+        args = positional(node)
+        if q in _FUNCTIONS:
+            self.report(node, region, call=self.code_of(node))
+        elif q == "torch.where" and len(node.args) == 1:
+            self.report(node, region, call=self.code_of(node))
+        elif q == "torch.repeat_interleave":
+            if len(args) >= 2 and self.tensor_repeats(node, args[1]):
+                self.report(node, region, call=self.code_of(node))
+        elif q is None and (found := method(node)) is not None:
+            receiver, attr = found
+            if not on_device(self.value(receiver)):
+                return
+            if attr in _METHODS:
+                self.report(node, region, call=self.code_of(node))
+            elif attr == "repeat_interleave" and args and self.tensor_repeats(node, args[0]):
+                self.report(node, region, call=self.code_of(node))
+
+    def tensor_repeats(self, node: cst.Call, repeats: cst.BaseExpression) -> bool:
+        return self.value(repeats).is_tensor and keyword(node, "output_size") is None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._stores.update(t.target for t in node.targets)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stores.add(node.target)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if node in self._stores:
+            return
+        region = self.region(node)
+        if region is None or not on_device(self.value(node.value)):
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and self.value(index.value).boolean:
+                self.report(node, region, call=self.code_of(node))
+                return

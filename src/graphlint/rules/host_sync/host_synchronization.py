@@ -1,0 +1,46 @@
+"""GL103: an explicit wait for the device inside a capture region."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts import torchapi as api
+from graphlint.facts.values import Kind
+from graphlint.matchers import method
+from graphlint.rule import Rule
+
+_SYNC_FUNCTIONS = frozenset(
+    {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cpu.synchronize"}
+)
+_WAITING_CLASSES = api.STREAM_CLASSES | api.EVENT_CLASSES
+
+
+class HostSynchronization(Rule):
+    """The host waits for the device: `torch.cuda.synchronize()`, `stream.query()` ..."""
+
+    code = "GL103"
+    message = "`{call}` makes the host wait for the device"
+    fix_title = (
+        "Remove it; order work with `stream.wait_stream()` or `event.wait()`, and "
+        "synchronise after `replay()`"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.region(node)
+        if region is None:
+            return
+        if self.qualname(node.func) in _SYNC_FUNCTIONS:
+            self.report(node, region, call=self.code_of(node))
+            return
+        found = method(node)
+        if found is None or found[1] not in ("synchronize", "query"):
+            return
+        receiver = self.value(found[0])
+        if receiver.kind is Kind.OBJECT and receiver.cls in _WAITING_CLASSES:
+            self.report(node, region, call=self.code_of(node))
+        elif found[1] == "synchronize" and receiver.kind is Kind.UNKNOWN:
+            self.report(
+                node, region, confidence=Confidence.MEDIUM, call=self.code_of(node)
+            )

@@ -1,0 +1,44 @@
+"""GL104: tensors compared into a Python value (torch.equal, builtin max) under capture."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.facts.values import element_of
+from graphlint.matchers import builtin, method, on_device, positional
+from graphlint.rule import Rule
+
+_BOOL_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
+_BOOL_METHODS = frozenset({"equal", "allclose", "is_nonzero"})
+
+
+class TensorComparedOnHost(Rule):
+    """Tensors are compared into a Python value: `torch.equal`, `allclose`, `max(a, b)`."""
+
+    code = "GL104"
+    message = "`{call}` compares tensors into a Python value"
+    fix_title = (
+        "Keep the result a tensor: `torch.eq(a, b).all()`, `torch.isclose(a, b)`, "
+        "`torch.maximum(a, b)`"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.region(node)
+        if region is None:
+            return
+        if self.qualname(node.func) in _BOOL_FUNCTIONS:
+            self.report(node, region, call=self.code_of(node))
+            return
+        name = builtin(self.context.facts, node)
+        if name in ("max", "min"):
+            args = [self.value(a) for a in positional(node)]
+            compared = args if len(args) > 1 else [element_of(a) for a in args]
+            if any(on_device(v) for v in compared):
+                self.report(node, region, call=self.code_of(node))
+            return
+        found = method(node)
+        if found is not None and found[1] in _BOOL_METHODS:
+            if on_device(self.value(found[0])):
+                self.report(node, region, call=self.code_of(node))

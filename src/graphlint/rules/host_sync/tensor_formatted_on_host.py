@@ -1,0 +1,80 @@
+"""GL102: a tensor formatted as text (print, f-string, str, logging) under capture."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.facts import Region
+from graphlint.matchers import builtin, method, on_device
+from graphlint.rule import Rule
+
+_TEXT_BUILTINS = frozenset({"print", "str", "repr", "format", "ascii"})
+_LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
+)
+
+
+class TensorFormattedOnHost(Rule):
+    """A tensor is turned into text, which reads its values on the host."""
+
+    code = "GL102"
+    message = "`{call}` formats a device tensor as text"
+    fix_title = "Log after `replay()`, outside the region, or log a cloned output"
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.region(node)
+        if region is None:
+            return
+        name = builtin(self.context.facts, node)
+        if name in _TEXT_BUILTINS:
+            self.check_args(node, node.args, region)
+            return
+        found = method(node)
+        if found is None:
+            return
+        receiver, attr = found
+        if attr == "format" and isinstance(receiver, (cst.SimpleString, cst.ConcatenatedString)):
+            self.check_args(node, node.args, region)
+        elif attr in _LOG_METHODS and self.is_logger(receiver):
+            self.check_args(node, node.args, region)
+
+    def is_logger(self, receiver: cst.BaseExpression) -> bool:
+        if self.qualname(receiver) == "logging":
+            return True
+        return self.value(receiver).cls == "logging.Logger"
+
+    def check_args(self, node: cst.Call, args: tuple[cst.Arg, ...] | list[cst.Arg], region: Region) -> None:
+        if any(on_device(self.value(a.value)) for a in args):
+            self.report(node, region, call=self.code_of(node))
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        region = self.region(node)
+        if region is None:
+            return
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression) and on_device(
+                self.value(part.expression)
+            ):
+                self.report(node, region, call=self.code_of(node))
+                return
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Modulo):
+            return
+        if not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
+            return
+        region = self.region(node)
+        if region is None:
+            return
+        right = node.right
+        operands = (
+            [el.value for el in right.elements]
+            if isinstance(right, cst.Tuple)
+            else [right]
+        )
+        if any(on_device(self.value(op)) for op in operands):
+            self.report(node, region, call=self.code_of(node))
+
+

@@ -1,0 +1,80 @@
+"""GL0xx codes: the outcomes of files graphlint could not analyse.
+
+These carry no detection logic (the engine decides them while reading and parsing a
+file), so they share one module instead of one each.
+"""
+
+from __future__ import annotations
+
+from graphlint.diagnostics import Outcome, Severity
+from graphlint.rule import Check
+
+
+class UnparsableFile(Check):
+    """The file is not valid Python."""
+
+    code = "GL001"
+    message = "file does not parse: {detail}"
+    fix_title = "Fix the syntax error; nothing else in this file was checked"
+    outcome = Outcome.TOOL
+    severity = Severity.ERROR
+
+
+class UndecodableFile(Check):
+    """The file is not valid UTF-8 or has a bad coding declaration."""
+
+    code = "GL002"
+    message = "file cannot be decoded: {detail}"
+    fix_title = "Save the file as UTF-8 or fix its coding declaration"
+    outcome = Outcome.TOOL
+    severity = Severity.ERROR
+
+
+class OversizedFile(Check):
+    """The file is over the size limit and was not analysed."""
+
+    code = "GL003"
+    message = "file is {size} bytes, over the {limit}-byte limit; it was not analysed"
+    fix_title = "Raise `max-file-size` in [tool.graphlint] or exclude the file"
+    outcome = Outcome.TOOL
+    severity = Severity.WARNING
+
+
+class UnreadableFile(Check):
+    """The path cannot be read as a regular file."""
+
+    code = "GL004"
+    message = "file cannot be read: {detail}"
+    fix_title = "Check the path's type and permissions, or exclude it"
+    outcome = Outcome.TOOL
+    severity = Severity.ERROR
+
+
+class ParserLimitExceeded(Check):
+    """The file is too deep, too slow or crashed the parser."""
+
+    code = "GL005"
+    message = "file could not be analysed: {detail}"
+    fix_title = "Split the deeply nested expression, or exclude the file"
+    outcome = Outcome.TOOL
+    severity = Severity.ERROR
+
+
+class EmptyFile(Check):
+    """The file is empty (an empty ``__init__.py`` is not reported)."""
+
+    code = "GL006"
+    message = "file is empty"
+    fix_title = "Delete the file or give it content"
+    outcome = Outcome.TOOL
+    severity = Severity.INFORMATION
+
+
+class InternalError(Check):
+    """graphlint failed on this file: a bug to report."""
+
+    code = "GL009"
+    message = "graphlint failed on this file: {detail}"
+    fix_title = "Please report this with the file; other files were checked normally"
+    outcome = Outcome.TOOL
+    severity = Severity.ERROR
