@@ -1,0 +1,5 @@
+"""python -m graphlint."""
+
+from graphlint.cli import main
+
+main()

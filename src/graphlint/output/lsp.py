@@ -1,0 +1,54 @@
+"""LSP-shaped JSON: ``[{"uri": ..., "diagnostics": [Diagnostic, ...]}, ...]``.
+
+Each diagnostic is an LSP ``Diagnostic`` (0-based positions, severity 1-4, ``code``,
+``codeDescription.href``, ``source``, ``message``); ``data`` carries graphlint's own
+fields: the region, the fix hint, the measured outcome and the confidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graphlint.diagnostics import Diagnostic, FileResult
+from graphlint.docs import doc_path
+
+
+def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "range": {
+            "start": {"line": d.line - 1, "character": d.col},
+            "end": {"line": d.end_line - 1, "character": d.end_col},
+        },
+        "severity": int(d.severity),
+        "code": d.code,
+        "source": "graphlint",
+        "message": d.message,
+        "data": {
+            "name": d.name,
+            "outcome": d.outcome.value,
+            "confidence": d.confidence.value,
+            "fix": d.fix_hint,
+            "region": None
+            if d.region is None
+            else {"kind": d.region.kind.value, "line": d.region.line, "label": d.region.label},
+        },
+    }
+    doc = doc_path(d.code)
+    if doc is not None:
+        item["codeDescription"] = {"href": doc.as_uri()}
+    return item
+
+
+def format_lsp(results: Sequence[FileResult], color: bool = False) -> str:
+    del color  # JSON is never coloured
+    document = [
+        {
+            "uri": Path(result.path).resolve().as_uri(),
+            "diagnostics": [diagnostic_to_lsp(d) for d in result.diagnostics],
+        }
+        for result in results
+    ]
+    return json.dumps(document, indent=2) + "\n"
