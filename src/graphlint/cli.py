@@ -90,7 +90,7 @@ def check(
         list[Path] | None,
         typer.Argument(
             help="Files and folders to check (default: the current folder).",
-            metavar="[PATH]...",
+            metavar="PATH",
             show_default=False,
         ),
     ] = None,
@@ -155,7 +155,8 @@ def check(
         fail(f"no such file or directory: {error}")
     results = check_files([_display(f, cwd) for f in files], settings, jobs)
     formatter = FORMATTERS[output_format]
-    typer.echo(formatter(results, _use_color(color)), nl=False)
+    use_color = _use_color(color)
+    typer.echo(formatter(results, use_color), nl=False, color=use_color)
     if any(r.internal_error for r in results):
         raise typer.Exit(EXIT_ERROR)
     found = any(r.diagnostics for r in results)

@@ -40,7 +40,7 @@ def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> list[Path]
                 found.setdefault(file.resolve(), file)
         elif path.is_dir():
             continue  # a symlink to a folder named explicitly: not followed
-        elif excludes is None or not excludes.decide(path.resolve(), is_dir=False):
+        elif excludes is None or not excludes.excludes(path.resolve()):
             found.setdefault(path.resolve(), path)
     return sorted(found.values(), key=lambda p: p.as_posix())
 

@@ -110,3 +110,14 @@ class IgnoreFile:
             if pattern.regex.match(relative):
                 decision = not pattern.negated
         return decision
+
+    def excludes(self, path: Path) -> bool:
+        """Whether ``path`` (a file) or one of its folders below ``base`` is ignored."""
+        try:
+            parts = path.relative_to(self.base).parts
+        except ValueError:
+            return False
+        for depth in range(1, len(parts)):
+            if self.decide(self.base.joinpath(*parts[:depth]), is_dir=True):
+                return True
+        return bool(self.decide(path, is_dir=False))

@@ -68,6 +68,7 @@ class EmptyFile(Check):
     fix_title = "Delete the file or give it content"
     outcome = Outcome.TOOL
     severity = Severity.INFORMATION
+    default_enabled = False
 
 
 class InternalError(Check):

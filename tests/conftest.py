@@ -1,0 +1,50 @@
+"""Shared test helpers: fixture discovery, expectation markers, the gpu marker."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphlint.diagnostics import Diagnostic
+from graphlint.engine import Settings, lint_source
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+RULE_DOCS = ROOT / "rules"
+EXPECT = re.compile(r"#\s*expect(?P<offset>[+-]\d+)?:\s*(?P<codes>(?:GL\d{3}[\s,]*)+)")
+
+
+def expectations(source: str) -> set[tuple[int, str]]:
+    """``(line, code)`` pairs from ``# expect: GL101`` / ``# expect+1: GL101`` comments."""
+    found = set()
+    for number, line in enumerate(source.splitlines(), 1):
+        match = EXPECT.search(line)
+        if match:
+            offset = int(match.group("offset") or 0)
+            for code in re.findall(r"GL\d{3}", match.group("codes")):
+                found.add((number + offset, code))
+    return found
+
+
+def lint(source: str, *codes: str, **settings: object) -> list[Diagnostic]:
+    """Lint a dedented snippet with only ``codes`` enabled (all when none given)."""
+    enabled = frozenset(codes) if codes else Settings().enabled
+    return lint_source(textwrap.dedent(source), settings=Settings(enabled=enabled, **settings))  # type: ignore[arg-type]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    try:
+        import torch  # noqa: F401
+
+        has_cuda = bool(torch.cuda.is_available())
+    except Exception:
+        has_cuda = False
+    if has_cuda:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

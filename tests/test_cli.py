@@ -1,0 +1,236 @@
+"""The command line end to end: exit codes, formats, selection, suppression, config."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphlint.cli import app
+
+BAD = textwrap.dedent(
+    """\
+    import torch
+
+    x = torch.randn(8, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = x.sum().item()
+        if y > 0:
+            pass
+        if x.mean() > 0:
+            x.zero_()
+    """
+)
+CLEAN = "import torch\n\nx = torch.randn(3)\nprint(x.sum().item())\n"
+
+
+def run(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    """Run the CLI in-process from ``cwd``."""
+    runner = CliRunner()
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = runner.invoke(app, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_exit_codes(project: Path) -> None:
+    assert run("check", "clean.py", cwd=project)[0] == 0
+    code, out, _ = run("check", "bad.py", cwd=project)
+    assert code == 1
+    assert "bad.py:6:9: GL101" in out
+    assert "bad.py:9:8: GL201" in out
+    assert "help:" in out
+    assert "Found 2 diagnostics (2 errors) in 1 of 1 file checked." in out
+    assert run("check", "--exit-zero", "bad.py", cwd=project)[0] == 0
+
+
+def test_folder_is_default_and_recursive(project: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "deep.py").write_text(BAD)
+    code, out, _ = run("check", cwd=project)
+    assert code == 1
+    assert "pkg/deep.py:6:9: GL101" in out
+    assert "in 2 of 3 files checked" in out
+
+
+def test_lsp_format_is_the_editor_contract(project: Path) -> None:
+    code, out, _ = run("check", "--format", "lsp", ".", cwd=project)
+    assert code == 1
+    document = json.loads(out)
+    by_uri = {entry["uri"]: entry["diagnostics"] for entry in document}
+    assert by_uri[(project / "clean.py").resolve().as_uri()] == []
+    first = by_uri[(project / "bad.py").resolve().as_uri()][0]
+    assert first["range"] == {
+        "start": {"line": 5, "character": 8},
+        "end": {"line": 5, "character": 22},
+    }
+    assert first["severity"] == 1
+    assert first["code"] == "GL101"
+    assert first["source"] == "graphlint"
+    assert first["codeDescription"]["href"].endswith("GL101-device-to-host-copy.md")
+    assert first["data"]["region"] == {"kind": "torch.cuda.graph", "line": 5, "label": "torch.cuda.graph"}
+    assert first["data"]["fix"]
+    assert first["data"]["outcome"] == "capture-error"
+
+
+def test_compile_regions_are_warnings(tmp_path: Path) -> None:
+    (tmp_path / "c.py").write_text(
+        "import torch\n\n@torch.compile(mode='reduce-overhead')\n"
+        "def f(x: torch.Tensor):\n    return x.sum().item()\n"
+    )
+    code, out, _ = run("check", "--format", "lsp", "c.py", cwd=tmp_path)
+    (entry,) = json.loads(out)
+    (diag,) = entry["diagnostics"]
+    assert diag["severity"] == 2
+    assert "graph break under torch.compile" in diag["message"]
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "codes"),
+    [
+        ((), {"GL101", "GL201"}),
+        (("--select", "GL1"), {"GL101"}),
+        (("--ignore", "GL2"), {"GL101"}),
+        (("--select", "GL1,GL2", "--ignore", "GL101"), {"GL201"}),
+        (("--select", "GL2", "--select", "GL101"), {"GL101", "GL201"}),
+        (("--ignore", "GL1", "--extend-select", "GL101"), {"GL101", "GL201"}),
+    ],
+)
+def test_select_and_ignore(project: Path, flags: tuple[str, ...], codes: set[str]) -> None:
+    _, out, _ = run("check", "--format", "lsp", *flags, "bad.py", cwd=project)
+    found = {d["code"] for entry in json.loads(out) for d in entry["diagnostics"]}
+    assert found == codes
+
+
+def test_unknown_code_is_a_usage_error(project: Path) -> None:
+    code, _, err = run("check", "--select", "GL999", "bad.py", cwd=project)
+    assert code == 2
+    assert "unknown code or prefix 'GL999'" in err
+
+
+def test_suppression_comments(tmp_path: Path) -> None:
+    source = BAD.replace("y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL101]")
+    source = source.replace("if x.mean() > 0:", "if x.mean() > 0:  # graphlint: ignore")
+    (tmp_path / "s.py").write_text(source)
+    assert run("check", "s.py", cwd=tmp_path)[0] == 0
+    other = BAD.replace("y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL201]")
+    (tmp_path / "o.py").write_text(other)
+    assert "o.py:6:9: GL101" in run("check", "o.py", cwd=tmp_path)[1]
+
+
+def test_config_in_pyproject(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.graphlint]\nignore = ["GL2"]\n')
+    _, out, _ = run("check", "--format", "lsp", "bad.py", cwd=project)
+    assert {d["code"] for e in json.loads(out) for d in e["diagnostics"]} == {"GL101"}
+
+
+def test_config_found_from_a_subfolder_and_exclude(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.graphlint]\nexclude = ["generated/"]\n'
+    )
+    (project / "generated").mkdir()
+    (project / "generated" / "g.py").write_text(BAD)
+    (project / "src").mkdir()
+    (project / "src" / "s.py").write_text(BAD)
+    _, out, _ = run("check", ".", cwd=project)
+    assert "generated" not in out and "src/s.py" in out
+    # an excluded file named explicitly (as pre-commit does) is still excluded
+    code, out, _ = run("check", "generated/g.py", cwd=project)
+    assert code == 0
+
+
+def test_capture_markers_config(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.graphlint]\ncapture-markers = ["mylib.graphs.captured"]\n'
+    )
+    (tmp_path / "m.py").write_text(
+        "import torch\nfrom mylib.graphs import captured\n\n@captured\n"
+        "def step(x: torch.Tensor):\n    return x.sum().item()\n"
+    )
+    code, out, _ = run("check", "m.py", cwd=tmp_path)
+    assert code == 1 and "m.py:6:12: GL101" in out
+    assert "marked region" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('[tool.graphlint]\nselct = ["GL1"]\n', "unknown key 'selct'"),
+        ('[tool.graphlint]\nselect = "GL1"\n', "must be a list of strings"),
+        ('[tool.graphlint]\nmax-file-size = -1\n', "must be a positive number"),
+        ('[tool.graphlint]\nignore = ["XYZ"]\n', "unknown code or prefix 'XYZ'"),
+        ("[tool.graphlint\n", "not valid TOML"),
+    ],
+)
+def test_config_errors_are_clear(project: Path, content: str, message: str) -> None:
+    (project / "cfg.toml").write_text(content)
+    (project / "pyproject.toml").write_text(content)
+    code, out, err = run("check", "--config", "pyproject.toml", "bad.py", cwd=project)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in out + err
+
+
+def test_missing_path(project: Path) -> None:
+    code, _, err = run("check", "nope.py", "bad.py", cwd=project)
+    assert code == 2
+    assert "no such file or directory: nope.py" in err
+
+
+def test_missing_config_file(project: Path) -> None:
+    code, _, err = run("check", "--config", "missing.toml", "bad.py", cwd=project)
+    assert code == 2 and "config file not found" in err
+
+
+def test_colour_only_when_asked(project: Path) -> None:
+    assert "\x1b[" not in run("check", "bad.py", cwd=project)[1]
+    assert "\x1b[" in run("check", "--color", "always", "bad.py", cwd=project)[1]
+
+
+def test_rules_and_explain(project: Path) -> None:
+    code, out, _ = run("rules")
+    assert code == 0 and "GL101  device-to-host-copy" in out and "GL006*" in out
+    code, out, _ = run("explain", "gl201")
+    assert code == 0 and out.startswith("# GL201 tensor-truth-value")
+    code, _, err = run("explain", "GL999")
+    assert code == 2 and "unknown code" in err
+
+
+def test_version_and_help() -> None:
+    code, out, _ = run("--version")
+    assert code == 0 and out.startswith("graphlint ")
+    code, out, _ = run("check", "--help")
+    assert code == 0 and "--select" in out and "--format" in out
+
+
+def test_installed_command_and_module_entry(project: Path) -> None:
+    """The console script and ``python -m graphlint`` run the same CLI."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphlint", "check", "bad.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "GL101" in proc.stdout
+    assert proc.stderr == ""

@@ -1,0 +1,178 @@
+"""Provider facts on small snippets: names, tensor inference, capture regions."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from graphlint.diagnostics import RegionKind
+from graphlint.facts import FileFacts, analyse
+from graphlint.facts.values import Device, Kind
+from tests.conftest import lint
+
+
+def facts_for(source: str) -> tuple[cst.Module, FileFacts]:
+    module = cst.parse_module(textwrap.dedent(source))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return module, analyse(module, wrapper.resolve(PositionProvider))
+
+
+def expr_named(module: cst.Module, target: str) -> cst.BaseExpression:
+    """The right-hand side of the last ``target = ...`` in the module."""
+    found: list[cst.BaseExpression] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            t = node.targets[0].target
+            if isinstance(t, cst.Name) and t.value == target:
+                found.append(node.value)
+
+    module.visit(Finder())
+    return found[-1]
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "kind", "device"),
+    [
+        ("import torch\nv = torch.zeros(3, device='cuda')", "v", Kind.TENSOR, Device.CUDA),
+        ("import torch\nv = torch.zeros(3)", "v", Kind.TENSOR, Device.CPU),
+        ("import torch\nd = torch.device('cuda')\nv = torch.ones(2, device=d)", "v", Kind.TENSOR, Device.CUDA),
+        ("import torch\nx = torch.ones(2)\nv = x.cuda().sum()", "v", Kind.TENSOR, Device.CUDA),
+        ("import torch\nx = torch.ones(2).cuda()\nv = x.shape[0]", "v", Kind.PYTHON, Device.UNKNOWN),
+        ("import torch\nx = torch.ones(2).cuda()\nv = x.dim() == 2", "v", Kind.PYTHON, Device.UNKNOWN),
+        ("import torch\nx = torch.ones(2).cuda()\nv = x is None", "v", Kind.PYTHON, Device.UNKNOWN),
+        ("import torch\nm = torch.nn.Linear(2, 2).cuda()\nv = m(torch.ones(2))", "v", Kind.TENSOR, Device.UNKNOWN),
+        ("import torch.nn.functional as F\nimport torch\nv = F.relu(torch.ones(2))", "v", Kind.TENSOR, Device.CPU),
+        ("import torch\nx = torch.ones(2)\nv = x.item()", "v", Kind.PYTHON, Device.UNKNOWN),
+        ("import torch\nv = torch.optim.Adam([], lr=1e-3)", "v", Kind.OBJECT, Device.UNKNOWN),
+        ("v = some_function()", "v", Kind.UNKNOWN, Device.UNKNOWN),
+        ("import torch\nx = torch.ones(2)\nv = x + 1\nv = v * 2", "v", Kind.TENSOR, Device.CPU),
+        ("import torch\na, b = torch.ones(4).chunk(2)\nv = a", "v", Kind.TENSOR, Device.CPU),
+    ],
+)
+def test_value_inference(source: str, name: str, kind: Kind, device: Device) -> None:
+    module, facts = facts_for(source)
+    value = facts.value_of(expr_named(module, name))
+    assert value.kind is kind
+    if kind is Kind.TENSOR:
+        assert value.device is device
+
+
+def test_module_attributes_and_parameters() -> None:
+    module, facts = facts_for(
+        """
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self, flag: bool):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+                self.flag = flag
+                self.register_buffer("buf", torch.zeros(2))
+            def forward(self, x: torch.Tensor, y):
+                a = self.fc(x)
+                b = self.flag
+                c = self.buf
+                d = y
+                e = self.training
+        """
+    )
+    assert facts.value_of(expr_named(module, "a")).is_tensor
+    assert facts.value_of(expr_named(module, "b")).kind is Kind.PYTHON
+    assert facts.value_of(expr_named(module, "c")).is_tensor
+    assert facts.value_of(expr_named(module, "d")).kind is Kind.UNKNOWN
+    assert facts.value_of(expr_named(module, "e")).kind is Kind.PYTHON
+
+
+def test_shadowed_import_is_not_resolved() -> None:
+    module, facts = facts_for(
+        """
+        import torch
+        def f(torch):
+            v = torch.cuda.graph
+        """
+    )
+    assert facts.qualname(expr_named(module, "v")) is None
+
+
+def region_lines(source: str) -> dict[int, RegionKind]:
+    module, facts = facts_for(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    return {
+        positions[node].start.line: region.kind
+        for node, region in facts.regions.items()
+        if isinstance(node, cst.SimpleStatementLine)
+    }
+
+
+def test_guarded_branches_are_not_regions() -> None:
+    lines = region_lines(
+        """
+        import torch
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            a = 1
+            if not torch.cuda.is_current_stream_capturing():
+                b = 2
+            if torch.cuda.is_current_stream_capturing():
+                c = 3
+            else:
+                d = 4
+        e = 5
+        """
+    )
+    assert lines == {5: RegionKind.MANUAL, 9: RegionKind.MANUAL}
+
+
+def test_region_kinds() -> None:
+    lines = region_lines(
+        """
+        import torch
+        @torch.compile(mode="reduce-overhead")
+        def f(x):
+            a = 1
+        def h(x):
+            b = 2
+        graphed = torch.cuda.make_graphed_callables(h, (1,))
+        @torch.compile(mode="default")
+        def k(x):
+            c = 3
+        """
+    )
+    assert lines == {5: RegionKind.COMPILE, 7: RegionKind.GRAPHED}
+
+
+def test_lookalikes_are_not_regions() -> None:
+    assert not lint(
+        """
+        import torch
+        import networkx as nx
+        class Model:
+            def graph(self, g):
+                return self
+        m = Model()
+        x = torch.ones(3, device="cuda")
+        with m.graph(1):
+            a = x.sum().item()
+        with torch.autograd.graph.saved_tensors_hooks(id, id):
+            b = x.sum().item()
+        with nx.graph(x):
+            c = x.sum().item()
+        """
+    )
+
+
+def test_unresolvable_graphed_target_is_not_a_region() -> None:
+    assert not lint(
+        """
+        import torch
+        from elsewhere import make_model
+        m = make_model()
+        graphed = torch.cuda.make_graphed_callables(m, (torch.ones(2),))
+        def helper(x):
+            return x.sum().item()
+        """
+    )

@@ -1,0 +1,94 @@
+"""Which files a folder expands to: .gitignore, virtualenvs, excludes, links."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from graphlint.files import MissingPathError, collect
+from graphlint.gitignore import IgnoreFile, compile_pattern
+
+
+def names(paths: list[Path], root: Path) -> set[str]:
+    return {p.resolve().relative_to(root.resolve()).as_posix() for p in paths}
+
+
+def touch(root: Path, *relative: str) -> None:
+    for rel in relative:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def test_walk_skips_vcs_venvs_caches_and_gitignored(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    touch(
+        tmp_path,
+        "a.py", "pkg/b.py", "pkg/notes.txt", ".git/hooks/h.py", ".venv/lib/x.py",
+        "env/pyvenv.cfg", "env/lib/y.py", "__pycache__/c.py", "build/gen.py",
+        "pkg/generated/g.py", "pkg/keep.py", "logs/debug.py",
+    )
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n/logs\n")
+    (tmp_path / "pkg" / ".gitignore").write_text("generated/\n")
+    assert names(collect([tmp_path]), tmp_path) == {"a.py", "pkg/b.py", "pkg/keep.py"}
+
+
+def test_gitignore_above_the_walked_folder_applies(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("src/skip_*.py\n!src/skip_keep.py\n")
+    touch(tmp_path, "src/skip_me.py", "src/skip_keep.py", "src/main.py")
+    found = names(collect([tmp_path / "src"]), tmp_path)
+    assert found == {"src/skip_keep.py", "src/main.py"}
+
+
+def test_explicit_files_are_checked_whatever_their_name(tmp_path: Path) -> None:
+    touch(tmp_path, "script", "ignored.py")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    assert names(collect([tmp_path / "script", tmp_path / "ignored.py"]), tmp_path) == {
+        "script", "ignored.py",
+    }
+
+
+def test_excludes_apply_to_walked_and_explicit_files(tmp_path: Path) -> None:
+    touch(tmp_path, "keep.py", "gen/out.py", "tests/data/x.py")
+    excludes = IgnoreFile(tmp_path.resolve(), ["gen/", "tests/**/x.py"])
+    assert names(collect([tmp_path], excludes), tmp_path) == {"keep.py"}
+    assert collect([tmp_path / "gen" / "out.py"], excludes) == []
+
+
+def test_symlink_loops_are_not_followed_and_files_deduplicated(tmp_path: Path) -> None:
+    touch(tmp_path, "a.py")
+    os.symlink(tmp_path, tmp_path / "loop")
+    os.symlink(tmp_path / "a.py", tmp_path / "alias.py")
+    assert names(collect([tmp_path]), tmp_path) == {"a.py"}
+
+
+def test_missing_paths_are_reported_together(tmp_path: Path) -> None:
+    with pytest.raises(MissingPathError, match=r"x\.py, .*y$"):
+        collect([tmp_path / "x.py", tmp_path / "y"])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "is_dir", "ignored"),
+    [
+        ("*.py", "a/b.py", False, True),
+        ("/top.py", "top.py", False, True),
+        ("/top.py", "sub/top.py", False, None),
+        ("build/", "build", True, True),
+        ("build/", "build", False, None),
+        ("a/**/z.py", "a/b/c/z.py", False, True),
+        ("a/**/z.py", "a/z.py", False, True),
+        ("**/cache", "x/y/cache", True, True),
+        ("file[0-9].py", "file7.py", False, True),
+        ("# comment", "comment", False, None),
+    ],
+)
+def test_gitignore_patterns(pattern: str, path: str, is_dir: bool, ignored: bool | None) -> None:
+    base = Path("/repo")
+    decision = IgnoreFile(base, [pattern]).decide(base / path, is_dir)
+    assert decision is ignored
+    if pattern.startswith("#"):
+        assert compile_pattern(pattern) is None

@@ -1,0 +1,60 @@
+"""Rule docs have the fixed headings, and their examples behave as documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from graphlint.engine import Settings, lint_source
+from graphlint.rule import Rule, all_checks
+from tests.conftest import RULE_DOCS
+
+DOCS = sorted(RULE_DOCS.glob("GL*.md"))
+HEADINGS = [
+    "## What it does",
+    "## Why is this bad under CUDA graphs?",
+    "## Example",
+    "## Use instead",
+    "## Known limitations",
+    "## Runtime check",
+    "## References",
+]
+RULE_ONLY = {"## Use instead", "## Runtime check"}
+
+
+def _block(text: str, heading: str) -> str:
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, f"{heading} needs a fenced python block"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.stem)
+def test_doc_shape(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    code, name = path.stem.split("-", 1)
+    check = all_checks()[code]
+    assert text.startswith(f"# {code} {name}\n"), "title is `# CODE name`"
+    assert check.name == name
+    assert "Status:" in text.splitlines()[2]
+    is_rule = issubclass(check, Rule)
+    headings = [h for h in HEADINGS if is_rule or h not in RULE_ONLY]
+    positions = [text.find(h) for h in headings]
+    assert all(p >= 0 for p in positions), [h for h, p in zip(headings, positions) if p < 0]
+    assert positions == sorted(positions), "headings in the documented order"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in DOCS if issubclass(all_checks()[p.stem.split("-")[0]], Rule)],
+    ids=lambda p: p.stem,
+)
+def test_doc_examples(path: Path) -> None:
+    """The Example triggers the rule; Use instead triggers nothing at all."""
+    text = path.read_text(encoding="utf-8")
+    code = path.stem.split("-")[0]
+    example = lint_source(_block(text, "## Example"), settings=Settings())
+    assert code in {d.code for d in example}
+    assert not lint_source(_block(text, "## Use instead"), settings=Settings())
