@@ -29,15 +29,17 @@ def expectations(source: str) -> set[tuple[int, str]]:
     return found
 
 
-def lint(source: str, *codes: str, **settings: object) -> list[Diagnostic]:
+def lint(source: str, *codes: str) -> list[Diagnostic]:
     """Lint a dedented snippet with only ``codes`` enabled (all when none given)."""
     enabled = frozenset(codes) if codes else Settings().enabled
-    return lint_source(textwrap.dedent(source), settings=Settings(enabled=enabled, **settings))  # type: ignore[arg-type]
+    return lint_source(textwrap.dedent(source), settings=Settings(enabled=enabled))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: PLC0415 - optional and slow to import
 
         has_cuda = bool(torch.cuda.is_available())
     except Exception:

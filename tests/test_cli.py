@@ -86,7 +86,11 @@ def test_lsp_format_is_the_editor_contract(project: Path) -> None:
     assert first["code"] == "GL101"
     assert first["source"] == "graphlint"
     assert first["codeDescription"]["href"].endswith("GL101-device-to-host-copy.md")
-    assert first["data"]["region"] == {"kind": "torch.cuda.graph", "line": 5, "label": "torch.cuda.graph"}
+    assert first["data"]["region"] == {
+        "kind": "torch.cuda.graph",
+        "line": 5,
+        "label": "torch.cuda.graph",
+    }
     assert first["data"]["fix"]
     assert first["data"]["outcome"] == "capture-error"
 
@@ -115,7 +119,9 @@ def test_compile_regions_are_warnings(tmp_path: Path) -> None:
         (("--ignore", "GL1", "--extend-select", "GL101"), {"GL101", "GL201"}),
     ],
 )
-def test_select_and_ignore(project: Path, flags: tuple[str, ...], codes: set[str]) -> None:
+def test_select_and_ignore(
+    project: Path, flags: tuple[str, ...], codes: set[str]
+) -> None:
     _, out, _ = run("check", "--format", "lsp", *flags, "bad.py", cwd=project)
     found = {d["code"] for entry in json.loads(out) for d in entry["diagnostics"]}
     assert found == codes
@@ -128,11 +134,15 @@ def test_unknown_code_is_a_usage_error(project: Path) -> None:
 
 
 def test_suppression_comments(tmp_path: Path) -> None:
-    source = BAD.replace("y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL101]")
+    source = BAD.replace(
+        "y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL101]"
+    )
     source = source.replace("if x.mean() > 0:", "if x.mean() > 0:  # graphlint: ignore")
     (tmp_path / "s.py").write_text(source)
     assert run("check", "s.py", cwd=tmp_path)[0] == 0
-    other = BAD.replace("y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL201]")
+    other = BAD.replace(
+        "y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL201]"
+    )
     (tmp_path / "o.py").write_text(other)
     assert "o.py:6:9: GL101" in run("check", "o.py", cwd=tmp_path)[1]
 
@@ -176,7 +186,7 @@ def test_capture_markers_config(tmp_path: Path) -> None:
     [
         ('[tool.graphlint]\nselct = ["GL1"]\n', "unknown key 'selct'"),
         ('[tool.graphlint]\nselect = "GL1"\n', "must be a list of strings"),
-        ('[tool.graphlint]\nmax-file-size = -1\n', "must be a positive number"),
+        ("[tool.graphlint]\nmax-file-size = -1\n", "must be a positive number"),
         ('[tool.graphlint]\nignore = ["XYZ"]\n', "unknown code or prefix 'XYZ'"),
         ("[tool.graphlint\n", "not valid TOML"),
     ],

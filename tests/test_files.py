@@ -26,9 +26,18 @@ def test_walk_skips_vcs_venvs_caches_and_gitignored(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     touch(
         tmp_path,
-        "a.py", "pkg/b.py", "pkg/notes.txt", ".git/hooks/h.py", ".venv/lib/x.py",
-        "env/pyvenv.cfg", "env/lib/y.py", "__pycache__/c.py", "build/gen.py",
-        "pkg/generated/g.py", "pkg/keep.py", "logs/debug.py",
+        "a.py",
+        "pkg/b.py",
+        "pkg/notes.txt",
+        ".git/hooks/h.py",
+        ".venv/lib/x.py",
+        "env/pyvenv.cfg",
+        "env/lib/y.py",
+        "__pycache__/c.py",
+        "build/gen.py",
+        "pkg/generated/g.py",
+        "pkg/keep.py",
+        "logs/debug.py",
     )
     (tmp_path / ".gitignore").write_text("build/\n*.log\n/logs\n")
     (tmp_path / "pkg" / ".gitignore").write_text("generated/\n")
@@ -48,7 +57,8 @@ def test_explicit_files_are_checked_whatever_their_name(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("ignored.py\n")
     assert names(collect([tmp_path / "script", tmp_path / "ignored.py"]), tmp_path) == {
-        "script", "ignored.py",
+        "script",
+        "ignored.py",
     }
 
 
@@ -86,7 +96,9 @@ def test_missing_paths_are_reported_together(tmp_path: Path) -> None:
         ("# comment", "comment", False, None),
     ],
 )
-def test_gitignore_patterns(pattern: str, path: str, is_dir: bool, ignored: bool | None) -> None:
+def test_gitignore_patterns(
+    pattern: str, path: str, is_dir: bool, ignored: bool | None
+) -> None:
     base = Path("/repo")
     decision = IgnoreFile(base, [pattern]).decide(base / path, is_dir)
     assert decision is ignored

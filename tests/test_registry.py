@@ -25,7 +25,9 @@ def test_each_rule_has_bad_and_good_fixtures() -> None:
             assert (folder / "good.py").is_file(), folder
         else:
             assert not folder.exists()
-    assert {p.name for p in FIXTURES.glob("GL*")} <= {c.key() for c in all_checks().values()}
+    assert {p.name for p in FIXTURES.glob("GL*")} <= {
+        c.key() for c in all_checks().values()
+    }
 
 
 @pytest.mark.parametrize("check", list(all_checks().values()), ids=lambda c: c.code)
@@ -38,7 +40,7 @@ def test_code_matches_family_package(check: type[Check]) -> None:
 def test_duplicate_code_is_rejected_at_definition() -> None:
     with pytest.raises(TypeError, match="already used"):
 
-        class Duplicate(Check):  # noqa: F841
+        class Duplicate(Check):
             """A second GL101."""
 
             code = "GL101"
@@ -49,7 +51,7 @@ def test_duplicate_code_is_rejected_at_definition() -> None:
 def test_bad_code_is_rejected_at_definition() -> None:
     with pytest.raises(TypeError, match="GL123"):
 
-        class BadCode(Check):  # noqa: F841
+        class BadCode(Check):
             """Wrong code."""
 
             code = "X1"

@@ -42,7 +42,9 @@ def test_doc_shape(path: Path) -> None:
     is_rule = issubclass(check, Rule)
     headings = [h for h in HEADINGS if is_rule or h not in RULE_ONLY]
     positions = [text.find(h) for h in headings]
-    assert all(p >= 0 for p in positions), [h for h, p in zip(headings, positions) if p < 0]
+    assert all(p >= 0 for p in positions), [
+        h for h, p in zip(headings, positions, strict=True) if p < 0
+    ]
     assert positions == sorted(positions), "headings in the documented order"
 
 

@@ -17,7 +17,9 @@ def render_index() -> str:
     rows = ["| code | name | summary |", "|---|---|---|"]
     for code, check in all_checks().items():
         off = " (off by default)" if not check.default_enabled else ""
-        rows.append(f"| [{code}]({check.key()}.md) | {check.name} | {check.summary()}{off} |")
+        rows.append(
+            f"| [{code}]({check.key()}.md) | {check.name} | {check.summary()}{off} |"
+        )
     return "\n".join(rows)
 
 

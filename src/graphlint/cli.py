@@ -8,13 +8,14 @@ from __future__ import annotations
 import enum
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
 from graphlint import __version__
-from graphlint.config import ConfigError, Config, find, load, split_codes
+from graphlint.config import Config, ConfigError, find, load, split_codes
 from graphlint.docs import doc_path
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile
@@ -104,7 +105,11 @@ def check(
     ] = None,
     extend_select: Annotated[
         list[str] | None,
-        typer.Option("--extend-select", metavar="CODES", help="Codes or prefixes to enable as well."),
+        typer.Option(
+            "--extend-select",
+            metavar="CODES",
+            help="Codes or prefixes to enable as well.",
+        ),
     ] = None,
     ignore: Annotated[
         list[str] | None,
@@ -112,7 +117,11 @@ def check(
     ] = None,
     output_format: Annotated[
         OutputFormat,
-        typer.Option("--format", metavar="text|lsp", help="text for people, lsp for editors and tools."),
+        typer.Option(
+            "--format",
+            metavar="text|lsp",
+            help="text for people, lsp for editors and tools.",
+        ),
     ] = OutputFormat.TEXT,
     config_file: Annotated[
         Path | None,
@@ -129,11 +138,15 @@ def check(
     ] = False,
     color: Annotated[
         ColorMode,
-        typer.Option("--color", metavar="auto|always|never", help="Colour text output."),
+        typer.Option(
+            "--color", metavar="auto|always|never", help="Colour text output."
+        ),
     ] = ColorMode.AUTO,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."),
+        typer.Option(
+            "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."
+        ),
     ] = None,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
@@ -169,8 +182,6 @@ def _with_flags(
     extend_select: list[str] | None,
     ignore: list[str] | None,
 ) -> Config:
-    from dataclasses import replace
-
     return replace(
         config,
         select=split_codes(select) if select else config.select,

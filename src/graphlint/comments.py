@@ -23,7 +23,7 @@ class Comments:
 
 
 def scan(source: str) -> Comments:
-    """Find graphlint comments. ``source`` has already compiled, so tokenize succeeds."""
+    """Find graphlint comments (``source`` has compiled, so tokenize succeeds)."""
     found = Comments()
     begin: int | None = None
     try:
@@ -41,7 +41,9 @@ def scan(source: str) -> Comments:
             if codes is None:
                 found.suppressed[line] = None
             else:
-                names = frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+                names = frozenset(
+                    c.strip().upper() for c in codes.split(",") if c.strip()
+                )
                 previous = found.suppressed.get(line, frozenset())
                 found.suppressed[line] = None if previous is None else previous | names
         if _BEGIN.search(text) and begin is None:

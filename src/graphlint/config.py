@@ -17,7 +17,7 @@ from graphlint.rule import all_checks
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 KEYS = {
     "select": "codes or prefixes to enable, replacing the defaults",
@@ -86,7 +86,9 @@ def load(path: Path | None, cwd: Path) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
-    table = data.get("tool", {}).get("graphlint") if path.name == "pyproject.toml" else data
+    table = (
+        data.get("tool", {}).get("graphlint") if path.name == "pyproject.toml" else data
+    )
     if table is None:
         table = {}
     if not isinstance(table, dict):
@@ -136,7 +138,10 @@ def _positive(table: dict[str, Any], key: str, where: str, default: float) -> An
 def split_codes(values: Iterable[str]) -> tuple[str, ...]:
     """``["GL1,GL201", "GL3"]`` (from repeated/comma-separated flags) -> codes."""
     return tuple(
-        part.strip().upper() for value in values for part in value.split(",") if part.strip()
+        part.strip().upper()
+        for value in values
+        for part in value.split(",")
+        if part.strip()
     )
 
 

@@ -35,9 +35,11 @@ class Outcome(str, enum.Enum):
 
 
 class RegionKind(str, enum.Enum):
-    """How code comes to run under capture; the consequence of a hazard depends on it."""
+    """How code comes to run under capture; a hazard's consequence depends on it."""
 
-    MANUAL = "torch.cuda.graph"  # with torch.cuda.graph(...) / capture_begin ... capture_end
+    MANUAL = (
+        "torch.cuda.graph"  # with torch.cuda.graph(...) / capture_begin ... capture_end
+    )
     GRAPHED = "make_graphed_callables"
     COMPILE = "torch.compile"  # a CUDA-graph mode of torch.compile
     MARKED = "marked"  # a region the user marked

@@ -1,4 +1,4 @@
-"""Lint one file: read, decode, pre-screen with CPython, parse once with LibCST, run rules.
+"""Lint one file: read, decode, pre-screen with CPython, parse once, run rules.
 
 Every file gets a defined outcome. Reading and parsing problems become GL0xx
 diagnostics; a bug in graphlint propagates from here (tests see it) and is turned into
@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -115,7 +115,9 @@ def _check_file(path: Path, display: str, settings: Settings) -> list[Diagnostic
     except OSError as error:
         return [tool_diagnostic(UnreadableFile, display, detail=_os_reason(error))]
     if not stat.S_ISREG(info.st_mode):
-        return [tool_diagnostic(UnreadableFile, display, detail=_file_type(info.st_mode))]
+        return [
+            tool_diagnostic(UnreadableFile, display, detail=_file_type(info.st_mode))
+        ]
     if info.st_size > settings.max_file_size:
         return [
             tool_diagnostic(
@@ -128,7 +130,9 @@ def _check_file(path: Path, display: str, settings: Settings) -> list[Diagnostic
     except OSError as error:
         return [tool_diagnostic(UnreadableFile, display, detail=_os_reason(error))]
     if not data.strip():
-        return [] if path.name == "__init__.py" else [tool_diagnostic(EmptyFile, display)]
+        return (
+            [] if path.name == "__init__.py" else [tool_diagnostic(EmptyFile, display)]
+        )
     decoded = decode(data)
     if isinstance(decoded, Diagnostic):
         return [_at(decoded, display)]
@@ -156,7 +160,9 @@ def decode(data: bytes) -> str | Diagnostic:
     try:
         text = data.decode(encoding)
     except LookupError:
-        return tool_diagnostic(UndecodableFile, "", detail=f"unknown encoding {encoding!r}")
+        return tool_diagnostic(
+            UndecodableFile, "", detail=f"unknown encoding {encoding!r}"
+        )
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1)
@@ -202,8 +208,6 @@ def _has_marker(source: str, markers: frozenset[str]) -> bool:
 
 
 def _at(diagnostic: Diagnostic, path: str) -> Diagnostic:
-    from dataclasses import replace
-
     return replace(diagnostic, path=path)
 
 

@@ -16,10 +16,27 @@ from graphlint.gitignore import IgnoreFile
 
 SKIPPED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".pytype",
-        "node_modules", "site-packages", "__pypackages__", ".direnv", ".ipynb_checkpoints",
-        "buck-out", "_build",
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".eggs",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".pytype",
+        "node_modules",
+        "site-packages",
+        "__pypackages__",
+        ".direnv",
+        ".ipynb_checkpoints",
+        "buck-out",
+        "_build",
     }
 )
 

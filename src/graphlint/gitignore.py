@@ -67,9 +67,7 @@ def compile_pattern(line: str) -> Pattern | None:
     if not line.endswith("\\ "):
         line = line.rstrip(" ")
     negated = line.startswith("!")
-    if negated:
-        line = line[1:]
-    elif line.startswith("\\!") or line.startswith("\\#"):
+    if negated or line.startswith("\\!") or line.startswith("\\#"):
         line = line[1:]
     directory_only = line.endswith("/")
     line = line.rstrip("/")

@@ -48,7 +48,9 @@ class _CaptureRegion:
 def capture_region(fn: F) -> F: ...
 @overload
 def capture_region(fn: None = None, *, name: str | None = None) -> Any: ...
-def capture_region(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+def capture_region(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None
+) -> Any:
     """Mark a function (decorator) or a block (context manager) as a capture region."""
     if fn is not None:
         return fn

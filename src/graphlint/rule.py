@@ -47,7 +47,10 @@ _CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
     (Outcome.CAPTURE_ERROR, False): "fails capture",
     (Outcome.CAPTURE_ERROR, True): "graph break under torch.compile: the CUDA graph is"
     " split",
-    (Outcome.SILENT_WRONG, False): "frozen at capture: replays reuse the captured value",
+    (
+        Outcome.SILENT_WRONG,
+        False,
+    ): "frozen at capture: replays reuse the captured value",
     (Outcome.SILENT_WRONG, True): "frozen at capture: replays reuse the captured value",
     (Outcome.PERF, False): "slows or splits the graph",
     (Outcome.PERF, True): "slows or splits the graph",
@@ -78,8 +81,10 @@ class Check:
         if not isinstance(code, str) or not CODE_RE.match(code):
             raise TypeError(f"{cls.__name__}: code must look like GL123, got {code!r}")
         if code in _REGISTRY and _REGISTRY[code].__qualname__ != cls.__qualname__:
-            raise TypeError(f"{cls.__name__}: code {code} already used by "
-                            f"{_REGISTRY[code].__name__}")
+            raise TypeError(
+                f"{cls.__name__}: code {code} already used by "
+                f"{_REGISTRY[code].__name__}"
+            )
         if not getattr(cls, "message", ""):
             raise TypeError(f"{cls.__name__}: a message is required")
         if not (cls.__doc__ or "").strip():
@@ -121,7 +126,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
 
     # -- facts ---------------------------------------------------------------------
     def region(self, node: cst.CSTNode) -> Region | None:
-        """The capture region ``node`` runs in, or None when it does not run under one."""
+        """The capture region ``node`` runs in, or None outside capture."""
         return self.context.facts.region_of(node)
 
     def value(self, expr: cst.BaseExpression) -> Value:
@@ -146,7 +151,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         confidence: Confidence = Confidence.HIGH,
         **fmt: object,
     ) -> None:
-        """Record one finding on ``node``: suppression, severity and wording live here."""
+        """Record a finding on ``node``: suppression, severity and wording live here."""
         pos = self.context.positions[node]
         line = pos.start.line
         suppressed = self.context.suppressed.get(line, frozenset())
@@ -185,7 +190,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
 
 def all_checks() -> dict[str, type[Check]]:
     """Every code graphlint knows, by code, discovered from ``graphlint.rules``."""
-    import graphlint.rules as package
+    import graphlint.rules as package  # noqa: PLC0415 - rules import this module
 
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)

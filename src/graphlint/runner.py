@@ -9,6 +9,7 @@ An exception in graphlint itself becomes GL009 for that file. The run always con
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import sys
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any
 
 from graphlint.diagnostics import FileResult
 from graphlint.engine import Settings, check_file, tool_diagnostic
@@ -41,7 +43,9 @@ def _guarded(path: Path, settings: Settings) -> FileResult:
         )
         diagnostic = tool_diagnostic(InternalError, str(path), detail=detail)
         enabled = InternalError.code in settings.enabled
-        return FileResult(str(path), (diagnostic,) if enabled else (), internal_error=True)
+        return FileResult(
+            str(path), (diagnostic,) if enabled else (), internal_error=True
+        )
 
 
 def _serve(conn: Connection, settings: Settings) -> None:
@@ -72,9 +76,10 @@ class _Worker:
     started: float = 0.0
 
 
-def _context() -> mp.context.BaseContext:
-    methods = mp.get_all_start_methods()
-    return mp.get_context("fork" if "fork" in methods and sys.platform != "darwin" else "spawn")
+def _context() -> Any:
+    """fork where it is safe (Linux): workers start fast and share imports."""
+    fork = "fork" in mp.get_all_start_methods() and sys.platform.startswith("linux")
+    return mp.get_context("fork" if fork else "spawn")
 
 
 class Pool:
@@ -142,16 +147,18 @@ class Pool:
                     continue
                 worker.job = None
                 self._replace(worker)
-                diagnostic = tool_diagnostic(ParserLimitExceeded, str(path), detail=detail)
+                diagnostic = tool_diagnostic(
+                    ParserLimitExceeded, str(path), detail=detail
+                )
                 enabled = ParserLimitExceeded.code in self.settings.enabled
-                on_result(index, FileResult(str(path), (diagnostic,) if enabled else ()))
+                on_result(
+                    index, FileResult(str(path), (diagnostic,) if enabled else ())
+                )
 
     def close(self) -> None:
         for worker in self.workers:
-            try:
+            with contextlib.suppress(OSError):
                 worker.conn.send(None)
-            except (BrokenPipeError, OSError):
-                pass
         for worker in self.workers:
             worker.process.join(timeout=5)
             if worker.process.is_alive():

@@ -10,7 +10,7 @@ its innermost region. Rules only ask ``region_of(node)``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -115,7 +115,9 @@ class RegionFinder(cst.CSTVisitor):
                 self.mark(node, Region(kind, self.line(decorator), label))
                 return
 
-    def decorator_region(self, expr: cst.BaseExpression) -> tuple[RegionKind, str] | None:
+    def decorator_region(
+        self, expr: cst.BaseExpression
+    ) -> tuple[RegionKind, str] | None:
         q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
         if q in self.markers:
             return RegionKind.MARKED, "marked region"
@@ -133,13 +135,18 @@ class RegionFinder(cst.CSTVisitor):
         region: Region | None = None
         if q in GRAPHED_CALLABLES:
             target = first_arg(node, "callables", "modules")
-            region = Region(RegionKind.GRAPHED, self.line(node), "make_graphed_callables")
+            region = Region(
+                RegionKind.GRAPHED, self.line(node), "make_graphed_callables"
+            )
         elif q == "torch.compile":
             label = compile_label(node)
             target = first_arg(node, "model")
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
-        elif isinstance(func, cst.Call) and self.values.qualify(func.func) == "torch.compile":
+        elif (
+            isinstance(func, cst.Call)
+            and self.values.qualify(func.func) == "torch.compile"
+        ):
             # torch.compile(mode=...)(fn)
             label = compile_label(func)
             target = first_arg(node, "model")
@@ -208,7 +215,9 @@ class RegionFinder(cst.CSTVisitor):
         if self.is_capturing_check(test) and node.orelse is not None:
             self.excluded.add(node.orelse)
         negated = [test]
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        if isinstance(test, cst.BooleanOperation) and isinstance(
+            test.operator, cst.And
+        ):
             negated = [test.left, test.right]
         for part in negated:
             if (
@@ -225,13 +234,15 @@ class RegionFinder(cst.CSTVisitor):
 
 
 class BeginEndScanner:
-    """``g.capture_begin()`` ... ``g.capture_end()`` in one function, in source order."""
+    """``g.capture_begin()`` ... ``g.capture_end()`` in one function, in order."""
 
     def __init__(self, finder: RegionFinder) -> None:
         self.finder = finder
         self.open: dict[str, int] = {}  # receiver source -> line of capture_begin
 
-    def scan(self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> None:
+    def scan(
+        self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]
+    ) -> None:
         for statement in body:
             self.statement(statement)
 
@@ -299,7 +310,9 @@ def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
     orelse = getattr(node, "orelse", None)
     if isinstance(orelse, cst.If):
         found.extend([*blocks(orelse)])
-    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
+    elif orelse is not None and isinstance(
+        getattr(orelse, "body", None), cst.BaseSuite
+    ):
         found.append(orelse.body)
     final = getattr(node, "finalbody", None)
     if final is not None:
@@ -325,7 +338,9 @@ class RegionAssigner(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         entry = self.entry(node)
         if entry is not _KEEP:
-            self._stack.append(entry if isinstance(entry, Region) or entry is None else None)
+            self._stack.append(
+                entry if isinstance(entry, Region) or entry is None else None
+            )
             self._pushed.add(node)
         current = self._stack[-1]
         if current is not None:
@@ -337,7 +352,7 @@ class RegionAssigner(cst.CSTVisitor):
             self._pushed.discard(original_node)
             self._stack.pop()
 
-    def entry(self, node: cst.CSTNode) -> Region | None | object:
+    def entry(self, node: cst.CSTNode) -> Region | object | None:
         if node in self.finder.roots:
             return self.finder.roots[node]
         if node in self.finder.excluded:
@@ -346,7 +361,9 @@ class RegionAssigner(cst.CSTVisitor):
             # a nested definition runs when called, not where it is written;
             # a pragma span may still cover it as a whole
             return self.pragma(node)
-        if self.pragmas and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if self.pragmas and isinstance(
+            node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
             found = self.pragma(node)
             if found is not None:
                 return found
@@ -387,7 +404,7 @@ def find_regions(
 
 
 def compile_label(call: cst.Call) -> str | None:
-    """``torch.compile(mode="reduce-overhead")``-style label if the call uses CUDA graphs."""
+    """A ``torch.compile(mode=...)`` label if the call uses CUDA graphs, else None."""
     for arg in call.args:
         if arg.keyword is None:
             continue
@@ -417,4 +434,4 @@ def first_arg(call: cst.Call, *keywords: str) -> cst.BaseExpression | None:
     return None
 
 
-__all__ = ["Region", "find_regions", "replace"]
+__all__ = ["Region", "find_regions"]

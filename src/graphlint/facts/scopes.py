@@ -44,7 +44,7 @@ class ClassInfo:
 
 @dataclass(eq=False)
 class Scope:
-    """A Python scope: the module, a class body, a function, a lambda, a comprehension."""
+    """A Python scope: module, class body, function, lambda or comprehension."""
 
     kind: ScopeKind
     node: cst.CSTNode
@@ -57,7 +57,7 @@ class Scope:
         self.bindings.setdefault(name, []).append(binding)
 
     def lookup(self, name: str) -> list[Binding] | None:
-        """Bindings ``name`` resolves to from this scope (Python's LEGB, minus builtins)."""
+        """Bindings ``name`` resolves to from here (Python's LEGB, minus builtins)."""
         scope: Scope | None = self
         first = True
         while scope is not None:
@@ -233,7 +233,8 @@ class ScopeBuilder(cst.CSTVisitor):
             self._bind_target(node.target, node.value, self.scope, "assign", ())
         elif isinstance(node.target, cst.Name):
             self.scope.bind(
-                node.target.value, Binding("annotated", self.scope, value=node.annotation.annotation)
+                node.target.value,
+                Binding("annotated", self.scope, value=node.annotation.annotation),
             )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -267,7 +268,11 @@ class ScopeBuilder(cst.CSTVisitor):
         self.names.add_import(node)
         for alias in node.names:
             target = alias.asname.name if alias.asname else alias.name
-            name = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            name = (
+                dotted(target)
+                if isinstance(target, (cst.Name, cst.Attribute))
+                else None
+            )
             if name:
                 self.scope.bind(name.split(".")[0], Binding("import", self.scope))
 

@@ -1,4 +1,4 @@
-"""What an expression evaluates to: a tensor (and on which device), a module, a Python value.
+"""What an expression evaluates to: a tensor (on which device), a module, a value.
 
 A light, flow-insensitive dataflow over each scope: a name's value is the join of
 everything bound to it. It knows torch factories and ops, tensor methods, module
@@ -13,17 +13,14 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import libcst as cst
 
+from graphlint.diagnostics import RegionKind
 from graphlint.facts import torchapi as api
 from graphlint.facts.names import Names, dotted
 from graphlint.facts.scopes import Binding, ClassInfo, Scope
-
-if TYPE_CHECKING:
-    from graphlint.diagnostics import RegionKind
 
 
 class Kind(enum.Enum):
@@ -51,7 +48,9 @@ class Value:
     boolean: bool = False  # a bool tensor (a comparison, isnan)
     pinned: bool = False  # a pinned host tensor
     cls: str | None = None  # qualified class of a MODULE/OBJECT, or a local class name
-    local: ClassInfo | None = None  # the local class of an instance (or the class itself)
+    local: ClassInfo | None = (
+        None  # the local class of an instance (or the class itself)
+    )
     is_class: bool = False  # the value is the class ``local``, not an instance
     function: cst.FunctionDef | cst.Lambda | None = None  # a function object
     origin: cst.Call | None = None  # the call that constructed it
@@ -116,7 +115,7 @@ def join_all(values: Iterable[Value]) -> Value:
 
 
 def element_of(value: Value, index: int | None = None) -> Value:
-    """What iterating or indexing ``value`` yields (the ``index``-th member if fixed)."""
+    """What iterating or indexing ``value`` yields (member ``index`` if known)."""
     if index is not None and value.items is not None and index < len(value.items):
         return value.items[index]
     if value.element is not None:
@@ -128,8 +127,16 @@ def element_of(value: Value, index: int | None = None) -> Value:
     return UNKNOWN
 
 
-def tensor(device: Device = Device.UNKNOWN, **kw: bool) -> Value:
-    return Value(Kind.TENSOR, device=device, **kw)
+def tensor(
+    device: Device = Device.UNKNOWN,
+    *,
+    zero_dim: bool = False,
+    boolean: bool = False,
+    pinned: bool = False,
+) -> Value:
+    return Value(
+        Kind.TENSOR, device=device, zero_dim=zero_dim, boolean=boolean, pinned=pinned
+    )
 
 
 def tuple_of(*members: Value) -> Value:
@@ -183,11 +190,14 @@ class Values:
         if isinstance(root, cst.Name):
             scope = self.scope_of.get(root)
             bindings = scope.lookup(root.value) if scope is not None else None
-            if bindings and not any(b.how == "import" for b in bindings):
-                # a local variable, parameter or definition: not an import alias
-                # unless every binding is a plain alias (graph_fn = torch.cuda.graph)
-                if not all(b.how == "assign" and not b.path for b in bindings):
-                    return None
+            # a local variable, parameter or definition is not an import alias,
+            # unless every binding is a plain alias (graph_fn = torch.cuda.graph)
+            if (
+                bindings
+                and not any(b.how == "import" for b in bindings)
+                and not all(b.how == "assign" and not b.path for b in bindings)
+            ):
+                return None
         return self.names.qualify(expr)
 
     def is_module_class(self, info: ClassInfo) -> bool:
@@ -209,7 +219,7 @@ class Values:
         return result
 
     def attribute_of_class(self, info: ClassInfo, attr: str) -> Value | None:
-        """Join of everything assigned to ``self.<attr>`` in the class (or its bases)."""
+        """Join of all values assigned to ``self.<attr>`` in the class or its bases."""
         seen: set[str] = set()
         todo = [info]
         while todo:
@@ -220,7 +230,10 @@ class Values:
             if attr in cls.attrs:
                 return join_all(self._in_scope(v, s) for v, s in cls.attrs[attr])
             for base in cls.node.bases:
-                if isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                if (
+                    isinstance(base.value, cst.Name)
+                    and base.value.value in self.classes
+                ):
                     todo.append(self.classes[base.value.value])
         return None
 
@@ -289,11 +302,8 @@ class Values:
             return Value(kind, cls=scope.cls.name, local=scope.cls)
         if param.annotation is not None:
             return self._annotation(param.annotation.annotation)
-        if scope.node in self.captured:
-            from graphlint.diagnostics import RegionKind
-
-            if self.captured[scope.node] is RegionKind.GRAPHED:
-                return TENSOR  # make_graphed_callables requires tensor arguments
+        if self.captured.get(scope.node) is RegionKind.GRAPHED:
+            return TENSOR  # make_graphed_callables requires tensor arguments
         return UNKNOWN
 
     def _annotation(self, node: cst.BaseExpression) -> Value:
@@ -306,8 +316,8 @@ class Values:
             tensors = [p for p in parts if p.is_tensor]
             return tensors[0] if tensors else UNKNOWN
         if isinstance(node, cst.Subscript):
-            q = self.qualify(node.value) or dotted(node.value) or ""
-            if q.split(".")[-1] == "Optional" and node.slice:
+            outer = self.qualify(node.value) or dotted(node.value) or ""
+            if outer.split(".")[-1] == "Optional" and node.slice:
                 inner = node.slice[0].slice
                 if isinstance(inner, cst.Index):
                     return self._annotation(inner.value)
@@ -323,7 +333,7 @@ class Values:
         return UNKNOWN
 
     # -- expressions ---------------------------------------------------------------
-    def _eval(self, e: cst.BaseExpression) -> Value:  # noqa: PLR0911, PLR0912
+    def _eval(self, e: cst.BaseExpression) -> Value:
         if isinstance(e, cst.Name):
             return self._name(e)
         if isinstance(e, cst.Call):
@@ -361,7 +371,9 @@ class Values:
             return tuple_of(*members)
         if isinstance(e, cst.Dict):
             values = [
-                self.of(el.value) for el in e.elements if isinstance(el, cst.DictElement)
+                self.of(el.value)
+                for el in e.elements
+                if isinstance(el, cst.DictElement)
             ]
             return Value(Kind.PYTHON, element=join_all(values) if values else None)
         if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -385,7 +397,9 @@ class Values:
                 if len(devices) == 1
                 else Device.UNKNOWN
             )
-            others_scalar = all(v.is_tensor or v.kind is Kind.PYTHON for v in (left, right))
+            others_scalar = all(
+                v.is_tensor or v.kind is Kind.PYTHON for v in (left, right)
+            )
             boolean = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)) and all(
                 t.boolean for t in tensors
             )
@@ -414,7 +428,9 @@ class Values:
             device = devices.pop() if len(devices) == 1 else Device.UNKNOWN
             scalar = all(v.is_tensor or v.kind is Kind.PYTHON for v in operands)
             return tensor(
-                device, boolean=True, zero_dim=scalar and all(t.zero_dim for t in tensors)
+                device,
+                boolean=True,
+                zero_dim=scalar and all(t.zero_dim for t in tensors),
             )
         if all(v.kind is Kind.PYTHON for v in operands):
             return PYTHON
@@ -501,7 +517,7 @@ class Values:
             return value.device
         return Device.UNKNOWN
 
-    def _qualified_call(self, q: str, e: cst.Call) -> Value:  # noqa: PLR0911
+    def _qualified_call(self, q: str, e: cst.Call) -> Value:
         positional, keywords = self._args(e)
         if q == "torch.device":
             return Value(
@@ -551,7 +567,7 @@ class Values:
                 return value.device
         return Device.UNKNOWN
 
-    def _method(self, recv: Value, name: str, e: cst.Call) -> Value:  # noqa: PLR0911
+    def _method(self, recv: Value, name: str, e: cst.Call) -> Value:
         positional, keywords = self._args(e)
         if recv.is_tensor:
             if name in api.TENSOR_PY_METHODS:
@@ -567,14 +583,18 @@ class Values:
                 device = self._to_device(recv, positional, keywords)
             elif name == "pin_memory":
                 return tensor(Device.CPU, pinned=True, zero_dim=recv.zero_dim)
-            zero_dim = (
-                recv.zero_dim and name in api.SHAPE_PRESERVING
-            ) or (name in api.REDUCTIONS and not positional and not _has_dim(keywords))
+            zero_dim = (recv.zero_dim and name in api.SHAPE_PRESERVING) or (
+                name in api.REDUCTIONS and not positional and not _has_dim(keywords)
+            )
             boolean = name in api.BOOLEAN_OPS or (
                 recv.boolean and name in api.SHAPE_PRESERVING and name != "float"
             )
-            return tensor(device, zero_dim=zero_dim, boolean=boolean,
-                          pinned=recv.pinned and name in ("to", "contiguous"))
+            return tensor(
+                device,
+                zero_dim=zero_dim,
+                boolean=boolean,
+                pinned=recv.pinned and name in ("to", "contiguous"),
+            )
         if recv.kind is Kind.MODULE:
             if name in api.MODULE_SELF_METHODS:
                 return recv
@@ -608,7 +628,7 @@ class Values:
             return recv.device  # a dtype conversion stays on the device
         return Device.UNKNOWN
 
-    def _builtin(self, name: str, e: cst.Call) -> Value:  # noqa: PLR0911
+    def _builtin(self, name: str, e: cst.Call) -> Value:
         args = [self.of(a.value) for a in e.args if a.keyword is None]
         if name in ("abs", "round") and args and args[0].is_tensor:
             return args[0]
@@ -633,7 +653,11 @@ class Values:
 
 
 def _is_true(arg: cst.Arg | None) -> bool:
-    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return (
+        arg is not None
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "True"
+    )
 
 
 def _has_dim(keywords: dict[str, cst.Arg]) -> bool:
@@ -662,5 +686,4 @@ __all__ = [
     "Values",
     "element_of",
     "join",
-    "replace",
 ]

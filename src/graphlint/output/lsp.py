@@ -33,7 +33,11 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
             "fix": d.fix_hint,
             "region": None
             if d.region is None
-            else {"kind": d.region.kind.value, "line": d.region.line, "label": d.region.label},
+            else {
+                "kind": d.region.kind.value,
+                "line": d.region.line,
+                "label": d.region.label,
+            },
         },
     }
     doc = doc_path(d.code)

@@ -44,7 +44,9 @@ def format_text(results: Sequence[FileResult], color: bool = False) -> str:
         files += 1
         for d in result.diagnostics:
             counts[d.severity] += 1
-        blocks.append("\n".join(format_diagnostic(d, color) for d in result.diagnostics))
+        blocks.append(
+            "\n".join(format_diagnostic(d, color) for d in result.diagnostics)
+        )
     total = sum(counts.values())
     checked = len(results)
     noun = "file" if checked == 1 else "files"

@@ -18,8 +18,8 @@ class TensorLoopBound(Rule):
     code = "GL202"
     message = "`{call}` reads a loop count from a device tensor"
     fix_title = (
-        "Use a fixed trip count (pad and mask with `torch.where`), or capture one graph "
-        "per count"
+        "Use a fixed trip count (pad and mask with `torch.where`), or capture "
+        "one graph per count"
     )
     outcome = Outcome.CAPTURE_ERROR
 

@@ -56,7 +56,9 @@ class TensorTruthValue(Rule):
             self._done.add(expr)
             self.truth(expr.left)
             self.truth(expr.right)
-        elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        elif isinstance(expr, cst.UnaryOperation) and isinstance(
+            expr.operator, cst.Not
+        ):
             self._done.add(expr)
             self.truth(expr.expression)
         elif on_device(self.value(expr)):

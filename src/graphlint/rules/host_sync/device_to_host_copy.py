@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts import Region
 from graphlint.facts.values import Device, Kind
 from graphlint.matchers import builtin, is_true, keyword, method, on_device, positional
-from graphlint.facts import Region
 from graphlint.rule import Rule, RuleContext
 
 _READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
@@ -59,7 +59,7 @@ class DeviceToHostCopy(Rule):
             self.report_receiver(node, receiver, region)
 
     def copies_to_cpu(self, node: cst.Call) -> bool:
-        """``.to("cpu")`` that blocks; ``non_blocking=True`` into pinned memory is fine."""
+        """A blocking ``.to("cpu")``; ``non_blocking=True`` (pinned) captures fine."""
         args = positional(node)
         target = keyword(node, "device") or (args[0] if args else None)
         if target is None or is_true(keyword(node, "non_blocking")):

@@ -43,9 +43,7 @@ class DynamicShapeOp(Rule):
             return
         q = self.qualname(node.func)
         args = positional(node)
-        if q in _FUNCTIONS:
-            self.report(node, region, call=self.code_of(node))
-        elif q == "torch.where" and len(node.args) == 1:
+        if q in _FUNCTIONS or (q == "torch.where" and len(node.args) == 1):
             self.report(node, region, call=self.code_of(node))
         elif q == "torch.repeat_interleave":
             if len(args) >= 2 and self.tensor_repeats(node, args[1]):
@@ -54,9 +52,11 @@ class DynamicShapeOp(Rule):
             receiver, attr = found
             if not on_device(self.value(receiver)):
                 return
-            if attr in _METHODS:
-                self.report(node, region, call=self.code_of(node))
-            elif attr == "repeat_interleave" and args and self.tensor_repeats(node, args[0]):
+            if attr in _METHODS or (
+                attr == "repeat_interleave"
+                and args
+                and self.tensor_repeats(node, args[0])
+            ):
                 self.report(node, region, call=self.code_of(node))
 
     def tensor_repeats(self, node: cst.Call, repeats: cst.BaseExpression) -> bool:

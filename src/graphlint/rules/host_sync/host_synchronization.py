@@ -17,7 +17,7 @@ _WAITING_CLASSES = api.STREAM_CLASSES | api.EVENT_CLASSES
 
 
 class HostSynchronization(Rule):
-    """The host waits for the device: `torch.cuda.synchronize()`, `stream.query()` ..."""
+    """The host waits for the device: `torch.cuda.synchronize()`, `.query()` ..."""
 
     code = "GL103"
     message = "`{call}` makes the host wait for the device"

@@ -1,4 +1,4 @@
-"""GL104: tensors compared into a Python value (torch.equal, builtin max) under capture."""
+"""GL104: tensors compared into a Python value (torch.equal, builtin max)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _BOOL_METHODS = frozenset({"equal", "allclose", "is_nonzero"})
 
 
 class TensorComparedOnHost(Rule):
-    """Tensors are compared into a Python value: `torch.equal`, `allclose`, `max(a, b)`."""
+    """Tensors compared into a Python value: `torch.equal`, `allclose`, `max(a, b)`."""
 
     code = "GL104"
     message = "`{call}` compares tensors into a Python value"
@@ -39,6 +39,9 @@ class TensorComparedOnHost(Rule):
                 self.report(node, region, call=self.code_of(node))
             return
         found = method(node)
-        if found is not None and found[1] in _BOOL_METHODS:
-            if on_device(self.value(found[0])):
-                self.report(node, region, call=self.code_of(node))
+        if (
+            found is not None
+            and found[1] in _BOOL_METHODS
+            and on_device(self.value(found[0]))
+        ):
+            self.report(node, region, call=self.code_of(node))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
@@ -35,9 +37,10 @@ class TensorFormattedOnHost(Rule):
         if found is None:
             return
         receiver, attr = found
-        if attr == "format" and isinstance(receiver, (cst.SimpleString, cst.ConcatenatedString)):
-            self.check_args(node, node.args, region)
-        elif attr in _LOG_METHODS and self.is_logger(receiver):
+        if (
+            attr == "format"
+            and isinstance(receiver, (cst.SimpleString, cst.ConcatenatedString))
+        ) or (attr in _LOG_METHODS and self.is_logger(receiver)):
             self.check_args(node, node.args, region)
 
     def is_logger(self, receiver: cst.BaseExpression) -> bool:
@@ -45,7 +48,9 @@ class TensorFormattedOnHost(Rule):
             return True
         return self.value(receiver).cls == "logging.Logger"
 
-    def check_args(self, node: cst.Call, args: tuple[cst.Arg, ...] | list[cst.Arg], region: Region) -> None:
+    def check_args(
+        self, node: cst.Call, args: Sequence[cst.Arg], region: Region
+    ) -> None:
         if any(on_device(self.value(a.value)) for a in args):
             self.report(node, region, call=self.code_of(node))
 
@@ -76,5 +81,3 @@ class TensorFormattedOnHost(Rule):
         )
         if any(on_device(self.value(op)) for op in operands):
             self.report(node, region, call=self.code_of(node))
-
-

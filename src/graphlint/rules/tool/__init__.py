@@ -1,1 +1,1 @@
-"""GL0xx: files graphlint could not analyse. Reported by the engine, not by a visitor."""
+"""GL0xx: files graphlint could not analyse, reported by the engine."""

@@ -1,0 +1,86 @@
+"""The pre-commit hook works for another repository, with the real pre-commit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+BAD = (
+    "import torch\n\nx = torch.randn(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+    "with torch.cuda.graph(g):\n    y = x.sum().item()\n"
+)
+
+
+def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
+
+
+def snapshot_of_this_repo(dest: Path) -> str:
+    """Commit the working tree (tracked and new files) to a scratch repo: the hook
+    under test is the code being tested, not the last commit."""
+    listed = git(ROOT, "ls-files", "-co", "--exclude-standard").stdout.splitlines()
+    for rel in listed:
+        source = ROOT / rel
+        if source.is_file():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot")
+    return git(dest, "rev-parse", "HEAD").stdout.strip()
+
+
+@pytest.mark.slow
+def test_pre_commit_hook(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    pre_commit = [sys.executable, "-m", "pre_commit"]
+    hooks_repo = tmp_path / "graphlint"
+    rev = snapshot_of_this_repo(hooks_repo)
+    user = tmp_path / "user"
+    user.mkdir()
+    git(user, "init", "-q")
+    (user / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks_repo}\n    rev: {rev}\n    hooks:\n      - id: graphlint\n"
+    )
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        git(user, "add", "-A")
+        return subprocess.run(
+            [*pre_commit, "run"],
+            cwd=user,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    # a commit with no Python files: the hook is skipped, not failed
+    (user / "README.md").write_text("hello\n")
+    result = commit("docs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no files to check" in result.stdout
+
+    # a capture hazard fails the hook and names the line
+    (user / "train.py").write_text(BAD)
+    result = commit("bad")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "train.py:6:9: GL101" in result.stdout
+
+    # fixed (suppressed) code passes
+    (user / "train.py").write_text(
+        BAD.replace(".item()", ".item()  # graphlint: ignore")
+    )
+    result = commit("fixed")
+    assert result.returncode == 0, result.stdout + result.stderr
