@@ -21,9 +21,6 @@ class Confidence(str, enum.Enum):
     HIGH = "high"  # the construct is what it looks like (a resolved torch API)
     MEDIUM = "medium"  # rests on a guess: an inferred tensor, a conditional region
 
-    def lowered(self) -> Confidence:
-        return Confidence.MEDIUM
-
 
 class Outcome(str, enum.Enum):
     """What a real capture does with the hazard (see ../shared/ground-truth)."""

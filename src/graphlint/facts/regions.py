@@ -184,7 +184,7 @@ class RegionFinder(cst.CSTVisitor):
             scope = self.values.scope_of.get(expr)
             bindings = scope.lookup(expr.value) if scope else None
             if bindings:
-                return [self.values._binding(b) for b in bindings]
+                return [self.values.binding(b) for b in bindings]
         return [self.values.of(expr)]
 
     def method(self, class_name: str, name: str) -> cst.FunctionDef | None:
@@ -304,9 +304,8 @@ def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
     body = getattr(node, "body", None)
     if isinstance(body, cst.BaseSuite):
         found.append(body)
-    for attr in ("handlers",):
-        for handler in getattr(node, attr, ()):
-            found.extend(blocks(handler))
+    for handler in getattr(node, "handlers", ()):
+        found.extend(blocks(handler))
     orelse = getattr(node, "orelse", None)
     if isinstance(orelse, cst.If):
         found.extend([*blocks(orelse)])
@@ -337,10 +336,8 @@ class RegionAssigner(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         entry = self.entry(node)
-        if entry is not _KEEP:
-            self._stack.append(
-                entry if isinstance(entry, Region) or entry is None else None
-            )
+        if entry is None or isinstance(entry, Region):
+            self._stack.append(entry)
             self._pushed.add(node)
         current = self._stack[-1]
         if current is not None:

@@ -228,7 +228,7 @@ class Values:
                 continue
             seen.add(cls.name)
             if attr in cls.attrs:
-                return join_all(self._in_scope(v, s) for v, s in cls.attrs[attr])
+                return join_all(self.of(value) for value, _ in cls.attrs[attr])
             for base in cls.node.bases:
                 if (
                     isinstance(base.value, cst.Name)
@@ -236,9 +236,6 @@ class Values:
                 ):
                     todo.append(self.classes[base.value.value])
         return None
-
-    def _in_scope(self, expr: cst.BaseExpression, scope: Scope) -> Value:
-        return self.of(expr)
 
     # -- names ---------------------------------------------------------------------
     def _name(self, node: cst.Name) -> Value:
@@ -248,9 +245,10 @@ class Values:
         bindings = scope.lookup(node.value) if scope is not None else None
         if bindings is None:
             return UNKNOWN
-        return join_all(self._binding(b) for b in bindings)
+        return join_all(self.binding(b) for b in bindings)
 
-    def _binding(self, binding: Binding) -> Value:
+    def binding(self, binding: Binding) -> Value:
+        """The value one binding gives its name."""
         key = id(binding)
         cached = self._binding_memo.get(key)
         if cached is not None:
@@ -610,8 +608,6 @@ class Values:
             attr = self.attribute_of_class(recv.local, name)
             if attr is not None:
                 return self._call_value(attr, e)
-        if recv.kind is Kind.PYTHON and recv.is_class:
-            return UNKNOWN
         return UNKNOWN
 
     def _to_device(
