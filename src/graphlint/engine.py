@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import tokenize
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
@@ -137,9 +137,9 @@ def _check_file(path: Path, display: str, settings: Settings) -> list[Diagnostic
         return (
             [] if path.name == "__init__.py" else [tool_diagnostic(EmptyFile, display)]
         )
-    decoded = decode(data)
+    decoded = decode(data, display)
     if isinstance(decoded, Diagnostic):
-        return [_at(decoded, display)]
+        return [decoded]
     problem = prescreen(decoded, display)
     if problem is not None:
         return [problem]
@@ -155,23 +155,23 @@ def _check_file(path: Path, display: str, settings: Settings) -> list[Diagnostic
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]
 
 
-def decode(data: bytes) -> str | Diagnostic:
+def decode(data: bytes, path: str) -> str | Diagnostic:
     """Decode source bytes as CPython does (PEP 263 cookie, BOM), or say why not."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        return tool_diagnostic(UndecodableFile, "", detail=str(error))
+        return tool_diagnostic(UndecodableFile, path, detail=str(error))
     try:
         text = data.decode(encoding)
     except LookupError:
         return tool_diagnostic(
-            UndecodableFile, "", detail=f"unknown encoding {encoding!r}"
+            UndecodableFile, path, detail=f"unknown encoding {encoding!r}"
         )
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1)
         detail = f"invalid {encoding} byte {data[error.start]:#04x} at line {line}"
-        return tool_diagnostic(UndecodableFile, "", line, column, detail=detail)
+        return tool_diagnostic(UndecodableFile, path, line, column, detail=detail)
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -209,10 +209,6 @@ def package_of(path: Path) -> str | None:
 
 def _has_marker(source: str, markers: frozenset[str]) -> bool:
     return any(m.rsplit(".", 1)[-1] in source for m in markers)
-
-
-def _at(diagnostic: Diagnostic, path: str) -> Diagnostic:
-    return replace(diagnostic, path=path)
 
 
 def _os_reason(error: OSError) -> str:

@@ -28,7 +28,6 @@ from graphlint.diagnostics import (
     Confidence,
     Diagnostic,
     Outcome,
-    RegionKind,
     RegionRef,
     Severity,
 )
@@ -159,7 +158,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
             return
         if region.confidence is Confidence.MEDIUM:
             confidence = Confidence.MEDIUM
-        is_compile = region.kind is RegionKind.COMPILE
+        is_compile = region.kind.is_compile
         consequence = _CONSEQUENCE[(self.outcome, is_compile)]
         severity = self.severity
         if severity is None:

@@ -110,9 +110,6 @@ class Names:
         raw = self._resolve_raw(expr)
         return None if raw is None else canonical(raw)
 
-    def imports(self) -> dict[str, str]:
-        return dict(self._imports)
-
 
 def _resolve_relative(package: str | None, level: int, module: str) -> str:
     """``from ..a import b`` inside package ``p.q.r`` -> ``p.q.a``."""

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Final
 
+
+def _words(text: str) -> frozenset[str]:
+    """A set of names written as whitespace-separated words."""
+    return frozenset(text.split())
+
+
 TENSOR_TYPES: Final = frozenset(
     {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 )
@@ -31,24 +37,11 @@ MODULE_CONTAINERS: Final = frozenset(
 )
 
 # nn.Module methods returning the module itself.
-MODULE_SELF_METHODS: Final = frozenset(
-    {
-        "cuda",
-        "to",
-        "cpu",
-        "eval",
-        "train",
-        "half",
-        "float",
-        "double",
-        "bfloat16",
-        "requires_grad_",
-        "share_memory",
-        "apply",
-        "type",
-        "to_empty",
-        "xpu",
-    }
+MODULE_SELF_METHODS: Final = _words(
+    """
+    cuda to cpu eval train half float double bfloat16 requires_grad_ share_memory apply
+    type to_empty xpu
+    """
 )
 MODULE_TENSOR_ATTRS: Final = frozenset(
     {"weight", "bias", "running_mean", "running_var"}
@@ -57,29 +50,12 @@ MODULE_PY_ATTRS: Final = frozenset({"training", "in_features", "out_features"})
 
 DTYPES: Final = frozenset(
     f"torch.{name}"
-    for name in (
-        "float",
-        "float16",
-        "float32",
-        "float64",
-        "bfloat16",
-        "half",
-        "double",
-        "int",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "long",
-        "short",
-        "uint8",
-        "bool",
-        "complex64",
-        "complex128",
-        "cfloat",
-        "cdouble",
-        "float8_e4m3fn",
-        "float8_e5m2",
+    for name in _words(
+        """
+        float float16 float32 float64 bfloat16 half double int int8 int16 int32 int64
+        long short uint8 bool complex64 complex128 cfloat cdouble float8_e4m3fn
+        float8_e5m2
+        """
     )
 )
 PYTHON_CONSTANTS: Final = frozenset(
@@ -89,260 +65,78 @@ PYTHON_CONSTANTS: Final = frozenset(
 TENSOR_ATTRS: Final = frozenset(
     {"T", "mT", "H", "mH", "data", "grad", "real", "imag", "values", "indices"}
 )
-TENSOR_PY_ATTRS: Final = frozenset(
-    {
-        "shape",
-        "dtype",
-        "device",
-        "ndim",
-        "is_cuda",
-        "is_cpu",
-        "requires_grad",
-        "is_leaf",
-        "layout",
-        "names",
-        "itemsize",
-        "nbytes",
-        "is_sparse",
-        "is_quantized",
-        "is_meta",
-        "grad_fn",
-        "is_nested",
-        "output_nr",
-    }
+TENSOR_PY_ATTRS: Final = _words(
+    """
+    shape dtype device ndim is_cuda is_cpu requires_grad is_leaf layout names itemsize
+    nbytes is_sparse is_quantized is_meta grad_fn is_nested output_nr
+    """
 )
 
 # Tensor methods returning a Python value (not a tensor).
-TENSOR_PY_METHODS: Final = frozenset(
-    {
-        "item",
-        "tolist",
-        "numpy",
-        "dim",
-        "ndimension",
-        "size",
-        "numel",
-        "nelement",
-        "element_size",
-        "is_contiguous",
-        "is_floating_point",
-        "is_complex",
-        "is_signed",
-        "data_ptr",
-        "stride",
-        "storage_offset",
-        "get_device",
-        "equal",
-        "allclose",
-        "is_pinned",
-        "is_shared",
-        "is_set_to",
-        "is_nonzero",
-        "register_hook",
-        "backward",
-        "__len__",
-        "__bool__",
-        "__int__",
-        "__float__",
-        "__index__",
-        "has_names",
-        "untyped_storage",
-        "storage",
-        "dim_order",
-        "copy_",
-        "record_stream",
-    }
+TENSOR_PY_METHODS: Final = _words(
+    """
+    item tolist numpy dim ndimension size numel nelement element_size is_contiguous
+    is_floating_point is_complex is_signed data_ptr stride storage_offset get_device
+    equal allclose is_pinned is_shared is_set_to is_nonzero register_hook backward
+    __len__ __bool__ __int__ __float__ __index__ has_names untyped_storage storage
+    dim_order record_stream
+    """
 )
 
 # Full reductions: called with the tensor alone they give a 0-d tensor.
-REDUCTIONS: Final = frozenset(
-    {
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "argmax",
-        "argmin",
-        "norm",
-        "prod",
-        "std",
-        "var",
-        "all",
-        "any",
-        "amax",
-        "amin",
-        "median",
-        "logsumexp",
-        "count_nonzero",
-        "dot",
-        "vdot",
-        "nansum",
-        "nanmean",
-    }
+REDUCTIONS: Final = _words(
+    """
+    sum mean max min argmax argmin norm prod std var all any amax amin median logsumexp
+    count_nonzero dot vdot nansum nanmean
+    """
 )
-BOOLEAN_OPS: Final = frozenset(
-    {
-        "eq",
-        "ne",
-        "gt",
-        "lt",
-        "ge",
-        "le",
-        "greater",
-        "less",
-        "greater_equal",
-        "less_equal",
-        "not_equal",
-        "isnan",
-        "isinf",
-        "isfinite",
-        "isneginf",
-        "isposinf",
-        "isreal",
-        "logical_and",
-        "logical_or",
-        "logical_not",
-        "logical_xor",
-        "isin",
-        "isclose",
-        "signbit",
-        "any",
-        "all",
-        "bool",
-    }
+BOOLEAN_OPS: Final = _words(
+    """
+    eq ne gt lt ge le greater less greater_equal less_equal not_equal isnan isinf
+    isfinite isneginf isposinf isreal logical_and logical_or logical_not logical_xor
+    isin isclose signbit any all bool
+    """
 )
 # Methods after which a 0-d tensor stays 0-d.
-SHAPE_PRESERVING: Final = frozenset(
-    {
-        "float",
-        "double",
-        "half",
-        "bfloat16",
-        "long",
-        "int",
-        "short",
-        "bool",
-        "to",
-        "cuda",
-        "cpu",
-        "clone",
-        "detach",
-        "contiguous",
-        "abs",
-        "neg",
-        "sqrt",
-        "rsqrt",
-        "exp",
-        "log",
-        "sigmoid",
-        "tanh",
-        "relu",
-        "clamp",
-        "clip",
-        "sign",
-        "reciprocal",
-        "floor",
-        "ceil",
-        "round",
-        "trunc",
-        "type_as",
-        "squeeze",
-    }
+SHAPE_PRESERVING: Final = _words(
+    """
+    float double half bfloat16 long int short bool to cuda cpu clone detach contiguous
+    abs neg sqrt rsqrt exp log sigmoid tanh relu clamp clip sign reciprocal floor ceil
+    round trunc type_as squeeze
+    """
 )
 # torch functions that return a tuple/list of tensors.
-TUPLE_FUNCTIONS: Final = frozenset(
-    {
-        "torch.chunk",
-        "torch.split",
-        "torch.unbind",
-        "torch.tensor_split",
-        "torch.meshgrid",
-        "torch.broadcast_tensors",
-        "torch.autograd.grad",
-        "torch.std_mean",
-        "torch.var_mean",
-    }
+TUPLE_FUNCTIONS: Final = _words(
+    """
+    torch.chunk torch.split torch.unbind torch.tensor_split torch.meshgrid
+    torch.broadcast_tensors torch.autograd.grad torch.std_mean torch.var_mean
+    """
 )
 TUPLE_FUNCTIONS_SHORT: Final = frozenset(
     {"chunk", "split", "unbind", "tensor_split", "split_with_sizes"}
 )
 
 # torch.<name>(...) that creates a tensor on the default device (CPU) unless device=.
-FACTORIES: Final = frozenset(
-    {
-        "tensor",
-        "as_tensor",
-        "zeros",
-        "ones",
-        "empty",
-        "full",
-        "rand",
-        "randn",
-        "randint",
-        "randperm",
-        "arange",
-        "range",
-        "linspace",
-        "logspace",
-        "eye",
-        "empty_strided",
-        "tril_indices",
-        "triu_indices",
-        "scalar_tensor",
-        "from_numpy",
-        "frombuffer",
-        "asarray",
-    }
+FACTORIES: Final = _words(
+    """
+    tensor as_tensor zeros ones empty full rand randn randint randperm arange range
+    linspace logspace eye empty_strided tril_indices triu_indices scalar_tensor
+    from_numpy frombuffer asarray
+    """
 )
 CPU_FACTORIES: Final = frozenset({"torch.from_numpy", "torch.frombuffer"})
 
 # torch.* callables that are not tensor operations.
-NON_TENSOR_FUNCTIONS: Final = frozenset(
-    {
-        "is_tensor",
-        "is_storage",
-        "is_floating_point",
-        "is_complex",
-        "is_nonzero",
-        "numel",
-        "equal",
-        "allclose",
-        "manual_seed",
-        "seed",
-        "initial_seed",
-        "get_default_dtype",
-        "set_default_dtype",
-        "set_default_device",
-        "get_default_device",
-        "set_grad_enabled",
-        "no_grad",
-        "enable_grad",
-        "inference_mode",
-        "autocast",
-        "compile",
-        "device",
-        "dtype",
-        "Size",
-        "finfo",
-        "iinfo",
-        "set_rng_state",
-        "use_deterministic_algorithms",
-        "are_deterministic_algorithms_enabled",
-        "is_grad_enabled",
-        "is_inference_mode_enabled",
-        "set_printoptions",
-        "save",
-        "load",
-        "set_float32_matmul_precision",
-        "get_float32_matmul_precision",
-        "is_autocast_enabled",
-        "set_num_threads",
-        "get_num_threads",
-        "Generator",
-        "Stream",
-        "Event",
-        "cond",
-    }
+NON_TENSOR_FUNCTIONS: Final = _words(
+    """
+    is_tensor is_storage is_floating_point is_complex is_nonzero numel equal allclose
+    manual_seed seed initial_seed get_default_dtype set_default_dtype set_default_device
+    get_default_device set_grad_enabled no_grad enable_grad inference_mode autocast
+    compile device dtype Size finfo iinfo set_rng_state use_deterministic_algorithms
+    are_deterministic_algorithms_enabled is_grad_enabled is_inference_mode_enabled
+    set_printoptions save load set_float32_matmul_precision get_float32_matmul_precision
+    is_autocast_enabled set_num_threads get_num_threads Generator Stream Event cond
+    """
 )
 # Sub-namespaces of torch whose functions return tensors.
 TENSOR_NAMESPACES: Final = (
@@ -374,36 +168,11 @@ NON_TENSOR_NAMESPACES: Final = (
     "torch.random.",
 )
 
-PYTHON_BUILTINS: Final = frozenset(
-    {
-        "len",
-        "int",
-        "float",
-        "bool",
-        "str",
-        "repr",
-        "isinstance",
-        "issubclass",
-        "hasattr",
-        "callable",
-        "id",
-        "hash",
-        "type",
-        "format",
-        "ord",
-        "chr",
-        "print",
-        "dict",
-        "open",
-        "input",
-        "divmod",
-        "pow",
-        "bin",
-        "hex",
-        "oct",
-        "all",
-        "any",
-    }
+PYTHON_BUILTINS: Final = _words(
+    """
+    len int float bool str repr isinstance issubclass hasattr callable id hash type
+    format ord chr print dict open input divmod pow bin hex oct all any
+    """
 )
 
 

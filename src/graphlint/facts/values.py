@@ -61,11 +61,6 @@ class Value:
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
 
-    @property
-    def maybe_tensor(self) -> bool:
-        """Tensor, or nothing says it is not one."""
-        return self.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.BOTTOM)
-
 
 BOTTOM = Value(Kind.BOTTOM)
 UNKNOWN = Value(Kind.UNKNOWN)
