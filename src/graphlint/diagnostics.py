@@ -28,6 +28,7 @@ class Outcome(str, enum.Enum):
     CAPTURE_ERROR = "capture-error"  # the capture raises
     SILENT_WRONG = "silent-wrong"  # capture and replay run, the numbers are wrong
     PERF = "perf"  # correct but slow, split or skipped graphs
+    VERSION_DEPENDENT = "version-dependent"  # fails on some PyTorch versions only
     TOOL = "tool"  # graphlint could not analyse the file
 
 

@@ -80,7 +80,7 @@ def lint_source(
     )
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
-    if rules and facts.regions:
+    if rules and facts.captures:
         cst.visit_batched(module, rules)
     return sorted(context.diagnostics, key=lambda d: d.sort_key)
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
-from graphlint.facts import FileFacts
 from graphlint.facts.values import Device, Value
+
+if TYPE_CHECKING:
+    from graphlint.facts import FileFacts
 
 
 def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:

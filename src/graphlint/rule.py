@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from graphlint.facts import FileFacts, Region
+    from graphlint.facts.state import HostState
     from graphlint.facts.values import Value
 
 CODE_RE = re.compile(r"^GL\d{3}$")
@@ -53,6 +54,14 @@ _CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
     (Outcome.SILENT_WRONG, True): "frozen at capture: replays reuse the captured value",
     (Outcome.PERF, False): "slows or splits the graph",
     (Outcome.PERF, True): "slows or splits the graph",
+    (
+        Outcome.VERSION_DEPENDENT,
+        False,
+    ): "fails capture on some PyTorch versions (captured fine on 2.11)",
+    (
+        Outcome.VERSION_DEPENDENT,
+        True,
+    ): "fails capture on some PyTorch versions (captured fine on 2.11)",
 }
 
 
@@ -69,6 +78,8 @@ class Check:
     fix_title: ClassVar[str | None] = None  # imperative, shown as the fix hint
     outcome: ClassVar[Outcome]
     severity: ClassVar[Severity | None] = None  # None: derived from outcome and region
+    # what the hazard does, when the outcome's standard wording does not fit
+    consequence: ClassVar[str | None] = None
     default_enabled: ClassVar[bool] = True
     name: ClassVar[str]  # derived from the class name
 
@@ -128,6 +139,18 @@ class Rule(Check, cst.BatchableCSTVisitor):
         """The capture region ``node`` runs in, or None outside capture."""
         return self.context.facts.region_of(node)
 
+    def captured(self, node: cst.CSTNode) -> Region | None:
+        """The region ``node`` runs in when a capture records it once for all
+        replays (manual capture, make_graphed_callables, marked); None outside
+        capture and under torch.compile, which guards Python values and recompiles."""
+        region = self.context.facts.region_of(node)
+        return None if region is None or region.kind.is_compile else region
+
+    @property
+    def state(self) -> HostState:
+        """Where host locations are written and which regions read them."""
+        return self.context.facts.state
+
     def value(self, expr: cst.BaseExpression) -> Value:
         """What ``expr`` evaluates to, as far as the file's dataflow knows."""
         return self.context.facts.value_of(expr)
@@ -159,7 +182,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         if region.confidence is Confidence.MEDIUM:
             confidence = Confidence.MEDIUM
         is_compile = region.kind.is_compile
-        consequence = _CONSEQUENCE[(self.outcome, is_compile)]
+        consequence = self.consequence or _CONSEQUENCE[(self.outcome, is_compile)]
         severity = self.severity
         if severity is None:
             severity = (

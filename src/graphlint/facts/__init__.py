@@ -10,6 +10,8 @@ from libcst.metadata import CodeRange
 
 from graphlint.facts.regions import Region, find_regions
 from graphlint.facts.scopes import ScopeBuilder
+from graphlint.facts.setup import CaptureSetup, capture_setup
+from graphlint.facts.state import HostState, host_state
 from graphlint.facts.values import Value, Values
 
 
@@ -19,6 +21,17 @@ class FileFacts:
 
     values: Values
     regions: Mapping[cst.CSTNode, Region]
+    state: HostState
+    setup: CaptureSetup
+
+    @property
+    def captures(self) -> bool:
+        """Whether the file captures anything (else region rules have nothing to do)."""
+        return bool(self.regions or self.setup.graphed_calls)
+
+    def all_regions(self) -> list[Region]:
+        """Each region once, in source order."""
+        return sorted(set(self.regions.values()), key=lambda r: (r.line, r.end_line))
 
     def region_of(self, node: cst.CSTNode) -> Region | None:
         return self.regions.get(node)
@@ -42,9 +55,13 @@ def analyse(
     scopes = ScopeBuilder(package)
     module.visit(scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes)
-    regions = find_regions(module, scopes, values, positions, pragmas, markers)
+    regions, graphed_calls = find_regions(
+        module, scopes, values, positions, pragmas, markers
+    )
     values.reset()  # parameters of captured callables are now known
-    return FileFacts(values, regions)
+    state = host_state(module, values, regions, positions)
+    setup = capture_setup(module, values, state, positions, graphed_calls, regions)
+    return FileFacts(values, regions, state, setup)
 
 
-__all__ = ["FileFacts", "Region", "analyse"]
+__all__ = ["CaptureSetup", "FileFacts", "HostState", "Region", "analyse"]

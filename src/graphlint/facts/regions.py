@@ -10,7 +10,7 @@ its innermost region. Rules only ask ``region_of(node)``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -34,12 +34,24 @@ CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
 @dataclass(frozen=True, slots=True)
 class Region:
-    """A capture region: how it captures, where it starts, how sure graphlint is."""
+    """A capture region: how it captures, where it is, how sure graphlint is.
+
+    ``root`` is the statement that captures (the ``with``, the ``capture_begin()``
+    line, the captured function); ``graph`` the source text of the graph object a
+    manual capture records into, when it is written out.
+    """
 
     kind: RegionKind
     line: int
     label: str
     confidence: Confidence = Confidence.HIGH
+    end_line: int = 0
+    root: cst.CSTNode | None = field(default=None, compare=False)
+    graph: str | None = None
+
+    def spans(self, line: int) -> bool:
+        """Whether ``line`` lies within the region's source lines."""
+        return self.line <= line <= self.end_line
 
 
 Callable = cst.FunctionDef | cst.Lambda
@@ -62,24 +74,37 @@ class RegionFinder(cst.CSTVisitor):
         self.markers = BUILTIN_MARKERS | markers
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
+        self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
+
+    def end(self, node: cst.CSTNode) -> int:
+        return self.positions[node].end.line
 
     # -- with torch.cuda.graph(...) / with graphlint.capture_region() ----------------
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             found = self.capture_context(item.item, set())
             if found is not None:
-                kind, label, confidence = found
+                kind, label, confidence, graph = found
                 self.roots.setdefault(
-                    node.body, Region(kind, self.line(node), label, confidence)
+                    node.body,
+                    Region(
+                        kind,
+                        self.line(node),
+                        label,
+                        confidence,
+                        end_line=self.end(node),
+                        root=node,
+                        graph=graph,
+                    ),
                 )
                 return
 
     def capture_context(
         self, expr: cst.BaseExpression, seen: set[cst.CSTNode]
-    ) -> tuple[RegionKind, str, Confidence] | None:
+    ) -> tuple[RegionKind, str, Confidence, str | None] | None:
         if expr in seen:
             return None
         seen.add(expr)
@@ -88,14 +113,16 @@ class RegionFinder(cst.CSTVisitor):
                 expr.orelse, seen
             )
             if found is not None:
-                return found[0], found[1], Confidence.MEDIUM
+                return found[0], found[1], Confidence.MEDIUM, found[3]
             return None
         if isinstance(expr, cst.Call):
             q = self.values.qualify(expr.func)
             if q in CAPTURE_CONTEXTS:
-                return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH
+                graph = first_arg(expr, "cuda_graph")
+                text = source(graph) if graph is not None else None
+                return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH, text
             if q in self.markers:
-                return RegionKind.MARKED, "marked region", Confidence.HIGH
+                return RegionKind.MARKED, "marked region", Confidence.HIGH, None
             return None
         if isinstance(expr, cst.Name):
             scope = self.values.scope_of.get(expr)
@@ -112,7 +139,14 @@ class RegionFinder(cst.CSTVisitor):
             found = self.decorator_region(decorator.decorator)
             if found is not None:
                 kind, label = found
-                self.mark(node, Region(kind, self.line(decorator), label))
+                region = Region(
+                    kind,
+                    self.line(decorator),
+                    label,
+                    end_line=self.end(node),
+                    root=node,
+                )
+                self.mark(node, region)
                 return
 
     def decorator_region(
@@ -134,6 +168,7 @@ class RegionFinder(cst.CSTVisitor):
         target: cst.BaseExpression | None = None
         region: Region | None = None
         if q in GRAPHED_CALLABLES:
+            self.graphed_calls.append(node)
             target = first_arg(node, "callables", "modules")
             region = Region(
                 RegionKind.GRAPHED, self.line(node), "make_graphed_callables"
@@ -160,7 +195,16 @@ class RegionFinder(cst.CSTVisitor):
         if target is None or region is None:
             return
         for fn in self.callables(target):
-            self.mark(fn, region)
+            self.mark(
+                fn,
+                Region(
+                    region.kind,
+                    region.line,
+                    region.label,
+                    end_line=self.end(fn),
+                    root=fn,
+                ),
+            )
 
     def callables(self, expr: cst.BaseExpression) -> list[Callable]:
         """The functions a callable or module expression stands for, when resolvable."""
@@ -238,13 +282,19 @@ class BeginEndScanner:
 
     def __init__(self, finder: RegionFinder) -> None:
         self.finder = finder
-        self.open: dict[str, int] = {}  # receiver source -> line of capture_begin
+        # receiver source -> the capture_begin() statement and the nodes after it
+        self.open: dict[str, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
 
     def scan(
         self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]
     ) -> None:
         for statement in body:
             self.statement(statement)
+
+    def finish(self) -> None:
+        """Spans never closed run to their last statement."""
+        for receiver in list(self.open):
+            self.close(receiver, None)
 
     def statement(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
@@ -271,20 +321,32 @@ class BeginEndScanner:
         func = small.value.func
         if not isinstance(func, cst.Attribute):
             return False
-        receiver = cst.Module([]).code_for_node(func.value)
+        receiver = source(func.value)
         if func.attr.value == "capture_begin":
-            self.open.setdefault(receiver, self.finder.line(small))
+            self.open.setdefault(receiver, (small, []))
             return True
         if func.attr.value == "capture_end" and receiver in self.open:
-            del self.open[receiver]
+            self.close(receiver, small)
             return True
         return False
 
     def add(self, node: cst.CSTNode) -> None:
-        line = min(self.open.values())
-        self.finder.roots.setdefault(
-            node, Region(RegionKind.MANUAL, line, "capture_begin()")
+        first = min(self.open.values(), key=lambda o: self.finder.line(o[0]))
+        first[1].append(node)
+
+    def close(self, receiver: str, end: cst.CSTNode | None) -> None:
+        begin, nodes = self.open.pop(receiver)
+        last = end if end is not None else (nodes[-1] if nodes else begin)
+        region = Region(
+            RegionKind.MANUAL,
+            self.finder.line(begin),
+            "capture_begin()",
+            end_line=self.finder.end(last),
+            root=begin,
+            graph=receiver,
         )
+        for node in nodes:
+            self.finder.roots.setdefault(node, region)
 
 
 def headers(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -370,7 +432,7 @@ class RegionAssigner(cst.CSTVisitor):
         line = self.finder.positions[node].start.line
         for start, end in self.pragmas:
             if start < line < end:
-                return Region(RegionKind.MARKED, start, "marked region")
+                return Region(RegionKind.MARKED, start, "marked region", end_line=end)
         return None
 
 
@@ -384,20 +446,23 @@ def find_regions(
     positions: Mapping[cst.CSTNode, CodeRange],
     pragmas: Sequence[tuple[int, int]],
     markers: frozenset[str],
-) -> dict[cst.CSTNode, Region]:
-    """Map every node that runs under capture to its region."""
+) -> tuple[dict[cst.CSTNode, Region], list[cst.Call]]:
+    """Map every node that runs under capture to its region; also return the
+    ``make_graphed_callables`` calls, whose set-up matters even when their
+    targets cannot be resolved."""
     finder = RegionFinder(scopes, values, positions, markers)
     module.visit(finder)
-    BeginEndScanner(finder).scan(module.body)
+    scanner = BeginEndScanner(finder)
+    scanner.scan(module.body)
+    scanner.finish()
     for fn in scopes.functions:
-        if isinstance(fn, cst.FunctionDef):
+        if isinstance(fn, cst.FunctionDef) and isinstance(fn.body, cst.IndentedBlock):
             scanner = BeginEndScanner(finder)
-            body = fn.body
-            if isinstance(body, cst.IndentedBlock):
-                scanner.scan(body.body)
+            scanner.scan(fn.body.body)
+            scanner.finish()
     assigner = RegionAssigner(finder, pragmas)
     module.visit(assigner)
-    return assigner.regions
+    return assigner.regions, finder.graphed_calls
 
 
 def compile_label(call: cst.Call) -> str | None:
@@ -420,6 +485,11 @@ def compile_label(call: cst.Call) -> str | None:
                 ):
                     return 'torch.compile(options={"triton.cudagraphs": True})'
     return None
+
+
+def source(node: cst.CSTNode) -> str:
+    """The source text of ``node``, as written."""
+    return cst.Module([]).code_for_node(node)
 
 
 def first_arg(call: cst.Call, *keywords: str) -> cst.BaseExpression | None:

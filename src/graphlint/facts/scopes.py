@@ -52,20 +52,30 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     cls: ClassInfo | None = None  # for a method: its class; for a class body: itself
     self_name: str | None = None  # for a method: the name of its first parameter
+    # names declared ``global`` or ``nonlocal`` here, and the scope they belong to
+    declared: dict[str, Scope] = field(default_factory=dict)
 
     def bind(self, name: str, binding: Binding) -> None:
-        self.bindings.setdefault(name, []).append(binding)
+        owner = self.declared.get(name, self)
+        owner.bindings.setdefault(name, []).append(binding)
 
-    def lookup(self, name: str) -> list[Binding] | None:
-        """Bindings ``name`` resolves to from here (Python's LEGB, minus builtins)."""
+    def owner(self, name: str) -> Scope | None:
+        """The scope whose binding of ``name`` a lookup from here finds."""
+        if name in self.declared:
+            return self.declared[name]
         scope: Scope | None = self
         first = True
         while scope is not None:
             if (first or scope.kind != "class") and name in scope.bindings:
-                return scope.bindings[name]
+                return scope
             scope = scope.parent
             first = False
         return None
+
+    def lookup(self, name: str) -> list[Binding] | None:
+        """Bindings ``name`` resolves to from here (Python's LEGB, minus builtins)."""
+        owner = self.owner(name)
+        return owner.bindings.get(name) if owner is not None else None
 
     def function(self) -> Scope | None:
         """The innermost function scope enclosing this one (itself included)."""
@@ -248,6 +258,21 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind_target(node.target, node.iter, self.scope, "iterate", ())
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self.module_scope is not None:
+            for item in node.names:
+                self.scope.declared[item.name.value] = self.module_scope
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            outer = self.scope.parent
+            while outer is not None and (
+                outer.kind == "class" or item.name.value not in outer.bindings
+            ):
+                outer = outer.parent
+            if outer is not None and outer.kind != "module":
+                self.scope.declared[item.name.value] = outer
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:

@@ -25,9 +25,19 @@ OBJECT_FACTORIES: Final[dict[str, str]] = {
     "torch.cuda.CUDAGraph": "torch.cuda.CUDAGraph",
     "torch.Generator": "torch.Generator",
     "torch.amp.GradScaler": "torch.amp.GradScaler",
+    "torch.cuda.amp.GradScaler": "torch.amp.GradScaler",
     "torch.device": "torch.device",
     "logging.getLogger": "logging.Logger",
 }
+
+# Optimizers whose step() refuses capture unless built with capturable=True
+# (they call _cuda_graph_capture_health_check; SGD, Adagrad and others do not).
+CAPTURE_CHECKED_OPTIMIZERS: Final = frozenset(
+    f"torch.optim.{name}"
+    for name in _words(
+        "Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop Adadelta Adafactor"
+    )
+)
 
 STREAM_CLASSES: Final = frozenset({"torch.cuda.Stream"})
 EVENT_CLASSES: Final = frozenset({"torch.cuda.Event"})

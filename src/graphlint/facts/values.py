@@ -368,7 +368,7 @@ class Values:
                 for el in e.elements
                 if isinstance(el, cst.DictElement)
             ]
-            return Value(Kind.PYTHON, element=join_all(values) if values else None)
+            return Value(Kind.PYTHON, element=join_all(values))
         if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return Value(Kind.PYTHON, element=self.of(e.elt))
         if isinstance(e, cst.DictComp):
@@ -635,7 +635,9 @@ class Values:
         if name == "zip":
             return Value(Kind.PYTHON, element=tuple_of(*(element_of(a) for a in args)))
         if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset"):
-            return Value(Kind.PYTHON, element=element_of(args[0]) if args else None)
+            return Value(Kind.PYTHON, element=element_of(args[0]) if args else BOTTOM)
+        if name == "dict":
+            return Value(Kind.PYTHON, element=BOTTOM)
         if name == "next" and args:
             return element_of(args[0])
         if name in api.PYTHON_BUILTINS:

@@ -1,0 +1,170 @@
+"""How captures are set up: warm-up on side streams, autocast blocks, module hooks,
+DistributedDataParallel, cuDNN autotuning. Computed once per file, in one walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.facts.regions import Region
+from graphlint.facts.state import HostState, Key
+from graphlint.facts.values import Values
+from graphlint.matchers import keyword, positional
+
+STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
+AUTOCAST_CONTEXTS = frozenset(
+    {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast"}
+)
+DDP_CLASSES = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    }
+)
+HOOK_METHODS = frozenset(
+    {
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_backward_hook",
+        "register_full_backward_hook",
+        "register_full_backward_pre_hook",
+    }
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """A ``with`` block of interest, where it is, and its warm-up loop if any."""
+
+    node: cst.With
+    function: cst.CSTNode
+    line: int
+    end_line: int
+    cache_enabled: bool = True  # autocast(cache_enabled=False) -> False
+    iterations: int | None = None  # ``for _ in range(N)`` inside a side stream
+    loop: cst.BaseExpression | None = None  # that ``range(N)`` call
+
+    def encloses(self, function: cst.CSTNode, line: int) -> bool:
+        return function is self.function and self.line <= line <= self.end_line
+
+
+@dataclass
+class CaptureSetup(cst.CSTVisitor):
+    """The walk; its lists are what rules read."""
+
+    values: Values
+    state: HostState
+    positions: Mapping[cst.CSTNode, CodeRange]
+    side_streams: list[Block] = field(default_factory=list)
+    autocasts: list[Block] = field(default_factory=list)
+    hooks: list[tuple[Key, cst.Call, cst.CSTNode, int]] = field(default_factory=list)
+    graphed_calls: list[cst.Call] = field(default_factory=list)
+    ddp: list[cst.Call] = field(default_factory=list)
+    cudnn_benchmark: bool = False
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            if not isinstance(call, cst.Call):
+                continue
+            q = self.values.qualify(call.func)
+            if q in STREAM_CONTEXTS:
+                self.side_streams.append(self.block(node, iterations=True))
+            elif q in AUTOCAST_CONTEXTS:
+                cache = keyword(call, "cache_enabled")
+                disabled = isinstance(cache, cst.Name) and cache.value == "False"
+                self.autocasts.append(self.block(node, cache_enabled=not disabled))
+
+    def block(
+        self, node: cst.With, *, iterations: bool = False, cache_enabled: bool = True
+    ) -> Block:
+        count, loop = (None, None)
+        if iterations and isinstance(node.body, cst.IndentedBlock):
+            for statement in node.body.body:
+                found = warmup_loop(statement)
+                if found is not None:
+                    count, loop = found
+                    break
+        return Block(
+            node,
+            self.state.function_of(node),
+            self.line(node),
+            self.positions[node].end.line,
+            cache_enabled=cache_enabled,
+            iterations=count,
+            loop=loop,
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.values.qualify(node.func)
+        if q in DDP_CLASSES:
+            self.ddp.append(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+            HOOK_METHODS
+        ):
+            key = self.state.key_of(node.func.value)
+            if key is not None:
+                self.hooks.append(
+                    (key, node, self.state.function_of(node), self.line(node))
+                )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if (
+                self.values.qualify(target.target) == "torch.backends.cudnn.benchmark"
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "True"
+            ):
+                self.cudnn_benchmark = True
+
+    # -- queries ---------------------------------------------------------------------
+    def warmups_before(self, region: Region) -> list[Block]:
+        """Side-stream blocks that end before ``region`` starts, in its function."""
+        home = self.state.region_function(region)
+        return [
+            b
+            for b in self.side_streams
+            if b.function is home and b.end_line < region.line
+        ]
+
+
+def warmup_loop(statement: cst.BaseStatement) -> tuple[int | None, cst.Call] | None:
+    """``for _ in range(N):`` -> (N if a literal, the range call)."""
+    if not isinstance(statement, cst.For) or not isinstance(statement.iter, cst.Call):
+        return None
+    call = statement.iter
+    if not (isinstance(call.func, cst.Name) and call.func.value == "range"):
+        return None
+    args = positional(call)
+    if len(args) == 1 and isinstance(args[0], cst.Integer):
+        return int(args[0].evaluated_value), call
+    return None, call
+
+
+def capture_setup(
+    module: cst.Module,
+    values: Values,
+    state: HostState,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    graphed_calls: list[cst.Call],
+    regions: Mapping[cst.CSTNode, Region],
+) -> CaptureSetup:
+    """The file's capture set-up; a file that captures nothing needs no walk."""
+    setup = CaptureSetup(values, state, positions, graphed_calls=graphed_calls)
+    if regions or graphed_calls:
+        module.visit(setup)
+    return setup
+
+
+__all__ = ["Block", "CaptureSetup", "capture_setup"]

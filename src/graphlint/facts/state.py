@@ -1,0 +1,390 @@
+"""Host state: which names, attributes and entries are written where, and read by
+which capture region. Computed once per file, in one walk.
+
+A *location* (``Key``) is what Python code can rebind: a variable of one scope, an
+attribute of a class's instances (``self.lr``), an attribute or an entry of another
+location (``model.buf``, ``state["lr"]``). A capture freezes what a region reads from
+host locations: replays keep reading the values and the tensor addresses seen at
+capture. So the questions rules ask are "does this location change between
+replays?" (GL2xx, GL4xx) and "is this write a rebinding of something a graph reads?"
+(GL3xx).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.facts.regions import Region, source
+from graphlint.facts.scopes import Scope
+from graphlint.facts.values import Values
+
+Key = tuple[object, ...]
+_INIT_METHODS = frozenset({"__init__", "__post_init__"})
+_LOOP = (cst.For, cst.While)
+_LOOPED = (cst.Call, cst.Assign, cst.AugAssign, cst.With, cst.Expr)
+
+
+@dataclass(frozen=True, eq=False)
+class Write:
+    """One statement that binds a location."""
+
+    key: Key
+    target: cst.BaseExpression  # the Name, Attribute or Subscript written
+    how: str  # "assign", "augment", "delete" or "iterate"
+    value: cst.BaseExpression | None  # the right-hand side, when there is one
+    function: cst.CSTNode  # the enclosing FunctionDef/Lambda, or the Module
+    line: int
+    region: Region | None  # the capture region the write runs in, if any
+
+
+class HostState(cst.CSTVisitor):
+    """The walk; rules read the result through the query methods below."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        values: Values,
+        regions: Mapping[cst.CSTNode, Region],
+        positions: Mapping[cst.CSTNode, CodeRange],
+    ) -> None:
+        super().__init__()
+        self.module = module
+        self.values = values
+        self.regions = regions
+        self.positions = positions
+        self.writes: dict[Key, list[Write]] = {}
+        self.write_at: dict[cst.CSTNode, Write] = {}
+        # keys read inside each region (every level of a dotted read)
+        self.region_reads: dict[Region, set[Key]] = {}
+        self.region_writes: dict[Region, set[Key]] = {}
+        # outermost reads under capture: ``self.lr`` rather than ``self``
+        self.reads: dict[cst.CSTNode, Key] = {}
+        # if/while/ternary tests and the outermost locations each one reads
+        self.tests: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
+        self.in_test: set[cst.CSTNode] = set()
+        # loops enclosing each call and assignment, innermost last
+        self.loops: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
+        # ``g.replay()``: graph source text -> (function, enclosing loops)
+        self.replays: list[tuple[str, cst.CSTNode, tuple[cst.CSTNode, ...]]] = []
+        # ``g.register_generator_state(gen)``: (graph source text, generator key)
+        self.registered: list[tuple[str, Key | None]] = []
+        # optimizers (by the call that built them) whose step a region captures
+        self.stepped: dict[cst.Call, Region] = {}
+        self._stores: set[cst.CSTNode] = set()
+        self._inner: set[cst.CSTNode] = set()
+        self._loops: list[cst.CSTNode] = []
+        self._saved_loops: list[list[cst.CSTNode]] = []
+
+    # -- keys ------------------------------------------------------------------------
+    def key_of(self, expr: cst.BaseExpression) -> Key | None:
+        """The location ``expr`` names, or None for anything else."""
+        if isinstance(expr, cst.Name):
+            scope = self.values.scope_of.get(expr)
+            owner = scope.owner(expr.value) if scope is not None else None
+            return ("name", owner, expr.value) if owner is not None else None
+        if isinstance(expr, cst.Attribute):
+            cls = self._self_class(expr.value)
+            if cls is not None:
+                return ("self", cls, expr.attr.value)
+            base = self.key_of(expr.value)
+            return ("attr", base, expr.attr.value) if base is not None else None
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+            base = self.key_of(expr.value)
+            index = expr.slice[0].slice
+            if base is None or not isinstance(index, cst.Index):
+                return None
+            literal = index.value
+            entry = (
+                repr(literal.evaluated_value)
+                if isinstance(literal, (cst.SimpleString, cst.Integer))
+                else "*"
+            )
+            return ("item", base, entry)
+        return None
+
+    def _self_class(self, expr: cst.BaseExpression) -> str | None:
+        if not isinstance(expr, cst.Name):
+            return None
+        scope = self.values.scope_of.get(expr)
+        fn = scope.function() if scope is not None else None
+        if fn is not None and fn.cls is not None and fn.self_name == expr.value:
+            return fn.cls.name
+        return None
+
+    def function_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        scope: Scope | None = self.values.scope_of.get(node)
+        fn = scope.function() if scope is not None else None
+        return fn.node if fn is not None else self.module
+
+    # -- the walk --------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            self._read(node)
+        if isinstance(node, _LOOP):
+            self._loops.append(node)
+        if isinstance(node, _LOOPED) and self._loops:
+            self.loops[node] = tuple(self._loops)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            saved, self._loops = self._loops, []
+            self._saved_loops.append(saved)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, _LOOP):
+            self._loops.pop()
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            self._loops = self._saved_loops.pop()
+        super().on_leave(original_node)
+
+    def _read(self, node: cst.Name | cst.Attribute | cst.Subscript) -> None:
+        if isinstance(node, (cst.Attribute, cst.Subscript)):
+            self._inner.add(node.value)
+        region = self.regions.get(node)
+        if region is None or node in self._stores:
+            return
+        key = self.key_of(node)
+        if key is None:
+            return
+        if node not in self._inner:
+            self.reads[node] = key
+        self.region_reads.setdefault(region, set()).add(key)
+
+    def _test(self, node: cst.BaseExpression) -> None:
+        reads = _TestReads()
+        node.visit(reads)
+        self.tests[node] = reads.found
+        self.in_test.update(reads.found)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._test(node.test)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        name = func.attr.value
+        if name == "replay":
+            self.replays.append(
+                (source(func.value), self.function_of(node), tuple(self._loops))
+            )
+        elif name == "register_generator_state" and node.args:
+            key = self.key_of(node.args[0].value)
+            self.registered.append((source(func.value), key))
+        elif name == "step":
+            region = self.regions.get(node)
+            if region is None or region.kind.is_compile:
+                return
+            stepped = [func.value, *(a.value for a in node.args[:1])]
+            for expr in stepped:  # opt.step() and scaler.step(opt)
+                origin = self.values.of(expr).origin
+                if origin is not None:
+                    self.stepped.setdefault(origin, region)
+
+    def is_registered(self, generator: cst.BaseExpression, region: Region) -> bool:
+        """Whether ``generator`` is registered with the graph ``region`` records."""
+        key = self.key_of(generator)
+        return any(
+            key is not None
+            and registered == key
+            and (region.graph is None or graph == region.graph)
+            for graph, registered in self.registered
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._store(target.target, "assign", node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._store(node.target, "assign", node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._store(node.target, "augment", node.value, also_read=True)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._store(node.target, "iterate", node.iter)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._store(node.target, "delete", None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._store(node.target, "assign", node.value)
+
+    def _store(
+        self,
+        target: cst.BaseExpression,
+        how: str,
+        value: cst.BaseExpression | None,
+        *,
+        also_read: bool = False,
+    ) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._store(element.value, how, None)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._store(target.value, how, None)
+            return
+        if not also_read:
+            self._stores.add(target)
+        key = self.key_of(target)
+        if key is None:
+            return
+        region = self.regions.get(target)
+        write = Write(
+            key,
+            target,
+            how,
+            value,
+            self.function_of(target),
+            self.positions[target].start.line,
+            region,
+        )
+        self.writes.setdefault(key, []).append(write)
+        self.write_at[target] = write
+        if region is not None:
+            self.region_writes.setdefault(region, set()).add(key)
+
+    # -- queries ---------------------------------------------------------------------
+    def inputs(self, region: Region) -> set[Key]:
+        """Locations a region reads that it does not write itself."""
+        reads = self.region_reads.get(region, set())
+        return reads - self.region_writes.get(region, set())
+
+    def outputs(self, region: Region) -> set[Key]:
+        return self.region_writes.get(region, set())
+
+    def readers(self, key: Key, kinds: frozenset[RegionKind]) -> list[Region]:
+        """Regions of ``kinds`` that read ``key`` (or a location inside it)."""
+        found = []
+        for region in self.region_reads:
+            if region.kind in kinds and any(
+                _within(read, key) for read in self.inputs(region)
+            ):
+                found.append(region)
+        return found
+
+    def region_function(self, region: Region) -> cst.CSTNode:
+        root = region.root
+        if root is None:
+            return self.module
+        if isinstance(root, (cst.FunctionDef, cst.Lambda)):
+            return root
+        return self.function_of(root)
+
+    def replays_in(self, function: cst.CSTNode, region: Region) -> bool:
+        """Whether ``function`` replays the graph ``region`` records into."""
+        return any(
+            fn is function and (region.graph is None or graph == region.graph)
+            for graph, fn, _ in self.replays
+        )
+
+    def in_replay_loop(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs in a loop that also replays a graph."""
+        loops = self.loops.get(node, ())
+        return any(
+            set(loops) & set(replay_loops) for _, _, replay_loops in self.replays
+        )
+
+    def rebinds(self, write: Write, region: Region) -> Confidence | None:
+        """Whether ``write`` changes ``region``'s view of its location between
+        replays: with HIGH confidence when it runs after the capture in the same
+        code, or in a function that also replays the graph; MEDIUM when it runs in
+        another function whose order relative to capture is not visible."""
+        if write.region is not None:
+            return None
+        home = self.region_function(region)
+        if write.function is home:
+            return Confidence.HIGH if write.line > region.end_line else None
+        if write.key[0] == "self" and _name_of(write.function) in _INIT_METHODS:
+            return None
+        if write.function is self.module:
+            # module code around a capture made in a function: the first binding
+            # creates the value; only later ones change it
+            first = min(w.line for w in self.writes[write.key])
+            return Confidence.MEDIUM if write.line > first else None
+        if self.replays_in(write.function, region):
+            return Confidence.HIGH
+        return Confidence.MEDIUM
+
+    def changes(self, key: Key, region: Region) -> tuple[Write, Confidence] | None:
+        """The first write that changes ``key`` between replays of ``region``."""
+        best: tuple[Write, Confidence] | None = None
+        for write in self.writes.get(key, ()):
+            found = self.rebinds(write, region)
+            if found is Confidence.HIGH:
+                return write, found
+            if found is not None and best is None:
+                best = write, found
+        return best
+
+
+class _TestReads(cst.CSTVisitor):
+    """The outermost names, attributes and entries a test reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.BaseExpression] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            self.found.append(node)
+            return False
+        if isinstance(node, cst.Call):
+            # f(x): the callee is not data; its arguments are
+            for arg in node.args:
+                arg.value.visit(self)
+            return False
+        return not isinstance(node, (cst.Lambda, cst.BaseComp))
+
+
+def _within(read: Key, key: Key) -> bool:
+    """Whether location ``read`` is ``key`` or lies inside it (``key.attr[0]``)."""
+    current: object = read
+    while isinstance(current, tuple):
+        if same(current, key):
+            return True
+        current = current[1] if current[0] in ("attr", "item") else None
+    return False
+
+
+def same(a: object, b: object) -> bool:
+    """Locations equal up to unknown entries (``buf[k]`` may be ``buf["x"]``)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if len(a) != len(b) or a[0] != b[0]:
+            return False
+        if a[0] == "item" and "*" in (a[2], b[2]):
+            return same(a[1], b[1])
+        return all(same(x, y) for x, y in zip(a[1:], b[1:], strict=True))
+    return a is b or a == b
+
+
+def _name_of(function: cst.CSTNode) -> str | None:
+    return function.name.value if isinstance(function, cst.FunctionDef) else None
+
+
+def host_state(
+    module: cst.Module,
+    values: Values,
+    regions: Mapping[cst.CSTNode, Region],
+    positions: Mapping[cst.CSTNode, CodeRange],
+) -> HostState:
+    """The file's host state; a file without capture regions needs no walk."""
+    state = HostState(module, values, regions, positions)
+    if regions:
+        module.visit(state)
+    return state
+
+
+__all__ = ["HostState", "Key", "Write", "host_state"]
