@@ -20,6 +20,8 @@ BAD = textwrap.dedent(
 
     x = torch.randn(8, device="cuda")
     g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(torch.cuda.Stream()):
+        x.sum()
     with torch.cuda.graph(g):
         y = x.sum().item()
         if y > 0:
@@ -55,8 +57,8 @@ def test_exit_codes(project: Path) -> None:
     assert run("check", "clean.py", cwd=project)[0] == 0
     code, out, _ = run("check", "bad.py", cwd=project)
     assert code == 1
-    assert "bad.py:6:9: GL101" in out
-    assert "bad.py:9:8: GL201" in out
+    assert "bad.py:8:9: GL101" in out
+    assert "bad.py:11:8: GL201" in out
     assert "help:" in out
     assert "Found 2 diagnostics (2 errors) in 1 of 1 file checked." in out
     assert run("check", "--exit-zero", "bad.py", cwd=project)[0] == 0
@@ -67,7 +69,7 @@ def test_folder_is_default_and_recursive(project: Path) -> None:
     (project / "pkg" / "deep.py").write_text(BAD)
     code, out, _ = run("check", cwd=project)
     assert code == 1
-    assert "pkg/deep.py:6:9: GL101" in out
+    assert "pkg/deep.py:8:9: GL101" in out
     assert "in 2 of 3 files checked" in out
 
 
@@ -79,8 +81,8 @@ def test_lsp_format_is_the_editor_contract(project: Path) -> None:
     assert by_uri[(project / "clean.py").resolve().as_uri()] == []
     first = by_uri[(project / "bad.py").resolve().as_uri()][0]
     assert first["range"] == {
-        "start": {"line": 5, "character": 8},
-        "end": {"line": 5, "character": 22},
+        "start": {"line": 7, "character": 8},
+        "end": {"line": 7, "character": 22},
     }
     assert first["severity"] == 1
     assert first["code"] == "GL101"
@@ -88,7 +90,7 @@ def test_lsp_format_is_the_editor_contract(project: Path) -> None:
     assert first["codeDescription"]["href"].endswith("GL101-device-to-host-copy.md")
     assert first["data"]["region"] == {
         "kind": "torch.cuda.graph",
-        "line": 5,
+        "line": 7,
         "label": "torch.cuda.graph",
     }
     assert first["data"]["fix"]
@@ -144,7 +146,7 @@ def test_suppression_comments(tmp_path: Path) -> None:
         "y = x.sum().item()", "y = x.sum().item()  # graphlint: ignore[GL201]"
     )
     (tmp_path / "o.py").write_text(other)
-    assert "o.py:6:9: GL101" in run("check", "o.py", cwd=tmp_path)[1]
+    assert "o.py:8:9: GL101" in run("check", "o.py", cwd=tmp_path)[1]
 
 
 def test_config_in_pyproject(project: Path) -> None:

@@ -8,7 +8,16 @@ from graphlint import _dev
 from graphlint.rule import Check, Rule, all_checks
 from tests.conftest import FIXTURES, RULE_DOCS
 
-FAMILY_PACKAGES = {"0": "tool", "1": "host_sync", "2": "control_flow"}
+FAMILY_PACKAGES = {
+    "0": "tool",
+    "1": "host_sync",
+    "2": "control_flow",
+    "3": "static_memory",
+    "4": "host_work",
+    "5": "rng",
+    "6": "transfers",
+    "7": "apis",
+}
 
 
 def test_each_code_has_one_doc() -> None:

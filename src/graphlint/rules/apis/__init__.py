@@ -1,0 +1,1 @@
+"""GL7xx: library APIs and capture setup."""

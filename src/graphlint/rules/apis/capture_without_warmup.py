@@ -1,0 +1,55 @@
+"""GL703: a manual capture with no warm-up on a side stream before it."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
+from graphlint.facts import Region
+from graphlint.rule import Rule
+
+
+class CaptureWithoutWarmup(Rule):
+    """A `torch.cuda.graph` capture with no warm-up iterations on a side stream."""
+
+    code = "GL703"
+    message = "capture without warm-up iterations on a side stream before it{extra}"
+    fix_title = (
+        "Run the captured code 3 times (11 with DDP) inside "
+        "`with torch.cuda.stream(s):` before capturing"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+    severity = Severity.WARNING
+    consequence = (
+        "may fail capture or record one-time set-up work (lazy initialisation, "
+        "autotuning, AccumulateGrad streams)"
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        setup = self.context.facts.setup
+        for region in self.context.facts.all_regions():
+            if region.kind is not RegionKind.MANUAL or region.root is None:
+                continue
+            if setup.warmups_before(region) or self.state.loops.get(region.root):
+                continue  # warmed up, or captured in a loop that may warm up first
+            home = self.state.region_function(region)
+            if any(b.function is not home for b in setup.side_streams):
+                continue  # a warm-up in another function may run first
+            self.report(
+                self.anchor(region),
+                region,
+                confidence=Confidence.HIGH if home is node else Confidence.MEDIUM,
+                extra=(
+                    "; `torch.backends.cudnn.benchmark = True` autotunes inside the "
+                    "capture"
+                    if setup.cudnn_benchmark
+                    else ""
+                ),
+            )
+
+    def anchor(self, region: Region) -> cst.CSTNode:
+        root = region.root
+        assert root is not None
+        if isinstance(root, cst.With):
+            return root.items[0].item
+        return root

@@ -1,0 +1,34 @@
+"""GL705: DistributedDataParallel warmed up for fewer than 11 iterations."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.rule import Rule
+
+DDP_WARMUP = 11
+
+
+class DdpWarmupTooShort(Rule):
+    """DDP needs 11 warm-up iterations before capture; fewer are visible here."""
+
+    code = "GL705"
+    message = (
+        "{count} warm-up iterations before a capture of DistributedDataParallel code; "
+        "it needs at least 11"
+    )
+    fix_title = "Warm up for 11 iterations on the side stream before capturing"
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Module(self, node: cst.Module) -> None:
+        setup = self.context.facts.setup
+        if not setup.ddp:
+            return
+        for region in self.context.facts.all_regions():
+            if region.kind is not RegionKind.MANUAL:
+                continue
+            for block in setup.warmups_before(region):
+                count = block.iterations
+                if count is not None and count < DDP_WARMUP and block.loop is not None:
+                    self.report(block.loop, region, count=count)

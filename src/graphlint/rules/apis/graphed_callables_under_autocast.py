@@ -1,0 +1,31 @@
+"""GL706: make_graphed_callables inside autocast with its cast cache enabled."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.facts import Region
+from graphlint.rule import Rule
+
+
+class GraphedCallablesUnderAutocast(Rule):
+    """`make_graphed_callables` under `torch.autocast` without `cache_enabled=False`."""
+
+    code = "GL706"
+    message = "`{call}` runs inside an autocast block with its cast cache enabled"
+    fix_title = (
+        "Use `torch.autocast(..., cache_enabled=False)` around graphed callables"
+    )
+    outcome = Outcome.CAPTURE_ERROR
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node not in self.context.facts.setup.graphed_calls:
+            return
+        function = self.state.function_of(node)
+        line = self.context.positions[node].start.line
+        for block in self.context.facts.setup.autocasts:
+            if block.cache_enabled and block.encloses(function, line):
+                region = Region(RegionKind.GRAPHED, line, "make_graphed_callables")
+                self.report(node, region, call=self.code_of(node.func) + "(...)")
+                return

@@ -1,0 +1,56 @@
+"""GL203: Python control flow under capture decided by host state that changes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.facts.values import Kind
+from graphlint.rule import Rule
+
+
+class HostStateBranch(Rule):
+    """An `if`/`while`/ternary under capture tests host state that changes later."""
+
+    code = "GL203"
+    message = "`{expr}` branches on `{name}`, which line {line} changes between replays"
+    fix_title = (
+        "Decide outside the region, capture one graph per branch, or keep the value "
+        "in a device tensor and select with `torch.where`"
+    )
+    outcome = Outcome.SILENT_WRONG
+    consequence = "the branch taken at capture is replayed every time"
+
+    def visit_If(self, node: cst.If) -> None:
+        self.check(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.check(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.check(node.test)
+
+    def check(self, test: cst.BaseExpression) -> None:
+        region = self.captured(test)
+        if region is None:
+            return
+        for read in self.state.tests.get(test, ()):
+            key = self.state.reads.get(read)
+            if key is None or self.value(read).kind not in _HOST_KINDS:
+                continue
+            found = self.state.changes(key, region)
+            if found is not None:
+                write, confidence = found
+                self.report(
+                    test,
+                    region,
+                    confidence=confidence,
+                    expr=self.code_of(test),
+                    name=self.code_of(read),
+                    line=write.line,
+                )
+                return
+
+
+# Tensors are GL201's; modules and objects are not tested for their value.
+_HOST_KINDS = frozenset({Kind.PYTHON, Kind.UNKNOWN})

@@ -1,0 +1,1 @@
+"""GL4xx: host work that runs once, at capture, and never on replay."""

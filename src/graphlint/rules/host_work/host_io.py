@@ -1,0 +1,65 @@
+"""GL401: host I/O (print, logging, files, network) under capture."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.matchers import builtin, method, on_device
+from graphlint.rule import Rule
+
+_BUILTINS = frozenset({"print", "open", "input"})
+_FUNCTIONS = frozenset(
+    {
+        "json.dump",
+        "json.load",
+        "pickle.dump",
+        "pickle.load",
+        "sys.stdout.write",
+        "sys.stderr.write",
+        "sys.stdout.flush",
+        "warnings.warn",
+        "numpy.save",
+        "numpy.load",
+        "numpy.savetxt",
+        "wandb.log",
+        "mlflow.log_metric",
+        "mlflow.log_metrics",
+        "urllib.request.urlopen",
+    }
+)
+_PREFIXES = ("logging.", "requests.", "shutil.", "socket.")
+_LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
+)
+
+
+class HostIo(Rule):
+    """`print`, logging, file or network I/O under capture runs only at capture."""
+
+    code = "GL401"
+    message = "`{call}` runs on the host once, while capturing"
+    fix_title = "Move it outside the region, after `replay()`"
+    outcome = Outcome.SILENT_WRONG
+    consequence = "replays never run it"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self.captured(node)
+        if region is None or self.formats_tensor(node):
+            return  # a tensor formatted as text is GL102's
+        if builtin(self.context.facts, node) in _BUILTINS or self.is_io(node):
+            self.report(node, region, call=self.code_of(node))
+
+    def is_io(self, node: cst.Call) -> bool:
+        q = self.qualname(node.func)
+        if q is not None:
+            return q in _FUNCTIONS or q.startswith(_PREFIXES)
+        found = method(node)
+        return (
+            found is not None
+            and found[1] in _LOG_METHODS
+            and self.value(found[0]).cls == "logging.Logger"
+        )
+
+    def formats_tensor(self, node: cst.Call) -> bool:
+        return any(on_device(self.value(arg.value)) for arg in node.args)

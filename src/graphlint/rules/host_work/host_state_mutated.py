@@ -1,0 +1,73 @@
+"""GL404: host containers and counters mutated under capture."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Outcome
+from graphlint.facts.values import Kind
+from graphlint.matchers import method
+from graphlint.rule import Rule
+
+_MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+        "add",
+        "discard",
+        "appendleft",
+        "popleft",
+        "extendleft",
+    }
+)
+
+
+class HostStateMutated(Rule):
+    """`lst.append(x)`, `d[k] = v`, `n += 1` under capture run once, at capture."""
+
+    code = "GL404"
+    message = "`{stmt}` changes host state once, while capturing"
+    fix_title = (
+        "Do the bookkeeping outside the region, around `replay()`, or keep the state "
+        "in a device tensor updated in place"
+    )
+    outcome = Outcome.SILENT_WRONG
+    consequence = "replays never run it"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        found = method(node)
+        if found is None or found[1] not in _MUTATORS:
+            return
+        region = self.captured(node)
+        if region is not None and self.is_host_container(found[0]):
+            self.report(node, region, stmt=self.code_of(node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        region = self.captured(node)
+        if region is None:
+            return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Subscript) and self.is_host_container(t.value):
+                self.report(node, region, stmt=self.code_of(node))
+                return
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        region = self.captured(node)
+        target = node.target
+        if region is None or not isinstance(target, (cst.Name, cst.Attribute)):
+            return
+        if self.value(target).kind is Kind.PYTHON:
+            self.report(node, region, stmt=self.code_of(node))
+
+    def is_host_container(self, expr: cst.BaseExpression) -> bool:
+        value = self.value(expr)
+        return value.kind is Kind.PYTHON and (
+            value.element is not None or value.items is not None
+        )

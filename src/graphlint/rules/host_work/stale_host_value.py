@@ -1,0 +1,73 @@
+"""GL406: a Python value read under capture that changes between replays."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.values import Kind
+from graphlint.matchers import method
+from graphlint.rule import Rule
+
+_SCHEDULER_READS = frozenset({"get_last_lr", "get_lr"})
+
+
+class StaleHostValue(Rule):
+    """A Python number read under capture is baked in, though it changes later."""
+
+    code = "GL406"
+    message = "`{expr}` is read once, while capturing, but {why}"
+    fix_title = (
+        "Keep it in a device tensor updated with `.fill_()` before `replay()` (for a "
+        "learning rate: `capturable=True` and a tensor `lr`)"
+    )
+    outcome = Outcome.SILENT_WRONG
+    consequence = "replays reuse the value from capture"
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.check(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.check(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.check(node)
+
+    def check(self, node: cst.BaseExpression) -> None:
+        key = self.state.reads.get(node)
+        if key is None or node in self.state.in_test:  # tests are GL203's
+            return
+        region = self.captured(node)
+        value = self.value(node)
+        if region is None or value.kind is not Kind.PYTHON:
+            return
+        if value.function is not None or value.is_class:
+            return
+        found = self.state.changes(key, region)
+        if found is not None:
+            write, confidence = found
+            self.report(
+                node,
+                region,
+                confidence=confidence,
+                expr=self.code_of(node),
+                why=f"line {write.line} changes it",
+            )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        found = method(node)
+        if found is None or found[1] not in _SCHEDULER_READS:
+            return
+        region = self.captured(node)
+        if region is None:
+            return
+        is_scheduler = (self.value(found[0]).cls or "").startswith(
+            "torch.optim.lr_scheduler."
+        )
+        self.report(
+            node,
+            region,
+            confidence=Confidence.HIGH if is_scheduler else Confidence.MEDIUM,
+            expr=self.code_of(node),
+            why="the scheduler changes the learning rate at every step",
+        )

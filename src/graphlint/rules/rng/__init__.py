@@ -1,0 +1,1 @@
+"""GL5xx: random number generation under capture."""

@@ -1,0 +1,1 @@
+"""GL3xx: static memory: rebinding what a captured graph reads."""

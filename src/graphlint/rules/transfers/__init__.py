@@ -1,0 +1,1 @@
+"""GL6xx: host-to-device and device-to-host transfers under capture."""
