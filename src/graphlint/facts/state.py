@@ -76,6 +76,7 @@ class HostState(cst.CSTVisitor):
         # optimizers (by the call that built them) whose step a region captures
         self.stepped: dict[cst.Call, Region] = {}
         self._stores: set[cst.CSTNode] = set()
+        self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
         self._loops: list[cst.CSTNode] = []
         self._saved_loops: list[list[cst.CSTNode]] = []
@@ -123,7 +124,12 @@ class HostState(cst.CSTVisitor):
 
     # -- the walk --------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)):
+            return False
+        self._skip_names(node)
+        if isinstance(node, (cst.Attribute, cst.Subscript)) or (
+            isinstance(node, cst.Name) and node not in self._not_read
+        ):
             self._read(node)
         if isinstance(node, _LOOP):
             self._loops.append(node)
@@ -140,6 +146,15 @@ class HostState(cst.CSTVisitor):
         if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             self._loops = self._saved_loops.pop()
         super().on_leave(original_node)
+
+    def _skip_names(self, node: cst.CSTNode) -> None:
+        """Mark names that do not read a variable: ``.attr``, ``kw=``, definitions."""
+        if isinstance(node, cst.Attribute):
+            self._not_read.add(node.attr)
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            self._not_read.add(node.keyword)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+            self._not_read.add(node.name)
 
     def _read(self, node: cst.Name | cst.Attribute | cst.Subscript) -> None:
         if isinstance(node, (cst.Attribute, cst.Subscript)):

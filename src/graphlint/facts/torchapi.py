@@ -145,7 +145,7 @@ NON_TENSOR_FUNCTIONS: Final = _words(
     compile device dtype Size finfo iinfo set_rng_state use_deterministic_algorithms
     are_deterministic_algorithms_enabled is_grad_enabled is_inference_mode_enabled
     set_printoptions save load set_float32_matmul_precision get_float32_matmul_precision
-    is_autocast_enabled set_num_threads get_num_threads Generator Stream Event cond
+    is_autocast_enabled set_num_threads get_num_threads Generator Stream Event
     """
 )
 # Sub-namespaces of torch whose functions return tensors.

@@ -67,6 +67,9 @@ class TensorTruthValue(Rule):
                 self.report(expr, region, expr=self.code_of(expr))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.qualname(node.func) in _COND:
+            self.cond(node)
+            return
         if builtin(self.context.facts, node) not in ("any", "all"):
             return
         args = positional(node)
@@ -75,3 +78,15 @@ class TensorTruthValue(Rule):
         region = self.region(node)
         if region is not None and on_device(element_of(self.value(args[0]))):
             self.report(node, region, expr=self.code_of(node))
+
+    def cond(self, node: cst.Call) -> None:
+        """``torch.cond(pred, ...)`` evaluates ``pred`` on the host unless compiled."""
+        region = self.region(node)
+        args = positional(node)
+        if region is None or region.kind.is_compile or not args:
+            return
+        if on_device(self.value(args[0])):
+            self.report(args[0], region, expr=self.code_of(args[0]))
+
+
+_COND = frozenset({"torch.cond", "torch._higher_order_ops.cond.cond"})

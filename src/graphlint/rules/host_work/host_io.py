@@ -62,4 +62,17 @@ class HostIo(Rule):
         )
 
     def formats_tensor(self, node: cst.Call) -> bool:
-        return any(on_device(self.value(arg.value)) for arg in node.args)
+        """Whether an argument is a device tensor, or an f-string that formats one."""
+        for arg in node.args:
+            parts = (
+                [
+                    part.expression
+                    for part in arg.value.parts
+                    if isinstance(part, cst.FormattedStringExpression)
+                ]
+                if isinstance(arg.value, cst.FormattedString)
+                else [arg.value]
+            )
+            if any(on_device(self.value(part)) for part in parts):
+                return True
+        return False
