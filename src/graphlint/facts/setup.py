@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.facts.regions import Region
+from graphlint.facts.regions import Region, source
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.values import Values
 from graphlint.matchers import keyword, positional
 
 STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
+STREAM_SWITCHES = frozenset({"torch.cuda.set_stream", "torch.cuda.stream"})
 AUTOCAST_CONTEXTS = frozenset(
     {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast"}
 )
@@ -60,12 +61,19 @@ class CaptureSetup(cst.CSTVisitor):
     values: Values
     state: HostState
     positions: Mapping[cst.CSTNode, CodeRange]
+    regions: Mapping[cst.CSTNode, Region]
     side_streams: list[Block] = field(default_factory=list)
     autocasts: list[Block] = field(default_factory=list)
     hooks: list[tuple[Key, cst.Call, cst.CSTNode, int]] = field(default_factory=list)
     graphed_calls: list[cst.Call] = field(default_factory=list)
     ddp: list[cst.Call] = field(default_factory=list)
     cudnn_benchmark: bool = False
+    # calls of project callables: (function, line, callee source, region or None)
+    calls: list[tuple[cst.CSTNode, int, str, Region | None]] = field(
+        default_factory=list
+    )
+    # functions that switch streams without a ``with`` block
+    stream_switches: set[cst.CSTNode] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -108,6 +116,15 @@ class CaptureSetup(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         q = self.values.qualify(node.func)
+        function = self.state.function_of(node)
+        if q in STREAM_SWITCHES or (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value == "__enter__"
+        ):
+            self.stream_switches.add(function)
+        if q is None or not q.startswith("torch."):
+            self.calls.append(
+                (function, self.line(node), source(node.func), self.regions.get(node))
+            )
         if q in DDP_CLASSES:
             self.ddp.append(node)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in (
@@ -138,6 +155,16 @@ class CaptureSetup(cst.CSTVisitor):
             if b.function is home and b.end_line < region.line
         ]
 
+    def called_before(self, region: Region) -> bool:
+        """Whether code the region calls also runs before it, in its function: a
+        warm-up on the current stream (``step(x); with torch.cuda.graph(g): step(x)``)."""
+        home = self.state.region_function(region)
+        inside = {callee for _, _, callee, r in self.calls if r == region}
+        return any(
+            function is home and r is None and line < region.line and callee in inside
+            for function, line, callee, r in self.calls
+        )
+
 
 def warmup_loop(statement: cst.BaseStatement) -> tuple[int | None, cst.Call] | None:
     """``for _ in range(N):`` -> (N if a literal, the range call)."""
@@ -161,7 +188,7 @@ def capture_setup(
     regions: Mapping[cst.CSTNode, Region],
 ) -> CaptureSetup:
     """The file's capture set-up; a file that captures nothing needs no walk."""
-    setup = CaptureSetup(values, state, positions, graphed_calls=graphed_calls)
+    setup = CaptureSetup(values, state, positions, regions, graphed_calls=graphed_calls)
     if regions or graphed_calls:
         module.visit(setup)
     return setup

@@ -75,6 +75,8 @@ class HostState(cst.CSTVisitor):
         self.registered: list[tuple[str, Key | None]] = []
         # optimizers (by the call that built them) whose step a region captures
         self.stepped: dict[cst.Call, Region] = {}
+        # ``self.name(...)`` calls: function -> [(method name, line)]
+        self.self_calls: dict[cst.CSTNode, list[tuple[str, int]]] = {}
         self._stores: set[cst.CSTNode] = set()
         self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
@@ -189,6 +191,10 @@ class HostState(cst.CSTVisitor):
         if not isinstance(func, cst.Attribute):
             return
         name = func.attr.value
+        if self._self_class(func.value) is not None:
+            self.self_calls.setdefault(self.function_of(node), []).append(
+                (name, self.positions[node].start.line)
+            )
         if name == "replay":
             self.replays.append(
                 (source(func.value), self.function_of(node), tuple(self._loops))
@@ -322,7 +328,7 @@ class HostState(cst.CSTVisitor):
         home = self.region_function(region)
         if write.function is home:
             return Confidence.HIGH if write.line > region.end_line else None
-        if write.key[0] == "self" and _name_of(write.function) in _INIT_METHODS:
+        if write.key[0] == "self" and self.sets_up(write.function, region):
             return None
         if write.function is self.module:
             # module code around a capture made in a function: the first binding
@@ -332,6 +338,24 @@ class HostState(cst.CSTVisitor):
         if self.replays_in(write.function, region):
             return Confidence.HIGH
         return Confidence.MEDIUM
+
+    def sets_up(self, method: cst.CSTNode, region: Region) -> bool:
+        """Whether ``method`` runs before capture: ``__init__``, or a method that
+        ``__init__`` calls, or one the capturing function calls before the region."""
+        name = _name_of(method)
+        if name is None:
+            return False
+        if name in _INIT_METHODS:
+            return True
+        home = self.region_function(region)
+        for function, calls in self.self_calls.items():
+            init = _name_of(function) in _INIT_METHODS
+            for called, line in calls:
+                if called == name and (
+                    init or (function is home and line < region.line)
+                ):
+                    return True
+        return False
 
     def changes(self, key: Key, region: Region) -> tuple[Write, Confidence] | None:
         """The first write that changes ``key`` between replays of ``region``."""

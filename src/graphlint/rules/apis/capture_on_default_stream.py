@@ -26,8 +26,12 @@ class CaptureOnDefaultStream(Rule):
             if region.label != "capture_begin()" or not isinstance(root, cst.Expr):
                 continue
             home = self.state.region_function(region)
-            if any(b.encloses(home, region.line) for b in setup.side_streams):
-                continue
+            if (
+                any(b.encloses(home, region.line) for b in setup.side_streams)
+                or home in setup.stream_switches
+                or (region.graph or "").startswith("super(")
+            ):
+                continue  # on a side stream, or a CUDAGraph subclass's own method
             self.report(
                 root,
                 region,

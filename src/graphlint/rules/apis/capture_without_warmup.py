@@ -30,7 +30,11 @@ class CaptureWithoutWarmup(Rule):
         for region in self.context.facts.all_regions():
             if region.kind is not RegionKind.MANUAL or region.root is None:
                 continue
-            if setup.warmups_before(region) or self.state.loops.get(region.root):
+            if (
+                setup.warmups_before(region)
+                or setup.called_before(region)
+                or self.state.loops.get(region.root)
+            ):
                 continue  # warmed up, or captured in a loop that may warm up first
             home = self.state.region_function(region)
             if any(b.function is not home for b in setup.side_streams):
