@@ -157,7 +157,7 @@ class CaptureSetup(cst.CSTVisitor):
 
     def called_before(self, region: Region) -> bool:
         """Whether code the region calls also runs before it, in its function: a
-        warm-up on the current stream (``step(x); with torch.cuda.graph(g): step(x)``)."""
+        warm-up on the current stream (``step(x)`` before capturing ``step(x)``)."""
         home = self.state.region_function(region)
         inside = {callee for _, _, callee, r in self.calls if r == region}
         return any(
