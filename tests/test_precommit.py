@@ -14,6 +14,7 @@ from tests.conftest import ROOT
 
 BAD = (
     "import torch\n\nx = torch.randn(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+    "with torch.cuda.stream(torch.cuda.Stream()):\n    x.sum()\n"
     "with torch.cuda.graph(g):\n    y = x.sum().item()\n"
 )
 
@@ -76,7 +77,7 @@ def test_pre_commit_hook(tmp_path: Path) -> None:
     (user / "train.py").write_text(BAD)
     result = commit("bad")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "train.py:6:9: GL101" in result.stdout
+    assert "train.py:8:9: GL101" in result.stdout
 
     # fixed (suppressed) code passes
     (user / "train.py").write_text(
