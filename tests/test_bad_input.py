@@ -13,7 +13,7 @@ import pytest
 
 from graphlint import runner
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Settings, check_file
+from graphlint.engine import Job, Settings, check_file
 from tests.test_cli import run
 
 ALL = Settings(enabled=frozenset(Settings().enabled | {"GL006"}))
@@ -99,7 +99,8 @@ def test_long_chain_in_a_region_is_analysed(tmp_path: Path) -> None:
     assert [d["code"] for d in json.loads(out)[0]["diagnostics"]] == ["GL101"]
 
 
-def _crash_on_boom(path: Path, settings: Settings) -> FileResult:
+def _crash_on_boom(job: Job, settings: Settings) -> FileResult:
+    path = job.path
     if path.name == "boom.py":
         ctypes.string_at(0)  # a real, synchronous segfault, as LibCST's at depth
     if path.name == "slow.py":

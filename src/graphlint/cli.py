@@ -20,8 +20,10 @@ from graphlint.docs import doc_path
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, OutputFormat
+from graphlint.project.check import check_project
 from graphlint.rule import all_checks
-from graphlint.runner import check_files
+
+CACHE_DIR = ".graphlint_cache"
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -142,6 +144,14 @@ def check(
             "--color", metavar="auto|always|never", help="Colour text output."
         ),
     ] = ColorMode.AUTO,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help=f"Do not read or write the summary cache ({CACHE_DIR}/ in the "
+            "project root).",
+        ),
+    ] = False,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -166,7 +176,19 @@ def check(
         files = collect(targets, excludes)
     except MissingPathError as error:
         fail(f"no such file or directory: {error}")
-    results = check_files([_display(f, cwd) for f in files], settings, jobs)
+    shown = [_display(f, cwd) for f in files]
+    results = check_project(
+        shown,
+        settings,
+        jobs,
+        roots=config.source_roots,
+        eager=frozenset(config.eager_functions),
+        cache_dir=None if no_cache else config.root / CACHE_DIR,
+        excluded=(lambda path: excludes.excludes(path.resolve()))
+        if excludes is not None
+        else (lambda path: False),
+        display=lambda path: str(_display(path, cwd)),
+    )
     formatter = FORMATTERS[output_format]
     use_color = _use_color(color)
     typer.echo(formatter(results, use_color), nl=False, color=use_color)

@@ -27,6 +27,9 @@ KEYS = {
     "capture-markers": "qualified names of your own capture-region decorators/contexts",
     "max-file-size": "bytes above which a file is reported (GL003) and not analysed",
     "timeout": "seconds one file may take before it is reported (GL005)",
+    "source-roots": "folders imports are resolved from, besides each package root",
+    "eager-functions": "qualified names of functions (or decorators) that run eagerly "
+    "between graph pieces: calls into them are not followed",
 }
 
 
@@ -47,6 +50,8 @@ class Config:
     capture_markers: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     timeout: float = DEFAULT_TIMEOUT
+    source_roots: tuple[Path, ...] = ()
+    eager_functions: tuple[str, ...] = ()
 
     def settings(self) -> Settings:
         return Settings(
@@ -112,6 +117,11 @@ def load(path: Path | None, cwd: Path) -> Config:
         capture_markers=_strings(table, "capture-markers", where),
         max_file_size=_positive(table, "max-file-size", where, DEFAULT_MAX_FILE_SIZE),
         timeout=float(_positive(table, "timeout", where, DEFAULT_TIMEOUT)),
+        source_roots=tuple(
+            (path.parent / root).resolve()
+            for root in _strings(table, "source-roots", where)
+        ),
+        eager_functions=_strings(table, "eager-functions", where),
     )
     enabled_codes(config.select, config.extend_select, config.ignore)  # validate now
     return config

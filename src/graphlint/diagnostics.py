@@ -48,12 +48,33 @@ class RegionKind(str, enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Hop:
+    """One call on the way from a capture region to the code it runs."""
+
+    path: str  # the file of the call
+    line: int  # 1-based
+    col: int  # 0-based
+    function: str  # what it calls: "step()", "Block.forward()"
+
+
+@dataclass(frozen=True, slots=True)
 class RegionRef:
     """The capture region a diagnostic sits in, as reported to the user."""
 
     kind: RegionKind
     line: int  # 1-based line where the region starts
     label: str  # e.g. "torch.cuda.graph", "torch.compile(mode='reduce-overhead')"
+    path: str | None = None  # the region's file, when it is not the diagnostic's
+    via: tuple[Hop, ...] = ()  # the calls from the region to the diagnostic's code
+
+    @property
+    def chain(self) -> str:
+        """``reached from train.py:42 via step() -> Block.forward()``."""
+        if not self.via:
+            return ""
+        first = self.via[0]
+        hops = " -> ".join(hop.function for hop in self.via)
+        return f"reached from {first.path}:{first.line} via {hops}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +107,6 @@ class FileResult:
     path: str
     diagnostics: tuple[Diagnostic, ...]
     internal_error: bool = False  # a bug in graphlint stopped the analysis of this file
+    # for the project pass: calls made inside regions, and functions that are regions
+    entries: tuple[object, ...] = ()
+    roots: tuple[str, ...] = ()

@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,8 +21,10 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.comments import scan
-from graphlint.diagnostics import Confidence, Diagnostic, FileResult
-from graphlint.facts import analyse
+from graphlint.diagnostics import Confidence, Diagnostic, FileResult, RegionKind
+from graphlint.facts import FileFacts, Region, analyse
+from graphlint.facts.names import dotted
+from graphlint.project.reach import Entry, Reached
 from graphlint.rule import Check, RuleContext, all_checks, tree_rules
 from graphlint.rules.tool.file_checks import (
     EmptyFile,
@@ -66,6 +69,30 @@ def lint_source(
     package: str | None = None,
 ) -> list[Diagnostic]:
     """Run the enabled rules on source that CPython compiles. Bugs raise."""
+    return analyse_source(source, path, settings, package=package).diagnostics
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What one LibCST pass over a file yields: its diagnostics, the calls its regions
+    make (for the project pass) and the functions that are regions themselves."""
+
+    diagnostics: list[Diagnostic]
+    entries: list[Entry]
+    roots: list[str]
+
+
+def analyse_source(
+    source: str,
+    path: str = "<string>",
+    settings: Settings | None = None,
+    *,
+    package: str | None = None,
+    module_name: str = "",
+    external: Mapping[str, Reached] | None = None,
+    checks: frozenset[str] = frozenset(),
+) -> Analysis:
+    """Lint ``source``; ``external`` names functions that regions elsewhere reach."""
     settings = settings or Settings()
     comments = scan(source)
     module = cst.parse_module(source)
@@ -77,12 +104,58 @@ def lint_source(
         pragmas=comments.pragmas,
         markers=settings.markers,
         package=package,
+        external={fn: _region(how) for fn, how in (external or {}).items()},
+        checks=checks,
     )
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:
         cst.visit_batched(module, rules)
-    return sorted(context.diagnostics, key=lambda d: d.sort_key)
+    diagnostics = sorted(context.diagnostics, key=lambda d: d.sort_key)
+    if external is not None:  # the project pass keeps what the reached code adds
+        return Analysis([d for d in diagnostics if d.region and d.region.via], [], [])
+    entries = [
+        Entry(
+            path,
+            module_name,
+            _function_path(facts, node),
+            positions[node].start.line,
+            positions[node].start.column,
+            callee,
+            region.kind.value,
+            region.label,
+            region.line,
+        )
+        for node, region in facts.regions.items()
+        if isinstance(node, cst.Call)
+        and not region.via
+        and (callee := dotted(node.func)) is not None
+    ]
+    roots = [
+        facts.paths[region.root]
+        for region in facts.all_regions()
+        if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths
+    ]
+    return Analysis(diagnostics, entries, roots)
+
+
+def _function_path(facts: FileFacts, node: cst.CSTNode) -> str | None:
+    scope = facts.values.scope_of.get(node)
+    while scope is not None:
+        if isinstance(scope.node, cst.FunctionDef):
+            return facts.paths.get(scope.node)
+        scope = scope.parent
+    return None
+
+
+def _region(how: Reached) -> Region:
+    return Region(
+        RegionKind(how.kind),
+        how.region_line,
+        how.label,
+        origin=how.region_path,
+        via=how.via,
+    )
 
 
 def tool_diagnostic(
@@ -106,14 +179,35 @@ def tool_diagnostic(
     )
 
 
-def check_file(path: Path, settings: Settings) -> FileResult:
+@dataclass(frozen=True)
+class Job:
+    """One file for a worker: pass one (``external`` None) or the project pass, which
+    analyses the functions regions elsewhere reach."""
+
+    path: Path
+    external: Mapping[str, Reached] | None = None
+    checks: frozenset[str] = frozenset()
+
+
+def check_file(path: Path | Job, settings: Settings) -> FileResult:
     """Lint one file from disk; every problem with the file becomes a diagnostic."""
-    display = str(path)
-    found = _check_file(path, display, settings)
+    job = path if isinstance(path, Job) else Job(path)
+    display = str(job.path)
+    found = _check_file(job, display, settings)
+    if isinstance(found, Analysis):
+        kept = tuple(d for d in found.diagnostics if d.code in settings.enabled)
+        return FileResult(
+            display, kept, entries=tuple(found.entries), roots=tuple(found.roots)
+        )
+    if job.external is not None:  # reading problems were reported by pass one
+        return FileResult(display, ())
     return FileResult(display, tuple(d for d in found if d.code in settings.enabled))
 
 
-def _check_file(path: Path, display: str, settings: Settings) -> list[Diagnostic]:
+def _check_file(
+    job: Job, display: str, settings: Settings
+) -> list[Diagnostic] | Analysis:
+    path = job.path
     try:
         info = os.stat(path)
     except OSError as error:
@@ -143,10 +237,22 @@ def _check_file(path: Path, display: str, settings: Settings) -> list[Diagnostic
     problem = prescreen(decoded, display)
     if problem is not None:
         return [problem]
-    if not _CANDIDATE.search(decoded) and not _has_marker(decoded, settings.markers):
+    if (
+        job.external is None
+        and not _CANDIDATE.search(decoded)
+        and not _has_marker(decoded, settings.markers)
+    ):
         return []
     try:
-        return lint_source(decoded, display, settings, package=package_of(path))
+        return analyse_source(
+            decoded,
+            display,
+            settings,
+            package=package_of(path),
+            module_name=module_of(path),
+            external=job.external,
+            checks=job.checks,
+        )
     except cst.ParserSyntaxError as error:
         detail = f"LibCST cannot parse code that CPython accepts ({error.message})"
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]
@@ -195,6 +301,14 @@ def prescreen(source: str, display: str) -> Diagnostic | None:
     except ValueError as error:  # e.g. null bytes, before Python 3.12
         return tool_diagnostic(UnparsableFile, display, detail=str(error))
     return None
+
+
+def module_of(path: Path) -> str:
+    """The dotted module name of a file: its package and its stem."""
+    package = package_of(path)
+    if path.name == "__init__.py":
+        return package or path.resolve().parent.name
+    return f"{package}.{path.stem}" if package else path.stem
 
 
 def package_of(path: Path) -> str | None:

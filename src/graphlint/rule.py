@@ -204,7 +204,9 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 severity=severity,
                 confidence=confidence,
                 outcome=self.outcome,
-                region=RegionRef(region.kind, region.line, region.label),
+                region=RegionRef(
+                    region.kind, region.line, region.label, region.origin, region.via
+                ),
                 fix_hint=self.fix_title.format(**fmt) if self.fix_title else None,
             )
         )

@@ -25,16 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Settings, check_file, tool_diagnostic
+from graphlint.engine import Job, Settings, check_file, tool_diagnostic
 from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 
 _STACK_SIZE = 256 * 1024 * 1024  # deep but legal code must not overflow the C stack
 _RECURSION_LIMIT = 20_000
 
 
-def _guarded(path: Path, settings: Settings) -> FileResult:
+def _guarded(job: Job, settings: Settings) -> FileResult:
+    path = job.path
     try:
-        return check_file(path, settings)
+        return check_file(job, settings)
     except Exception as error:  # a graphlint bug: report it on the file, keep going
         where = traceback.extract_tb(error.__traceback__)[-1]
         detail = (
@@ -72,7 +73,7 @@ def _worker_main(conn: Connection, settings: Settings) -> None:
 class _Worker:
     process: BaseProcess
     conn: Connection
-    job: tuple[int, Path] | None = None
+    job: tuple[int, Job] | None = None
     started: float = 0.0
 
 
@@ -108,7 +109,7 @@ class Pool:
 
     def run(
         self,
-        files: Sequence[Path],
+        files: Sequence[Job],
         on_result: Callable[[int, FileResult], None],
     ) -> None:
         todo = deque(enumerate(files))
@@ -128,7 +129,8 @@ class Pool:
             now = time.monotonic()
             for worker in busy:
                 assert worker.job is not None
-                index, path = worker.job
+                index, job = worker.job
+                path = job.path
                 if worker.conn in ready:
                     try:
                         result = worker.conn.recv()
@@ -175,11 +177,12 @@ def default_jobs() -> int:
 
 
 def check_files(
-    files: Sequence[Path], settings: Settings, jobs: int | None = None
+    files: Sequence[Path | Job], settings: Settings, jobs: int | None = None
 ) -> list[FileResult]:
     """Check ``files`` in isolated workers; results come back in input order."""
     if not files:
         return []
+    work = [f if isinstance(f, Job) else Job(f) for f in files]
     results: list[FileResult | None] = [None] * len(files)
 
     def keep(index: int, result: FileResult) -> None:
@@ -187,7 +190,7 @@ def check_files(
 
     pool = Pool(min(jobs or default_jobs(), len(files)), settings)
     try:
-        pool.run(files, keep)
+        pool.run(work, keep)
     finally:
         pool.close()
     return [r for r in results if r is not None]

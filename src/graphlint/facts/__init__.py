@@ -23,6 +23,7 @@ class FileFacts:
     regions: Mapping[cst.CSTNode, Region]
     state: HostState
     setup: CaptureSetup
+    paths: Mapping[cst.FunctionDef, str]  # "Cls.method" for each function
 
     @property
     def captures(self) -> bool:
@@ -50,18 +51,20 @@ def analyse(
     pragmas: Sequence[tuple[int, int]] = (),
     markers: frozenset[str] = frozenset(),
     package: str | None = None,
+    external: Mapping[str, Region] | None = None,
+    checks: frozenset[str] = frozenset(),
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, then the two region walks."""
     scopes = ScopeBuilder(package)
     module.visit(scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes)
     regions, graphed_calls = find_regions(
-        module, scopes, values, positions, pragmas, markers
+        module, scopes, values, positions, pragmas, markers, external, checks
     )
     values.reset()  # parameters of captured callables are now known
     state = host_state(module, values, regions, positions)
     setup = capture_setup(module, values, state, positions, graphed_calls, regions)
-    return FileFacts(values, regions, state, setup)
+    return FileFacts(values, regions, state, setup, scopes.paths)
 
 
 __all__ = ["CaptureSetup", "FileFacts", "HostState", "Region", "analyse"]

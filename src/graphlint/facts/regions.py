@@ -10,12 +10,13 @@ its innermost region. Rules only ask ``region_of(node)``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.diagnostics import Confidence, Hop, RegionKind
+from graphlint.facts.names import dotted
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.values import Kind, Value, Values
 
@@ -48,6 +49,8 @@ class Region:
     end_line: int = 0
     root: cst.CSTNode | None = field(default=None, compare=False)
     graph: str | None = None
+    origin: str | None = None  # the region's file, for code reached from another file
+    via: tuple[Hop, ...] = ()  # calls from the region to this code
 
     def spans(self, line: int) -> bool:
         """Whether ``line`` lies within the region's source lines."""
@@ -66,8 +69,10 @@ class RegionFinder(cst.CSTVisitor):
         values: Values,
         positions: Mapping[cst.CSTNode, CodeRange],
         markers: frozenset[str],
+        checks: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
+        self.checks = CAPTURING_CHECKS | checks
         self.scopes = scopes
         self.values = values
         self.positions = positions
@@ -272,9 +277,10 @@ class RegionFinder(cst.CSTVisitor):
                 self.excluded.add(node.body)
 
     def is_capturing_check(self, expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.Call) and self.values.qualify(expr.func) in (
-            CAPTURING_CHECKS
-        )
+        if not isinstance(expr, cst.Call):
+            return False
+        name = self.values.qualify(expr.func) or dotted(expr.func)
+        return name in self.checks
 
 
 class BeginEndScanner:
@@ -446,12 +452,22 @@ def find_regions(
     positions: Mapping[cst.CSTNode, CodeRange],
     pragmas: Sequence[tuple[int, int]],
     markers: frozenset[str],
+    external: Mapping[str, Region] | None = None,
+    checks: frozenset[str] = frozenset(),
 ) -> tuple[dict[cst.CSTNode, Region], list[cst.Call]]:
     """Map every node that runs under capture to its region; also return the
     ``make_graphed_callables`` calls, whose set-up matters even when their
-    targets cannot be resolved."""
-    finder = RegionFinder(scopes, values, positions, markers)
+    targets cannot be resolved. ``external`` names functions (by path, "Cls.method")
+    that a region in other code reaches; ``checks`` adds project functions that ask
+    whether the stream is capturing, by their qualified or local names."""
+    finder = RegionFinder(scopes, values, positions, markers, checks)
     module.visit(finder)
+    for function, path in scopes.paths.items():
+        if external and path in external:
+            region = replace(
+                external[path], root=function, end_line=finder.end(function)
+            )
+            finder.mark(function, region)
     scanner = BeginEndScanner(finder)
     scanner.scan(module.body)
     scanner.finish()

@@ -95,6 +95,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.scope_of: dict[cst.CSTNode, Scope] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.functions: dict[cst.CSTNode, Scope] = {}  # FunctionDef/Lambda -> its scope
+        self.paths: dict[cst.FunctionDef, str] = {}  # "Cls.method", "outer.inner"
         self.module_scope: Scope | None = None
         self._stack: list[Scope] = []
 
@@ -141,6 +142,12 @@ class ScopeBuilder(cst.CSTVisitor):
                 scope.self_name = positional[0].name.value
         self._bind_params(node.params, scope)
         self.functions[node] = scope
+        names = [
+            s.node.name.value
+            for s in self._stack
+            if isinstance(s.node, (cst.ClassDef, cst.FunctionDef))
+        ]
+        self.paths[node] = ".".join([*names, node.name.value])
         self._stack.append(scope)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:

@@ -465,6 +465,11 @@ class Values:
         if base.kind in (Kind.MODULE, Kind.OBJECT):
             if base.local is not None:
                 found = self.attribute_of_class(base.local, attr)
+                if found is not None and base.kind is Kind.MODULE and found.is_tensor:
+                    # module.cuda() / .to() moves parameters and buffers together
+                    return tensor(
+                        Device.UNKNOWN if found.device is Device.CPU else found.device
+                    )
                 if found is not None:
                     return found
                 if attr in base.local.methods:

@@ -37,9 +37,29 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
                 "kind": d.region.kind.value,
                 "line": d.region.line,
                 "label": d.region.label,
+                **(
+                    {"path": d.region.path, "via": d.region.chain}
+                    if d.region.via
+                    else {}
+                ),
             },
         },
     }
+    if d.region is not None and d.region.via:
+        item["relatedInformation"] = [
+            {
+                "location": {
+                    "uri": Path(hop.path).resolve().as_uri(),
+                    "range": {
+                        "start": {"line": hop.line - 1, "character": hop.col},
+                        "end": {"line": hop.line - 1, "character": hop.col},
+                    },
+                },
+                "message": f"calls {hop.function}"
+                + (" inside the capture region" if i == 0 else ""),
+            }
+            for i, hop in enumerate(d.region.via)
+        ]
     doc = doc_path(d.code)
     if doc is not None:
         item["codeDescription"] = {"href": doc.as_uri()}

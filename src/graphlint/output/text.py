@@ -25,8 +25,13 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     where = _paint(f"{d.path}:{d.line}:{d.col + 1}:", _BOLD, color)
     code = _paint(d.code, _STYLE[d.severity], color)
     line = f"{where} {code} {d.message}"
-    if d.region is not None:
-        line += f" [{d.region.label} region, line {d.region.line}]"
+    region = d.region
+    if region is not None and region.via:
+        line += (
+            f" [{region.label} region at {region.path}:{region.line}, {region.chain}]"
+        )
+    elif region is not None:
+        line += f" [{region.label} region, line {region.line}]"
     if d.confidence is Confidence.MEDIUM:
         line += " (inferred)"
     if d.fix_hint:

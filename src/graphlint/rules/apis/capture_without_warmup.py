@@ -30,6 +30,8 @@ class CaptureWithoutWarmup(Rule):
         for region in self.context.facts.all_regions():
             if region.kind is not RegionKind.MANUAL or region.root is None:
                 continue
+            if region.via:
+                continue  # code reached from a capture elsewhere
             if (
                 setup.warmups_before(region)
                 or setup.called_before(region)

@@ -26,7 +26,7 @@ class DdpWarmupTooShort(Rule):
         if not setup.ddp:
             return
         for region in self.context.facts.all_regions():
-            if region.kind is not RegionKind.MANUAL:
+            if region.kind is not RegionKind.MANUAL or region.via:
                 continue
             for block in setup.warmups_before(region):
                 count = block.iterations

@@ -1,0 +1,465 @@
+"""Phase two of the project analysis: from the calls made inside capture regions to
+every project function they reach, with the chain of calls that reaches it.
+
+Modules are summarised lazily, when a call first resolves into them, so a run reads
+only what a region can reach. Resolution never guesses: a call whose target is not a
+project function (a parameter of unknown type, a library, dynamic dispatch) ends the
+chain there.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import pickle
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphlint.diagnostics import Hop
+from graphlint.project.summary import (
+    ClassSummary,
+    FunctionSummary,
+    ModuleSummary,
+    Ref,
+    summarize,
+)
+
+CAPTURING_CHECKS = frozenset({"torch.cuda.is_current_stream_capturing"})
+MODULE_CONTAINERS = frozenset(
+    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+)
+_SUMMARY_VERSION = "1"
+_MAX_DEPTH = 24  # resolution steps for one name: ends cycles such as ``h = h.float()``
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A call made inside a capture region, as pass one of the engine found it."""
+
+    path: str  # the file, as displayed
+    module: str  # its dotted module name
+    function: str | None  # path of the enclosing function ("Cls.method"), if any
+    line: int
+    col: int
+    callee: str  # dotted, as written
+    kind: str  # the region's RegionKind value
+    label: str
+    region_line: int
+
+
+@dataclass(frozen=True)
+class Reached:
+    """How a function comes to run under capture: its region and the calls to it."""
+
+    kind: str
+    label: str
+    region_path: str
+    region_line: int
+    via: tuple[Hop, ...]
+
+
+# -- values of the tiny resolver -------------------------------------------------------
+@dataclass(frozen=True)
+class _Fn:
+    module: ModuleSummary
+    fn: FunctionSummary
+
+
+@dataclass(frozen=True)
+class _Cls:
+    module: ModuleSummary
+    cls: ClassSummary
+    instance: bool
+
+
+@dataclass(frozen=True)
+class _Mod:
+    module: ModuleSummary
+
+
+@dataclass(frozen=True)
+class _Items:
+    items: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class _Super:
+    module: ModuleSummary
+    cls: ClassSummary
+
+
+class Project:
+    """The modules under the project's source roots, summarised on demand."""
+
+    def __init__(
+        self,
+        roots: Iterable[Path],
+        *,
+        eager: frozenset[str] = frozenset(),
+        cache_dir: Path | None = None,
+        display: Callable[[Path], str] = str,
+    ) -> None:
+        self.roots = list(dict.fromkeys(r.resolve() for r in roots))
+        self.eager = eager
+        self.cache_dir = cache_dir
+        self.display = display
+        self._modules: dict[str, ModuleSummary | None] = {}
+        self._helpers: set[str] = set()  # project functions that return the check
+
+    # -- loading ---------------------------------------------------------------------
+    def module(self, name: str) -> ModuleSummary | None:
+        if name in self._modules:
+            return self._modules[name]
+        self._modules[name] = None  # a cycle or a miss
+        parts = name.split(".")
+        for root in self.roots:
+            for candidate in (
+                root.joinpath(*parts).with_suffix(".py"),
+                root.joinpath(*parts, "__init__.py"),
+            ):
+                if candidate.is_file():
+                    summary = self._load(candidate, name)
+                    self._modules[name] = summary
+                    return summary
+        return None
+
+    def _load(self, path: Path, name: str) -> ModuleSummary | None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        key = hashlib.sha256(
+            b"\0".join([_SUMMARY_VERSION.encode(), name.encode(), data])
+        ).hexdigest()
+        cached = self._cache_get(key)
+        if cached is not None:
+            cached.path = self.display(path)
+            return cached
+        try:
+            tree = ast.parse(data, str(path))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        try:
+            summary = summarize(tree, name, self.display(path), package or None)
+        except RecursionError:  # nested too deeply to summarise: calls end here
+            return None
+        self._cache_put(key, summary)
+        return summary
+
+    def _cache_get(self, key: str) -> ModuleSummary | None:
+        if self.cache_dir is None:
+            return None
+        try:
+            with open(self.cache_dir / key, "rb") as handle:
+                found = pickle.load(handle)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            return None
+        return found if isinstance(found, ModuleSummary) else None
+
+    def _cache_put(self, key: str, summary: ModuleSummary) -> None:
+        if self.cache_dir is None:
+            return
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            temporary = self.cache_dir / f"{key}.tmp"
+            with open(temporary, "wb") as handle:
+                pickle.dump(summary, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            temporary.replace(self.cache_dir / key)
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+
+    # -- resolution ------------------------------------------------------------------
+    def qualify(self, module: ModuleSummary, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        base = module.imports.get(head)
+        if base is None:
+            return dotted
+        return f"{base}.{rest}" if rest else base
+
+    def lookup(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        name: str,
+        depth: int = 0,
+    ) -> list[object]:
+        """What ``name`` refers to inside ``fn`` (or at module level)."""
+        if depth > _MAX_DEPTH:
+            return []
+        if fn is not None:
+            if name == "self":
+                cls = self.class_of(module, fn)
+                return [_Cls(module, cls, True)] if cls is not None else []
+            if name == "super()":
+                cls = self.class_of(module, fn)
+                return [_Super(module, cls)] if cls is not None else []
+            scope: str | None = fn.path
+            while scope:
+                nested = module.functions.get(f"{scope}.{name}")
+                if nested is not None:
+                    return [_Fn(module, nested)]
+                enclosing = module.functions.get(scope)
+                if enclosing is not None and name in enclosing.names:
+                    return self.refs(module, enclosing, enclosing.names[name], depth)
+                scope = scope.rpartition(".")[0]
+        if name in module.functions:
+            return [_Fn(module, module.functions[name])]
+        if name in module.classes:
+            return [_Cls(module, module.classes[name], False)]
+        if name in module.names:
+            return self.refs(module, None, module.names[name], depth)
+        if name in module.imports:
+            return self.qualified(module.imports[name], depth)
+        return []
+
+    def qualified(self, name: str, depth: int = 0) -> list[object]:
+        """A dotted name from an import: the longest prefix that is a project module,
+        then attributes inside it."""
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            found = self.module(".".join(parts[:cut]))
+            if found is not None:
+                values: list[object] = [_Mod(found)]
+                for attr in parts[cut:]:
+                    values = [
+                        v for value in values for v in self.attribute(value, attr)
+                    ]
+                return values
+        return []
+
+    def refs(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        refs: list[Ref],
+        depth: int = 0,
+    ) -> list[object]:
+        return [v for ref in refs for v in self.ref(module, fn, ref, depth + 1)]
+
+    def ref(
+        self, module: ModuleSummary, fn: FunctionSummary | None, ref: Ref, depth: int
+    ) -> list[object]:
+        if depth > _MAX_DEPTH:
+            return []
+        if ref.kind == "name":
+            return self.dotted(module, fn, ref.target, depth + 1)
+        if ref.kind == "items":
+            return [
+                _Items(
+                    tuple(
+                        v for r in ref.items for v in self.ref(module, fn, r, depth + 1)
+                    )
+                )
+            ]
+        if ref.kind == "element":
+            found: list[object] = []
+            for value in self.ref(module, fn, ref.items[0], depth + 1):
+                if isinstance(value, _Items):
+                    found.extend(value.items)
+            return found
+        # an instance: of a project class, or a module container of items
+        if self.qualify(module, ref.target) in MODULE_CONTAINERS:
+            return [
+                _Items(
+                    tuple(
+                        v for r in ref.items for v in self.ref(module, fn, r, depth + 1)
+                    )
+                )
+            ]
+        return [
+            _Cls(value.module, value.cls, True)
+            for value in self.dotted(module, fn, ref.target, depth + 1)
+            if isinstance(value, _Cls) and not value.instance
+        ]
+
+    def dotted(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        dotted: str,
+        depth: int = 0,
+    ) -> list[object]:
+        if depth > _MAX_DEPTH:
+            return []
+        head, *rest = dotted.split(".")
+        values = self.lookup(module, fn, head, depth + 1)
+        for attr in rest:
+            values = [v for value in values for v in self.attribute(value, attr, depth)]
+        return values
+
+    def attribute(self, value: object, attr: str, depth: int = 0) -> list[object]:
+        if depth > _MAX_DEPTH:
+            return []
+        if isinstance(value, _Mod):
+            module = value.module
+            if attr in module.functions:
+                return [_Fn(module, module.functions[attr])]
+            if attr in module.classes:
+                return [_Cls(module, module.classes[attr], False)]
+            if attr in module.names:
+                return self.refs(module, None, module.names[attr], depth)
+            if attr in module.imports:
+                return self.qualified(module.imports[attr], depth + 1)
+            sub = self.module(f"{module.name}.{attr}")
+            return [_Mod(sub)] if sub is not None else []
+        if isinstance(value, (_Cls, _Super)):
+            classes = (
+                self.bases(value.module, value.cls)
+                if isinstance(value, _Super)
+                else [(value.module, value.cls), *self.bases(value.module, value.cls)]
+            )
+            for module, cls in classes:
+                if attr in cls.methods:
+                    return [_Fn(module, module.functions[cls.methods[attr]])]
+                if attr in cls.attrs and (isinstance(value, _Super) or value.instance):
+                    init = module.functions.get(f"{cls.name}.__init__")
+                    return self.refs(module, init, cls.attrs[attr], depth)
+        return []
+
+    def class_of(
+        self, module: ModuleSummary, fn: FunctionSummary
+    ) -> ClassSummary | None:
+        owner = fn.path.rpartition(".")[0]
+        return module.classes.get(owner) if owner else None
+
+    def bases(
+        self, module: ModuleSummary, cls: ClassSummary
+    ) -> list[tuple[ModuleSummary, ClassSummary]]:
+        found: list[tuple[ModuleSummary, ClassSummary]] = []
+        todo = [(module, cls)]
+        seen = {(module.name, cls.name)}
+        while todo:
+            mod, current = todo.pop(0)
+            for base in current.bases:
+                for value in self.dotted(mod, None, base):
+                    if (
+                        isinstance(value, _Cls)
+                        and (value.module.name, value.cls.name) not in seen
+                    ):
+                        seen.add((value.module.name, value.cls.name))
+                        found.append((value.module, value.cls))
+                        todo.append((value.module, value.cls))
+        return found
+
+    def called(self, value: object) -> Iterator[_Fn]:
+        """The project functions that calling ``value`` runs."""
+        if isinstance(value, _Fn):
+            yield value
+        elif isinstance(value, _Items):
+            for item in value.items:
+                yield from self.called(item)
+        elif isinstance(value, _Cls):
+            name = ("forward", "__call__") if value.instance else ("__init__",)
+            for module, cls in [
+                (value.module, value.cls),
+                *self.bases(value.module, value.cls),
+            ]:
+                hit = next((cls.methods[n] for n in name if n in cls.methods), None)
+                if hit is not None:
+                    yield _Fn(module, module.functions[hit])
+                    return
+
+    def resolve(
+        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+    ) -> list[_Fn]:
+        found = [
+            t for value in self.dotted(module, fn, callee) for t in self.called(value)
+        ]
+        return list(dict.fromkeys(found))
+
+    # -- guards and eager functions ----------------------------------------------------
+    def is_check(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        depth: int = 0,
+    ) -> bool:
+        """Whether calling ``callee`` asks "is the current stream capturing?",
+        directly or through a project helper that returns that check."""
+        if self.qualify(module, callee) in CAPTURING_CHECKS:
+            return True
+        if depth > 3:
+            return False
+        for target in self.resolve(module, fn, callee):
+            for returned in target.fn.returns:
+                if self.is_check(target.module, target.fn, returned, depth + 1):
+                    name = target.fn.path
+                    self._helpers.update({f"{target.module.name}.{name}", name})
+                    return True
+        return False
+
+    def checks(self) -> frozenset[str]:
+        """Qualified and local names of the project's capture-check helpers found."""
+        return frozenset(self._helpers)
+
+    def is_eager(self, target: _Fn) -> bool:
+        if not self.eager:
+            return False
+        if f"{target.module.name}.{target.fn.path}" in self.eager:
+            return True
+        return any(
+            self.qualify(target.module, d) in self.eager for d in target.fn.decorators
+        )
+
+    # -- reachability ----------------------------------------------------------------
+    def reach(
+        self, entries: Iterable[Entry], roots: set[tuple[str, str]]
+    ) -> dict[str, dict[str, Reached]]:
+        """Breadth first from the region calls: file -> function path -> how reached.
+        ``roots`` are (module, function) pairs already analysed as regions."""
+        queue: deque[tuple[_Fn, Reached]] = deque()
+        for entry in entries:
+            module = self.module(entry.module)
+            if module is None:
+                continue
+            fn = module.functions.get(entry.function) if entry.function else None
+            for target in self.resolve(module, fn, entry.callee):
+                hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
+                queue.append(
+                    (
+                        target,
+                        Reached(
+                            entry.kind,
+                            entry.label,
+                            entry.path,
+                            entry.region_line,
+                            (hop,),
+                        ),
+                    )
+                )
+        reached: dict[str, dict[str, Reached]] = {}
+        seen: set[tuple[str, str]] = set()
+        while queue:
+            target, how = queue.popleft()
+            key = (target.module.name, target.fn.path)
+            if key in seen or key in roots or self.is_eager(target):
+                continue
+            seen.add(key)
+            reached.setdefault(target.module.path, {})[target.fn.path] = how
+            for site in target.fn.calls:
+                if any(self.is_check(target.module, target.fn, g) for g in site.guards):
+                    continue
+                for callee in self.resolve(target.module, target.fn, site.callee):
+                    hop = Hop(
+                        target.module.path, site.line, site.col, f"{callee.fn.path}()"
+                    )
+                    queue.append(
+                        (
+                            callee,
+                            Reached(
+                                how.kind,
+                                how.label,
+                                how.region_path,
+                                how.region_line,
+                                (*how.via, hop),
+                            ),
+                        )
+                    )
+        return reached
+
+
+__all__ = ["Entry", "Project", "Reached"]

@@ -1,0 +1,308 @@
+"""Phase one of the project analysis: a small summary of one module, from ``ast``.
+
+A summary holds what call resolution needs and nothing else: imports, functions
+(with the calls they make and what their local names hold), classes (bases, methods,
+``self.`` attributes) and module-level names. It is computed from CPython's ``ast``
+(about ten times cheaper than LibCST), independently per file, and is cached by
+content hash. Phase two (``graphlint.project.reach``) resolves calls across
+summaries; only the files a capture region reaches are then analysed with LibCST.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# Methods of nn.Module that return the module itself (mirrors facts.torchapi).
+_SELF_RETURNING = frozenset(
+    {"cuda", "to", "cpu", "eval", "train", "half", "float", "double", "bfloat16"}
+    | {"requires_grad_", "share_memory", "type", "to_empty", "xpu", "compile"}
+)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What a name holds, symbolically, to be resolved in phase two.
+
+    ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
+    containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
+    dotted name ``target`` is: a function, a class, another variable), "items" (a
+    list or tuple of ``items``) or "element" (what iterating ``items[0]`` yields).
+    """
+
+    kind: str
+    target: str = ""
+    items: tuple[Ref, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallSite:
+    line: int
+    col: int
+    callee: str  # dotted, as written: "self.att", "block", "mod.fn"
+    guards: tuple[str, ...] = ()  # callees of enclosing `if not <check>():` tests
+
+
+@dataclass(eq=False)
+class FunctionSummary:
+    path: str  # "fn", "Cls.method", "outer.inner"
+    line: int
+    calls: list[CallSite] = field(default_factory=list)
+    names: dict[str, list[Ref]] = field(default_factory=dict)  # locals
+    decorators: list[str] = field(default_factory=list)
+    returns: list[str] = field(default_factory=list)  # callees in return values
+
+
+@dataclass(eq=False)
+class ClassSummary:
+    name: str
+    bases: list[str]
+    methods: dict[str, str] = field(default_factory=dict)  # name -> function path
+    attrs: dict[str, list[Ref]] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class ModuleSummary:
+    name: str  # dotted module name
+    path: str
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    names: dict[str, list[Ref]] = field(default_factory=dict)  # module level
+    calls: list[CallSite] = field(default_factory=list)  # module-level code
+
+
+def dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+    ):
+        return "super()"
+    return None
+
+
+def ref_of(node: ast.expr) -> Ref | None:
+    """What an expression evaluates to, symbolically (None: nothing callable)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _SELF_RETURNING:
+            inner = ref_of(func.value)
+            if inner is not None and inner.kind == "instance":
+                return inner  # model.cuda() is the model
+        target = dotted(func)
+        if target is None:
+            return None
+        items = [
+            ref_of(a.value if isinstance(a, ast.Starred) else a) for a in node.args
+        ]
+        for arg in node.args:  # nn.ModuleList([Block(), Block()])
+            if isinstance(arg, (ast.List, ast.Tuple)):
+                items.extend(ref_of(el) for el in arg.elts)
+        if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
+            items.extend(ref_of(v) for v in node.args[0].values if v is not None)
+        return Ref("instance", target, tuple(i for i in items if i is not None))
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        target = dotted(node)
+        return Ref("name", target) if target is not None else None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        members = tuple(r for r in (ref_of(el) for el in node.elts) if r is not None)
+        return Ref("items", items=members) if members else None
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        inner = ref_of(node.elt)
+        return Ref("items", items=(inner,)) if inner is not None else None
+    if isinstance(node, ast.Subscript):
+        inner = ref_of(node.value)
+        return Ref("element", items=(inner,)) if inner is not None else None
+    return None
+
+
+class _Summarizer(ast.NodeVisitor):
+    def __init__(self, module: ModuleSummary, package: str | None) -> None:
+        self.module = module
+        self.package = package
+        self.stack: list[str] = []  # enclosing class and function names
+        self.functions: list[FunctionSummary] = []
+        self.classes: list[ClassSummary | None] = []  # per stack entry
+        self.guards: list[str] = []
+
+    # -- definitions -----------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        name = ".".join([*self.stack, node.name])
+        bases = [b for b in (dotted(base) for base in node.bases) if b is not None]
+        summary = ClassSummary(name, bases)
+        self.module.classes[name] = summary
+        self.bind(node.name, Ref("name", name))
+        self.stack.append(node.name)
+        self.classes.append(summary)
+        for statement in node.body:
+            self.visit(statement)
+        self.classes.pop()
+        self.stack.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        path = ".".join([*self.stack, node.name])
+        summary = FunctionSummary(path, node.lineno)
+        summary.decorators = [
+            d
+            for d in (
+                dotted(dec.func if isinstance(dec, ast.Call) else dec)
+                for dec in node.decorator_list
+            )
+            if d is not None
+        ]
+        owner = self.classes[-1] if self.classes else None
+        if owner is not None:
+            owner.methods[node.name] = path
+        else:
+            self.bind(node.name, Ref("name", path))
+        self.module.functions[path] = summary
+        for dec in node.decorator_list:
+            self.visit(dec)
+        self.stack.append(node.name)
+        self.classes.append(None)
+        self.functions.append(summary)
+        saved, self.guards = self.guards, []
+        for statement in node.body:
+            self.visit(statement)
+        self.guards = saved
+        self.functions.pop()
+        self.classes.pop()
+        self.stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.generic_visit(node)  # calls in a lambda count for the enclosing code
+
+    # -- names -----------------------------------------------------------------------
+    def bind(self, name: str, ref: Ref) -> None:
+        scope = self.functions[-1].names if self.functions else self.module.names
+        scope.setdefault(name, []).append(ref)
+
+    def assign(self, target: ast.expr, value: ast.expr | None) -> None:
+        ref = ref_of(value) if value is not None else None
+        if isinstance(target, ast.Name) and ref is not None:
+            self.bind(target.id, ref)
+        elif isinstance(target, ast.Attribute) and ref is not None:
+            cls = self.method_class()
+            if cls is not None and dotted(target.value) == "self":
+                cls.attrs.setdefault(target.attr, []).append(ref)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.assign(element, None)
+
+    def method_class(self) -> ClassSummary | None:
+        """The class of the method being summarised (``self`` is its instance)."""
+        if len(self.classes) >= 2 and self.classes[-1] is None:
+            return self.classes[-2]
+        return None
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self.assign(target, node.value)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.assign(node.target, node.value)
+            self.visit(node.value)
+
+    def visit_For(self, node: ast.For) -> None:
+        inner = ref_of(node.iter)
+        if isinstance(node.target, ast.Name) and inner is not None:
+            self.bind(node.target.id, Ref("element", items=(inner,)))
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and self.functions:
+            for sub in ast.walk(node.value):
+                if isinstance(sub, ast.Call):
+                    callee = dotted(sub.func)
+                    if callee is not None:
+                        self.functions[-1].returns.append(callee)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.module.imports[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                self.module.imports[head] = head
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            parts = (self.package or "").split(".") if self.package else []
+            if node.level > 1:
+                parts = parts[: len(parts) - (node.level - 1)]
+            base = ".".join([*parts, *([base] if base else [])])
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            self.module.imports[local] = f"{base}.{alias.name}" if base else alias.name
+
+    # -- calls and guards ------------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        negated, positive = _guard_of(node.test)
+        self.guarded_block(node.body, negated)
+        self.guarded_block(node.orelse, positive)
+
+    def guarded_block(self, body: list[ast.stmt], guard: str | None) -> None:
+        if guard is not None:
+            self.guards.append(guard)
+        for statement in body:
+            self.visit(statement)
+        if guard is not None:
+            self.guards.pop()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        callee = dotted(node.func)
+        if callee is not None:
+            site = CallSite(node.lineno, node.col_offset, callee, tuple(self.guards))
+            if self.functions:
+                self.functions[-1].calls.append(site)
+            else:
+                self.module.calls.append(site)
+        self.generic_visit(node)
+
+
+def _guard_of(test: ast.expr) -> tuple[str | None, str | None]:
+    """For ``if not check():`` the body is guarded by ``check``; for ``if check():``
+    the else branch is. Returns (guard of the body, guard of the else branch)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        if isinstance(inner, ast.Call) and not inner.args:
+            return dotted(inner.func), None
+    if isinstance(test, ast.Call) and not test.args:
+        return None, dotted(test.func)
+    return None, None
+
+
+def summarize(
+    tree: ast.Module, name: str, path: str, package: str | None
+) -> ModuleSummary:
+    """The summary of one parsed module."""
+    module = ModuleSummary(name, path)
+    _Summarizer(module, package).visit(tree)
+    return module
+
+
+__all__ = [
+    "CallSite",
+    "ClassSummary",
+    "FunctionSummary",
+    "ModuleSummary",
+    "Ref",
+    "dotted",
+    "summarize",
+]
