@@ -131,6 +131,21 @@ def analyse_source(
         and not region.via
         and (callee := dotted(node.func)) is not None
     ]
+    entries += [
+        Entry(
+            path,
+            module_name,
+            _function_path(facts, call),
+            positions[call].start.line,
+            positions[call].start.column,
+            callee,
+            region.kind.value,
+            region.label,
+            region.line,
+        )
+        for call, target, region in facts.unresolved
+        if (callee := dotted(target)) is not None
+    ]
     roots = [
         facts.paths[region.root]
         for region in facts.all_regions()

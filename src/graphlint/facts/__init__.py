@@ -24,6 +24,8 @@ class FileFacts:
     state: HostState
     setup: CaptureSetup
     paths: Mapping[cst.FunctionDef, str]  # "Cls.method" for each function
+    # graphed or compiled targets defined elsewhere: (call, target, region)
+    unresolved: Sequence[tuple[cst.Call, cst.BaseExpression, Region]]
 
     @property
     def captures(self) -> bool:
@@ -58,13 +60,13 @@ def analyse(
     scopes = ScopeBuilder(package)
     module.visit(scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes)
-    regions, graphed_calls = find_regions(
+    regions, graphed_calls, unresolved = find_regions(
         module, scopes, values, positions, pragmas, markers, external, checks
     )
     values.reset()  # parameters of captured callables are now known
     state = host_state(module, values, regions, positions)
     setup = capture_setup(module, values, state, positions, graphed_calls, regions)
-    return FileFacts(values, regions, state, setup, scopes.paths)
+    return FileFacts(values, regions, state, setup, scopes.paths, unresolved)
 
 
 __all__ = ["CaptureSetup", "FileFacts", "HostState", "Region", "analyse"]

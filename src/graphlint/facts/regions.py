@@ -80,6 +80,8 @@ class RegionFinder(cst.CSTVisitor):
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
+        # make_graphed_callables / compile targets not defined in this file
+        self.unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]] = []
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
@@ -194,11 +196,16 @@ class RegionFinder(cst.CSTVisitor):
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         elif isinstance(func, cst.Attribute) and func.attr.value == "compile":
             label = compile_label(node)
-            if label is not None and self.values.of(func.value).kind is Kind.MODULE:
+            if label is not None and self.values.of(func.value).kind in (
+                Kind.MODULE,
+                Kind.UNKNOWN,  # an instance of a class from another module
+            ):
                 target = func.value
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         if target is None or region is None:
             return
+        if not self.callables(target):
+            self.unresolved.append((node, target, region))
         for fn in self.callables(target):
             self.mark(
                 fn,
@@ -454,11 +461,16 @@ def find_regions(
     markers: frozenset[str],
     external: Mapping[str, Region] | None = None,
     checks: frozenset[str] = frozenset(),
-) -> tuple[dict[cst.CSTNode, Region], list[cst.Call]]:
+) -> tuple[
+    dict[cst.CSTNode, Region],
+    list[cst.Call],
+    list[tuple[cst.Call, cst.BaseExpression, Region]],
+]:
     """Map every node that runs under capture to its region; also return the
     ``make_graphed_callables`` calls, whose set-up matters even when their
-    targets cannot be resolved. ``external`` names functions (by path, "Cls.method")
-    that a region in other code reaches; ``checks`` adds project functions that ask
+    targets cannot be resolved, and the graphed or compiled targets that are not
+    defined in this file (the project pass follows them). ``external`` names
+    functions (by path, "Cls.method") that a region in other code reaches; ``checks`` adds project functions that ask
     whether the stream is capturing, by their qualified or local names."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
     module.visit(finder)
@@ -478,7 +490,7 @@ def find_regions(
             scanner.finish()
     assigner = RegionAssigner(finder, pragmas)
     module.visit(assigner)
-    return assigner.regions, finder.graphed_calls
+    return assigner.regions, finder.graphed_calls, finder.unresolved
 
 
 def compile_label(call: cst.Call) -> str | None:

@@ -163,7 +163,9 @@ class Project:
         if self.cache_dir is None:
             return
         try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            if not self.cache_dir.is_dir():
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                (self.cache_dir / ".gitignore").write_text("*\n")
             temporary = self.cache_dir / f"{key}.tmp"
             with open(temporary, "wb") as handle:
                 pickle.dump(summary, handle, protocol=pickle.HIGHEST_PROTOCOL)

@@ -1,0 +1,102 @@
+"""Following capture regions into the code they call: across functions, classes,
+modules and files, with the chain of calls in every output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphlint.diagnostics import FileResult
+from graphlint.engine import Settings
+from graphlint.project.check import check_project
+from tests.conftest import FIXTURES, expectations
+from tests.test_cli import run
+
+PROJECT = FIXTURES / "_project"
+EAGER = frozenset({"app.helpers.debug_dump"})
+
+
+def expected() -> set[tuple[str, int, str]]:
+    return {
+        (path.name, line, code)
+        for path in sorted(PROJECT.rglob("*.py"))
+        for line, code in expectations(path.read_text(encoding="utf-8"))
+    }
+
+
+def found(results: list[FileResult]) -> list[tuple[str, int, str]]:
+    return [(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics]
+
+
+def test_one_file_follows_calls_into_the_whole_project() -> None:
+    """Only train.py is named; the hazards it reaches are in helpers.py and
+    layers.py, each reported once, on its own line, and nothing else is."""
+    results = check_project([PROJECT / "app" / "train.py"], Settings(), 1, eager=EAGER)
+    got = found(results)
+    assert len(got) == len(set(got)), "a line reached twice is reported once"
+    assert set(got) == expected()
+
+
+def test_eager_functions_are_not_followed() -> None:
+    results = check_project([PROJECT / "app" / "train.py"], Settings(), 1)
+    assert ("helpers.py", 23, "GL101") in found(results)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(PROJECT, tmp_path / "p")
+    return tmp_path / "p"
+
+
+def test_chain_in_text_and_lsp(project: Path) -> None:
+    _, out, _ = run("check", "app/train.py", cwd=project)
+    assert (
+        "app/layers.py:11:12: GL201" in out
+        and "reached from app/train.py:29 via Block.forward() -> "
+        "Attention.forward() -> Base.check()"
+        in out
+    )
+    _, out, _ = run("check", "--format", "lsp", "app/train.py", cwd=project)
+    by_uri = {e["uri"]: e["diagnostics"] for e in json.loads(out)}
+    layers = by_uri[(project / "app" / "layers.py").resolve().as_uri()]
+    check = next(d for d in layers if d["code"] == "GL201")
+    hops = [
+        (Path(h["location"]["uri"]).name, h["location"]["range"]["start"]["line"])
+        for h in check["relatedInformation"]
+    ]
+    # train.py:29 calls model(x), layers.py:40 self.att(x), layers.py:27 self.check
+    assert hops == [("train.py", 28), ("layers.py", 39), ("layers.py", 26)]
+    assert check["data"]["region"]["path"] == "app/train.py"
+
+
+def test_config_selection_and_suppression_apply_on_callee_lines(
+    project: Path,
+) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.graphlint]\neager-functions = ["app.helpers.debug_dump"]\n'
+    )
+    _, out, _ = run("check", "app/train.py", cwd=project)
+    assert "helpers.py:23" not in out and "helpers.py:10:13: GL101" in out
+    _, out, _ = run("check", "--ignore", "GL201", "app/train.py", cwd=project)
+    assert "layers.py:11" not in out
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(
+        helpers.read_text().replace(
+            "scale = t.abs().max().item()",
+            "scale = t.abs().max().item()  # graphlint: ignore",
+        )
+    )
+    _, out, _ = run("check", "app/train.py", cwd=project)
+    assert "helpers.py:10" not in out
+
+
+def test_summary_cache_is_used_and_kept_out_of_git(project: Path) -> None:
+    first = run("check", "app/train.py", cwd=project)[1]
+    cache = project / ".graphlint_cache"
+    assert any(cache.rglob("*")), "summaries are cached"
+    assert (cache / ".gitignore").read_text().strip() == "*"
+    assert run("check", "app/train.py", cwd=project)[1] == first
+    assert run("check", "--no-cache", "app/train.py", cwd=project)[1] == first
