@@ -470,8 +470,9 @@ def find_regions(
     ``make_graphed_callables`` calls, whose set-up matters even when their
     targets cannot be resolved, and the graphed or compiled targets that are not
     defined in this file (the project pass follows them). ``external`` names
-    functions (by path, "Cls.method") that a region in other code reaches; ``checks`` adds project functions that ask
-    whether the stream is capturing, by their qualified or local names."""
+    functions (by path, "Cls.method") that a region in other code reaches;
+    ``checks`` adds project functions that ask whether the stream is capturing,
+    by their qualified or local names."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
     module.visit(finder)
     for function, path in scopes.paths.items():
