@@ -16,7 +16,7 @@ from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
 
 PROJECT = FIXTURES / "_project"
-EAGER = frozenset({"app.helpers.debug_dump"})
+EAGER = frozenset({"app.helpers.debug_dump", "app.helpers.eager"})
 
 
 def expected() -> set[tuple[str, int, str]]:
@@ -67,8 +67,8 @@ def test_chain_in_text_and_lsp(project: Path) -> None:
         (Path(h["location"]["uri"]).name, h["location"]["range"]["start"]["line"])
         for h in check["relatedInformation"]
     ]
-    # train.py:29 calls model(x), layers.py:40 self.att(x), layers.py:27 self.check
-    assert hops == [("train.py", 28), ("layers.py", 39), ("layers.py", 26)]
+    # train.py:29 calls model(x), layers.py:41 self.att(x), layers.py:27 self.check
+    assert hops == [("train.py", 28), ("layers.py", 40), ("layers.py", 26)]
     assert check["data"]["region"]["path"] == "app/train.py"
 
 

@@ -38,12 +38,14 @@ from graphlint.rules.tool.file_checks import (
 DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
 DEFAULT_TIMEOUT = 60.0
 
-# Text that every capture region needs somewhere in its file (torch.cuda.graph and its
-# aliases, capture_begin, make_graphed_callables, a CUDA-graph compile mode, a marker);
+# Text that every capture region needs somewhere in its file (torch.cuda.graph, an
+# import of it under another name, x.graph(...), capture_begin, make_graphed_callables,
+# a CUDA-graph compile mode, a marker); ``fx``'s ``.graph`` attributes do not match;
 # files without any are clean once they compile, so they are never handed to LibCST.
 _CANDIDATE = re.compile(
-    r"\bgraph\b|capture_begin|make_graphed_callables|graphlint"
-    r"|reduce-overhead|max-autotune|triton\.cudagraphs"
+    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|\.graph\(|capture_begin"
+    r"|make_graphed_callables|graphlint|reduce-overhead|max-autotune"
+    r"|triton\.cudagraphs"
 )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,14 +33,13 @@ from graphlint.diagnostics import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from graphlint.facts import FileFacts, Region
     from graphlint.facts.state import HostState
     from graphlint.facts.values import Value
 
 CODE_RE = re.compile(r"^GL\d{3}$")
 _REGISTRY: dict[str, type[Check]] = {}
+_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
 # What a hazard does, by its measured outcome and the kind of region it sits in.
 _CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
@@ -133,6 +132,20 @@ class Rule(Check, cst.BatchableCSTVisitor):
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
         self.context = context
+
+    def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
+        """The ``visit_*``/``leave_*`` methods, found once per class: LibCST's default
+        inspects every instance, which cost more than the traversal itself."""
+        names = _VISITOR_NAMES.get(type(self))
+        if names is None:
+            names = tuple(
+                name
+                for name in dir(type(self))
+                if name.startswith(("visit_", "leave_"))
+                and not getattr(getattr(type(self), name), "_is_no_op", False)
+            )
+            _VISITOR_NAMES[type(self)] = names
+        return {name: getattr(self, name) for name in names}
 
     # -- facts ---------------------------------------------------------------------
     def region(self, node: cst.CSTNode) -> Region | None:

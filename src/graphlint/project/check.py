@@ -74,7 +74,7 @@ def check_project(
             merged[index] = FileResult(
                 old.path, diagnostics, old.internal_error or found.internal_error
             )
-        elif found.diagnostics or found.internal_error:
+        else:  # a file only reached: listed even when clean, so editors clear it
             merged.append(found)
     return merged
 

@@ -178,7 +178,8 @@ class Project:
         head, _, rest = dotted.partition(".")
         base = module.imports.get(head)
         if base is None:
-            return dotted
+            defined = head in module.functions or head in module.classes
+            return f"{module.name}.{dotted}" if defined else dotted
         return f"{base}.{rest}" if rest else base
 
     def lookup(
@@ -227,7 +228,9 @@ class Project:
                 values: list[object] = [_Mod(found)]
                 for attr in parts[cut:]:
                     values = [
-                        v for value in values for v in self.attribute(value, attr)
+                        v
+                        for value in values
+                        for v in self.attribute(value, attr, depth + 1)
                     ]
                 return values
         return []
@@ -365,6 +368,14 @@ class Project:
                     return
 
     def resolve(
+        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+    ) -> list[_Fn]:
+        try:
+            return self._resolve(module, fn, callee)
+        except RecursionError:  # pathological import cycles: the call ends here
+            return []
+
+    def _resolve(
         self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
     ) -> list[_Fn]:
         found = [

@@ -18,7 +18,6 @@ _FUNCTIONS = frozenset(
         "sys.stdout.write",
         "sys.stderr.write",
         "sys.stdout.flush",
-        "warnings.warn",
         "numpy.save",
         "numpy.load",
         "numpy.savetxt",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts import Region
 from graphlint.facts.values import Kind
 from graphlint.matchers import method
 from graphlint.rule import Rule
@@ -45,7 +46,11 @@ class HostStateMutated(Rule):
         if found is None or found[1] not in _MUTATORS:
             return
         region = self.captured(node)
-        if region is not None and self.is_host_container(found[0]):
+        if (
+            region is not None
+            and self.is_host_container(found[0])
+            and not self.created_under_capture(found[0], region)
+        ):
             self.report(node, region, stmt=self.code_of(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -54,7 +59,11 @@ class HostStateMutated(Rule):
             return
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Subscript) and self.is_host_container(t.value):
+            if (
+                isinstance(t, cst.Subscript)
+                and self.is_host_container(t.value)
+                and not self.created_under_capture(t.value, region)
+            ):
                 self.report(node, region, stmt=self.code_of(node))
                 return
 
@@ -63,8 +72,19 @@ class HostStateMutated(Rule):
         target = node.target
         if region is None or not isinstance(target, (cst.Name, cst.Attribute)):
             return
-        if self.value(target).kind is Kind.PYTHON:
+        if self.value(target).kind is Kind.PYTHON and not self.created_under_capture(
+            target, region
+        ):
             self.report(node, region, stmt=self.code_of(node))
+
+    def created_under_capture(self, expr: cst.BaseExpression, region: Region) -> bool:
+        """A container or counter the captured code makes itself is scratch state:
+        it does not outlive the capture, so nothing is lost on replay."""
+        key = self.state.key_of(expr)
+        return key is not None and any(
+            write.region == region and write.how in ("assign", "iterate")
+            for write in self.state.writes.get(key, ())
+        )
 
     def is_host_container(self, expr: cst.BaseExpression) -> bool:
         value = self.value(expr)
