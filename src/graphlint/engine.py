@@ -116,24 +116,13 @@ def analyse_source(
     diagnostics = sorted(context.diagnostics, key=lambda d: d.sort_key)
     if external is not None:  # the project pass keeps what the reached code adds
         return Analysis([d for d in diagnostics if d.region and d.region.via], [], [])
-    entries = [
-        Entry(
-            path,
-            module_name,
-            _function_path(facts, node),
-            positions[node].start.line,
-            positions[node].start.column,
-            callee,
-            region.kind.value,
-            region.label,
-            region.line,
-        )
+    # calls made under capture, and graphed or compiled targets defined elsewhere
+    calls = [
+        (node, node.func, region)
         for node, region in facts.regions.items()
-        if isinstance(node, cst.Call)
-        and not region.via
-        and (callee := dotted(node.func)) is not None
+        if isinstance(node, cst.Call) and not region.via
     ]
-    entries += [
+    entries = [
         Entry(
             path,
             module_name,
@@ -145,7 +134,7 @@ def analyse_source(
             region.label,
             region.line,
         )
-        for call, target, region in facts.unresolved
+        for call, target, region in [*calls, *facts.unresolved]
         if (callee := dotted(target)) is not None
     ]
     roots = [

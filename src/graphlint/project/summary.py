@@ -13,11 +13,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-# Methods of nn.Module that return the module itself (mirrors facts.torchapi).
-_SELF_RETURNING = frozenset(
-    {"cuda", "to", "cpu", "eval", "train", "half", "float", "double", "bfloat16"}
-    | {"requires_grad_", "share_memory", "type", "to_empty", "xpu", "compile"}
-)
+from graphlint.facts.torchapi import MODULE_SELF_METHODS
+
+# Methods of nn.Module that return the module itself.
+_SELF_RETURNING = MODULE_SELF_METHODS
 
 
 @dataclass(frozen=True)
