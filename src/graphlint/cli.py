@@ -237,6 +237,41 @@ def explain(
     typer.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def confirm(
+    ctx: typer.Context,
+    script: Annotated[Path, typer.Argument(help="The Python script to run.")],
+    warmup: Annotated[
+        int, typer.Option(min=1, help="Warm-up calls on a side stream before capture.")
+    ] = 3,
+    atol: Annotated[
+        float, typer.Option(help="Absolute tolerance, replay vs eager.")
+    ] = 1e-5,
+    rtol: Annotated[
+        float, typer.Option(help="Relative tolerance, replay vs eager.")
+    ] = 1e-4,
+) -> None:
+    """Run SCRIPT [-- ARGS] with each function marked @graphlint.capture_region
+    captured on the GPU: capture errors, replays that differ from eager, speed-up.
+    Needs torch-graphlint[runtime] and a CUDA GPU."""
+    from graphlint.runtime import confirm as runtime  # noqa: PLC0415
+    from graphlint.runtime import session  # noqa: PLC0415
+
+    session.SETTINGS.update(warmup=warmup, atol=atol, rtol=rtol)
+    if not script.is_file():
+        fail(f"no such file: {script}")
+    try:
+        device = runtime.require_cuda()
+        ended = runtime.run_script(script, list(ctx.args))
+    except runtime.ConfirmError as error:
+        fail(str(error))
+    text, failed = runtime.report(device, ended)
+    typer.echo(text, nl=False)
+    raise typer.Exit(EXIT_FOUND if failed else EXIT_CLEAN)
+
+
 def main() -> None:
     """Console entry point: never a traceback, exit 2 on an internal failure."""
     try:

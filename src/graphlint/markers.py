@@ -1,9 +1,10 @@
 """``graphlint.capture_region``: mark code that will run under CUDA-graph capture.
 
 Usable as a decorator (``@graphlint.capture_region`` or ``@graphlint.capture_region()``)
-and as a context manager (``with graphlint.capture_region():``). Without the runtime
-checker it does nothing at run time; the static linter treats the marked code as a
-capture region.
+and as a context manager (``with graphlint.capture_region():``). The static linter
+treats the marked code as a capture region. At run time it does nothing, except under
+``graphlint confirm``, where a marked function is captured on the GPU and checked
+against eager execution (a marked block is not captured yet).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class _CaptureRegion:
         if self.fn is None:
             # @capture_region() or @capture_region(name=...): decorate the function
             (fn,) = args
-            return fn
+            return _runtime(fn)
         return self.fn(*args, **kwargs)
 
     def __enter__(self) -> _CaptureRegion:
@@ -53,5 +54,12 @@ def capture_region(
 ) -> Any:
     """Mark a function (decorator) or a block (context manager) as a capture region."""
     if fn is not None:
-        return fn
+        return _runtime(fn)
     return _CaptureRegion(None, name)
+
+
+def _runtime(fn: F) -> F:
+    """Under ``graphlint confirm`` a marked function is captured for real."""
+    from graphlint.runtime import session  # noqa: PLC0415 - small, torch-free
+
+    return session.probe(fn) if session.active() else fn  # type: ignore[return-value]

@@ -129,7 +129,7 @@ class RegionFinder(cst.CSTVisitor):
                 text = source(graph) if graph is not None else None
                 return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH, text
             if q in self.markers:
-                return RegionKind.MARKED, "marked region", Confidence.HIGH, None
+                return RegionKind.MARKED, "marked", Confidence.HIGH, None
             return None
         if isinstance(expr, cst.Name):
             scope = self.values.scope_of.get(expr)
@@ -161,7 +161,7 @@ class RegionFinder(cst.CSTVisitor):
     ) -> tuple[RegionKind, str] | None:
         q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
         if q in self.markers:
-            return RegionKind.MARKED, "marked region"
+            return RegionKind.MARKED, "marked"
         if q == "torch.compile" and isinstance(expr, cst.Call):
             label = compile_label(expr)
             if label is not None:
@@ -445,7 +445,7 @@ class RegionAssigner(cst.CSTVisitor):
         line = self.finder.positions[node].start.line
         for start, end in self.pragmas:
             if start < line < end:
-                return Region(RegionKind.MARKED, start, "marked region", end_line=end)
+                return Region(RegionKind.MARKED, start, "marked", end_line=end)
         return None
 
 
