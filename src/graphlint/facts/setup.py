@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -88,30 +89,20 @@ class CaptureSetup(cst.CSTVisitor):
                 continue
             q = self.values.qualify(call.func)
             if q in STREAM_CONTEXTS:
-                self.side_streams.append(self.block(node, iterations=True))
+                count, loop = first_warmup_loop(node)
+                self.side_streams.append(self.block(node, iterations=count, loop=loop))
             elif q in AUTOCAST_CONTEXTS:
                 cache = keyword(call, "cache_enabled")
                 disabled = isinstance(cache, cst.Name) and cache.value == "False"
                 self.autocasts.append(self.block(node, cache_enabled=not disabled))
 
-    def block(
-        self, node: cst.With, *, iterations: bool = False, cache_enabled: bool = True
-    ) -> Block:
-        count, loop = (None, None)
-        if iterations and isinstance(node.body, cst.IndentedBlock):
-            for statement in node.body.body:
-                found = warmup_loop(statement)
-                if found is not None:
-                    count, loop = found
-                    break
+    def block(self, node: cst.With, **details: Any) -> Block:
         return Block(
             node,
             self.state.function_of(node),
             self.line(node),
             self.positions[node].end.line,
-            cache_enabled=cache_enabled,
-            iterations=count,
-            loop=loop,
+            **details,
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -164,6 +155,16 @@ class CaptureSetup(cst.CSTVisitor):
             function is home and r is None and line < region.line and callee in inside
             for function, line, callee, r in self.calls
         )
+
+
+def first_warmup_loop(node: cst.With) -> tuple[int | None, cst.Call | None]:
+    """The first ``for _ in range(N):`` directly inside a ``with`` block."""
+    if isinstance(node.body, cst.IndentedBlock):
+        for statement in node.body.body:
+            found = warmup_loop(statement)
+            if found is not None:
+                return found
+    return None, None
 
 
 def warmup_loop(statement: cst.BaseStatement) -> tuple[int | None, cst.Call] | None:

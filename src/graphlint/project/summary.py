@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 
 from graphlint.facts.torchapi import MODULE_SELF_METHODS
 
-# Methods of nn.Module that return the module itself.
-_SELF_RETURNING = MODULE_SELF_METHODS
-
 
 @dataclass(frozen=True)
 class Ref:
@@ -91,7 +88,7 @@ def ref_of(node: ast.expr) -> Ref | None:
     """What an expression evaluates to, symbolically (None: nothing callable)."""
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _SELF_RETURNING:
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_SELF_METHODS:
             inner = ref_of(func.value)
             if inner is not None and inner.kind == "instance":
                 return inner  # model.cuda() is the model
