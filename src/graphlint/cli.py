@@ -16,6 +16,7 @@ import typer
 
 from graphlint import __version__
 from graphlint.config import Config, ConfigError, find, load, split_codes
+from graphlint.diagnostics import FileResult
 from graphlint.docs import doc_path
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile
@@ -160,8 +161,36 @@ def check(
     ] = None,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
+    results = _lint(
+        paths or [Path(".")],
+        config_file=config_file,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        no_cache=no_cache,
+        jobs=jobs,
+    )
+    formatter = FORMATTERS[output_format]
+    use_color = _use_color(color)
+    typer.echo(formatter(results, use_color), nl=False, color=use_color)
+    if any(r.internal_error for r in results):
+        raise typer.Exit(EXIT_ERROR)
+    found = any(r.diagnostics for r in results)
+    raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
+
+
+def _lint(
+    targets: list[Path],
+    *,
+    config_file: Path | None = None,
+    select: list[str] | None = None,
+    extend_select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    no_cache: bool = False,
+    jobs: int | None = None,
+) -> list[FileResult]:
+    """What ``check`` finds in ``targets``, with the configuration that governs them."""
     cwd = Path.cwd().resolve()
-    targets = paths or [Path(".")]
     try:
         source = config_file if config_file is not None else find(targets[0])
         if config_file is not None and not config_file.is_file():
@@ -177,7 +206,7 @@ def check(
     except MissingPathError as error:
         fail(f"no such file or directory: {error}")
     shown = [_display(f, cwd) for f in files]
-    results = check_project(
+    return check_project(
         shown,
         settings,
         jobs,
@@ -189,13 +218,6 @@ def check(
         else (lambda path: False),
         display=lambda path: str(_display(path, cwd)),
     )
-    formatter = FORMATTERS[output_format]
-    use_color = _use_color(color)
-    typer.echo(formatter(results, use_color), nl=False, color=use_color)
-    if any(r.internal_error for r in results):
-        raise typer.Exit(EXIT_ERROR)
-    found = any(r.diagnostics for r in results)
-    raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
 
 
 def _with_flags(
@@ -237,6 +259,11 @@ def explain(
     typer.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
+class ConfirmFormat(str, enum.Enum):
+    TEXT = "text"
+    LSP = "lsp"
+
+
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
 )
@@ -247,29 +274,68 @@ def confirm(
         int, typer.Option(min=1, help="Warm-up calls on a side stream before capture.")
     ] = 3,
     atol: Annotated[
-        float, typer.Option(help="Absolute tolerance, replay vs eager.")
+        float, typer.Option(min=0, help="Absolute tolerance, replay vs eager.")
     ] = 1e-5,
     rtol: Annotated[
-        float, typer.Option(help="Relative tolerance, replay vs eager.")
+        float, typer.Option(min=0, help="Relative tolerance, replay vs eager.")
     ] = 1e-4,
+    compare: Annotated[
+        int,
+        typer.Option(min=0, help="Calls or replays compared with eager, per region."),
+    ] = 10,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=1, metavar="SECONDS", help="Time limit for each run."),
+    ] = None,
+    output_format: Annotated[
+        ConfirmFormat,
+        typer.Option(
+            "--format",
+            metavar="text|lsp",
+            help="text for people; lsp: check's JSON with data.runtime.",
+        ),
+    ] = ConfirmFormat.TEXT,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
+    ] = False,
 ) -> None:
-    """Run SCRIPT [-- ARGS] with each function marked @graphlint.capture_region
-    captured on the GPU: capture errors, replays that differ from eager, speed-up.
-    Needs torch-graphlint[runtime] and a CUDA GPU."""
-    from graphlint.runtime import confirm as runtime  # noqa: PLC0415
-    from graphlint.runtime import session  # noqa: PLC0415
+    """Run SCRIPT [-- ARGS] and capture its regions on the GPU for real.
 
-    session.SETTINGS.update(warmup=warmup, atol=atol, rtol=rtol)
+    Functions and blocks marked with graphlint.capture_region are warmed up,
+    captured and replayed on the live inputs, and each replay is compared with
+    eager execution; the program's own torch.cuda.graph blocks and
+    make_graphed_callables calls are observed. The script runs once to survey,
+    then once per region, each in a fresh process. The report merges the
+    verdicts with `graphlint check`'s findings for the same files: confirmed,
+    not reproduced, not reached, and failures no rule predicted (missed).
+    Exit 1 when a capture failed, a replay was wrong or a failure was missed.
+    Needs torch-graphlint[runtime] and a CUDA GPU.
+    """
+    from graphlint.runtime import confirm as runtime  # noqa: PLC0415
+    from graphlint.runtime import report  # noqa: PLC0415
+
     if not script.is_file():
         fail(f"no such file: {script}")
     try:
         device = runtime.require_cuda()
-        ended = runtime.run_script(script, list(ctx.args))
     except runtime.ConfirmError as error:
         fail(str(error))
-    text, failed = runtime.report(device, ended)
-    typer.echo(text, nl=False)
-    raise typer.Exit(EXIT_FOUND if failed else EXIT_CLEAN)
+    settings = {"warmup": warmup, "atol": atol, "rtol": rtol, "compare": compare}
+    sites, ended, runs = runtime.run_all(
+        script,
+        list(ctx.args),
+        settings,
+        timeout,
+        progress=(lambda line: None)
+        if quiet
+        else (lambda line: typer.echo(f"graphlint confirm: {line}", err=True)),
+    )
+    files = [script, *(Path(s.path) for s in sites if Path(s.path).is_file())]
+    unique = list({path.resolve(): path for path in files}.values())
+    results = _lint(unique)
+    merged = report.merge(results, sites, device=device, runs=runs, ended=ended)
+    typer.echo(report.FORMATTERS[output_format.value](merged), nl=False)
+    raise typer.Exit(EXIT_FOUND if merged.failed else EXIT_CLEAN)
 
 
 def main() -> None:

@@ -3,13 +3,14 @@
 Usable as a decorator (``@graphlint.capture_region`` or ``@graphlint.capture_region()``)
 and as a context manager (``with graphlint.capture_region():``). The static linter
 treats the marked code as a capture region. At run time it does nothing, except under
-``graphlint confirm``, where a marked function is captured on the GPU and checked
-against eager execution (a marked block is not captured yet).
+``graphlint confirm``, where the marked function or block is captured on the GPU and
+checked against eager execution.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar, overload
@@ -23,6 +24,7 @@ class _CaptureRegion:
     def __init__(self, fn: Callable[..., Any] | None = None, name: str | None = None):
         self.fn = fn
         self.name = name
+        self.probe: Any = None  # under graphlint confirm: the block's BlockProbe
         if fn is not None:
             functools.update_wrapper(self, fn)
 
@@ -34,6 +36,12 @@ class _CaptureRegion:
         return self.fn(*args, **kwargs)
 
     def __enter__(self) -> _CaptureRegion:
+        from graphlint.runtime import session  # noqa: PLC0415 - small, torch-free
+
+        if session.active():
+            from graphlint.runtime.capture import enter_block  # noqa: PLC0415
+
+            self.probe = enter_block(sys._getframe(1))
         return self
 
     def __exit__(
@@ -42,6 +50,8 @@ class _CaptureRegion:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self.probe is not None and exc is None:
+            self.probe.exit(sys._getframe(1))
         return None
 
 
@@ -62,4 +72,8 @@ def _runtime(fn: F) -> F:
     """Under ``graphlint confirm`` a marked function is captured for real."""
     from graphlint.runtime import session  # noqa: PLC0415 - small, torch-free
 
-    return session.probe(fn) if session.active() else fn  # type: ignore[return-value]
+    if not session.active():
+        return fn
+    from graphlint.runtime.capture import FunctionProbe  # noqa: PLC0415 - torch
+
+    return FunctionProbe(fn)  # type: ignore[return-value]

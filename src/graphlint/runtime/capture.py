@@ -1,101 +1,73 @@
-"""One real capture attempt of a marked region, on the GPU (``graphlint confirm``).
+"""Real captures on the GPU, in the process that runs the user's script.
 
-The call is run eagerly first (the reference and the result the program gets back),
-then warmed up on a side stream, captured with ``torch.cuda.graph``, replayed, and
-compared with the eager result. Failures are caught and attributed to the line of
-the user's code that raised them. torch is imported only here, only when asked.
+- A function marked ``@graphlint.capture_region`` (``FunctionProbe``) and a block
+  marked ``with graphlint.capture_region():`` (``BlockProbe``) are captured by the
+  checker itself, when the run targets them: warm-up on a side stream, capture on
+  a copy of the inputs, then at each call a replay on the live inputs compared with
+  the eager run of the same call. The program always gets the eager result.
+- The program's own ``torch.cuda.graph`` blocks and ``make_graphed_callables``
+  calls are observed (``install``): a failed capture is recorded and attributed
+  instead of crashing the run, and in a run that targets a ``torch.cuda.graph``
+  block each ``replay()`` is compared with the block's body run eagerly.
+
+A comparison snapshots the state the region reaches and restores it between the
+replay and the eager run, so an update in place is not applied twice. torch is
+imported only here, only under ``graphlint confirm``.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 import time
-import traceback
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
+import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from graphlint.runtime import session
+from graphlint.runtime.attribution import is_user_file
+from graphlint.runtime.sites import (
+    CAPTURE_ERROR,
+    GRAPH_BLOCK,
+    GRAPHED_CALLABLES,
+    MARKED_BLOCK,
+    MARKED_FUNCTION,
+    SILENT_WRONG,
+    WARMUP_ERROR,
+    Site,
+)
+from graphlint.runtime.source import Block, block_at
+from graphlint.runtime.tensors import (
+    Snapshot,
+    compare,
+    named_tensors,
+    reachable,
+    reached_values,
+)
 
-@dataclass(frozen=True)
-class Verdict:
-    """What a capture attempt of one region did."""
-
-    region: str  # "train.py:12 step()"
-    path: str
-    line: int
-    status: str  # "ok", "capture-error", "silent-wrong", "warmup-error"
-    detail: str = ""  # the first line of the error, or the largest difference
-    error_line: int | None = None  # the user's line that failed, when known
-    eager_ms: float | None = None
-    replay_ms: float | None = None
-
-    @property
-    def speedup(self) -> float | None:
-        if self.eager_ms and self.replay_ms:
-            return self.eager_ms / self.replay_ms
-        return None
+ORIGINAL: dict[str, Any] = {}  # torch's own graph, replay, make_graphed_callables
+OBSERVED: dict[int, tuple[Any, ObservedCapture]] = {}  # id(CUDAGraph) -> capture
+BLOCKS: dict[str, BlockProbe] = {}  # site key -> the probe of a marked block
+TIMED_RUNS = 20
 
 
-def tensors(value: Any) -> Iterator[Any]:
-    """The tensors in a (nested) result, in order."""
+def _torch() -> Any:
     import torch  # noqa: PLC0415 - the runtime extra
 
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from tensors(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from tensors(item)
+    return torch
 
 
-def largest_difference(replayed: Any, eager: Any) -> float:
-    """The largest absolute difference between two results' tensors."""
-    worst = 0.0
-    for got, want in zip(tensors(replayed), tensors(eager), strict=False):
-        if got.shape != want.shape:
-            return float("inf")
-        if got.numel():
-            worst = max(worst, (got.double() - want.double()).abs().max().item())
-    return worst
+def _graph_context() -> Any:
+    return ORIGINAL.get("graph") or _torch().cuda.graph
 
 
-def user_line(error: BaseException, path: str) -> int | None:
-    """The line of ``path`` where ``error`` (or the failure it hides) was raised.
-
-    A sync under capture raises at its own line, but what surfaces from
-    ``capture_end`` points at the ``with``; the original survives as ``__context__``.
-    """
-    chain: list[BaseException] = []
-    current: BaseException | None = error
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = current.__context__
-    target = Path(path).resolve()
-    for item in reversed(chain):  # the first failure first
-        frames = traceback.extract_tb(item.__traceback__)
-        for frame in reversed(frames):
-            if Path(frame.filename).resolve() == target:
-                return frame.lineno
-    return None
-
-
-def _time_ms(run: Callable[[], Any], repeat: int) -> float:
-    import torch  # noqa: PLC0415
-
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        run()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) * 1000 / repeat
+def _replay(graph: Any) -> None:
+    (ORIGINAL.get("replay") or type(graph).replay)(graph)
 
 
 def _static(value: Any) -> Any:
-    """A copy of a call's arguments whose tensors the graph may own."""
-    import torch  # noqa: PLC0415
-
+    """A copy of a call's inputs whose tensors the graph may own."""
+    torch = _torch()
     if isinstance(value, torch.Tensor):
         return value.detach().clone()
     if isinstance(value, (list, tuple)):
@@ -105,108 +77,415 @@ def _static(value: Any) -> Any:
     return value
 
 
-class Probe:
-    """A marked region under the runtime checker.
+def _feed(static: Any, live: Any) -> bool:
+    """Copy the live inputs into the graph's copies; False if their shapes differ."""
+    pairs = list(zip(named_tensors(static, ""), named_tensors(live, ""), strict=False))
+    if len(pairs) != len(list(named_tensors(live, ""))) or any(
+        s.shape != t.shape for (_, s), (_, t) in pairs
+    ):
+        return False
+    with _torch().no_grad():
+        for (_, s), (_, t) in pairs:
+            s.copy_(t)
+    return True
 
-    The first call runs eagerly (the program gets that result), then the region is
-    warmed up on a side stream and captured on its own copy of the arguments. Every
-    later call also runs eagerly; its tensor arguments are copied into the graph's
-    inputs, the graph is replayed and compared with the eager result: a graph that
-    froze a host value shows up as a difference on the live inputs.
+
+def _time_ms(run: Callable[[], Any], repeat: int = TIMED_RUNS) -> float:
+    torch = _torch()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        run()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1000 / repeat
+
+
+def _warm_up(run: Callable[[], Any], times: int) -> None:
+    torch = _torch()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(times):
+            run()
+    torch.cuda.current_stream().wait_stream(side)
+
+
+def _capture(site: Site, run: Callable[[], Any], roots: Mapping[str, Any]) -> Any:
+    """Warm up, capture and time ``run``; the graph, or None after a warm-up error.
+
+    The state ``roots`` reach is put back afterwards: warm-ups and timed runs must
+    not change what the program computes next. A failed capture raises StopRun.
     """
+    torch = _torch()
+    before, rng = Snapshot(reachable(roots)), torch.cuda.get_rng_state()
+    try:
+        _warm_up(run, int(session.settings()["warmup"]))
+    except Exception as error:  # fails without any capture: not a graph problem
+        before.restore(bindings=False)
+        session.fail(site, WARMUP_ERROR, error)
+        return None
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with _graph_context()(graph):
+            output = run()
+    except Exception as error:
+        session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+    site.eager_ms = _time_ms(run)
+    site.replay_ms = _time_ms(lambda: _replay(graph))
+    before.restore(bindings=False)
+    torch.cuda.set_rng_state(rng)
+    return graph, output
 
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str,
-        path: str,
-        line: int,
-        warmup: int = 3,
-        atol: float = 1e-5,
-        rtol: float = 1e-4,
-    ) -> None:
+
+def _judge(
+    site: Site, replayed: Mapping[str, Any], eager: Mapping[str, Any], when: str
+) -> None:
+    settings = session.settings()
+    site.compared += 1
+    difference = compare(replayed, eager, settings["atol"], settings["rtol"])
+    if difference is not None:
+        site.status = SILENT_WRONG
+        site.tensors = list(difference.tensors)
+        site.detail = (
+            f"replay differs from eager by up to {difference.largest:.3g} in "
+            f"{difference.describe()} ({when})"
+        )
+
+
+def _wants_comparison(site: Site) -> bool:
+    return (
+        session.is_target(site)
+        and not site.failed
+        and site.compared < int(session.settings()["compare"])
+    )
+
+
+class FunctionProbe:
+    """A function marked ``@graphlint.capture_region``."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, fn)
+        code = fn.__code__
+        last = max((line for *_, line in code.co_lines() if line), default=0)
         self.fn = fn
-        self.warmup = warmup
-        self.atol = atol
-        self.rtol = rtol
-        self.verdict = Verdict(f"{Path(path).name}:{line} {name}()", path, line, "ok")
+        self.site = session.site_of(
+            MARKED_FUNCTION,
+            code.co_filename,
+            code.co_firstlineno,
+            max(last, code.co_firstlineno),
+            f"{fn.__qualname__}()",
+        )
         self.graph: Any = None
-        self.inputs: Any = None
         self.output: Any = None
-        self.calls = 0
+        self.static: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
-        eager = self.fn(*args, **kwargs)
-        if self.calls == 1:
-            self.capture(args, kwargs)
-        elif self.graph is not None and self.verdict.status == "ok":
-            self.compare(args, kwargs, eager)
-        return eager
-
-    def capture(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        import torch  # noqa: PLC0415
-
-        self.inputs = (_static(args), _static(kwargs))
-        static_args, static_kwargs = self.inputs
-        try:
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(self.warmup):
-                    self.fn(*static_args, **static_kwargs)
-            torch.cuda.current_stream().wait_stream(side)
-        except Exception as error:  # fails without capture: not a graph problem
-            self.fail("warmup-error", error)
-            return
-        graph = torch.cuda.CUDAGraph()
-        try:
-            with torch.cuda.graph(graph):
-                self.output = self.fn(*static_args, **static_kwargs)
-        except Exception as error:
-            self.fail("capture-error", error)
-            return
-        self.graph = graph
-        eager_ms = _time_ms(lambda: self.fn(*static_args, **static_kwargs), 20)
-        replay_ms = _time_ms(graph.replay, 20)
-        self.verdict = replace(self.verdict, eager_ms=eager_ms, replay_ms=replay_ms)
-
-    def compare(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], eager: Any
-    ) -> None:
-        static_args, static_kwargs = self.inputs
-        for static, live in zip(
-            tensors((static_args, static_kwargs)), tensors((args, kwargs)), strict=False
-        ):
-            if static.shape != live.shape:
-                return  # another shape: a graph replays one shape only
-            static.copy_(live)
-        self.graph.replay()
-        worst = largest_difference(self.output, eager)
-        scale = max(
-            (t.abs().max().item() for t in tensors(eager) if t.numel()), default=0.0
-        )
-        if worst > self.atol + self.rtol * scale:
-            self.verdict = replace(
-                self.verdict,
-                status="silent-wrong",
-                detail=f"replay differs from eager by up to {worst:.3g} "
-                f"(call {self.calls})",
+        self.site.calls += 1
+        if not _wants_comparison(self.site):
+            return self.fn(*args, **kwargs)
+        if self.graph is None:
+            self.static = (_static(args), _static(kwargs))
+            static_args, static_kwargs = self.static
+            captured = _capture(
+                self.site,
+                lambda: self.fn(*static_args, **static_kwargs),
+                self.roots(args, kwargs),
             )
+            if captured is None:  # warm-up error: the program's own call says why
+                return self.fn(*args, **kwargs)
+            self.graph, self.output = captured
+        return self.compare(args, kwargs)
 
-    def fail(self, status: str, error: BaseException) -> None:
-        self.verdict = replace(
-            self.verdict,
-            status=status,
-            detail=_first(error),
-            error_line=user_line(error, self.verdict.path),
+    def roots(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """What the function can reach: its arguments by name, its closure and the
+        globals it names."""
+        code = self.fn.__code__
+        found: dict[str, Any] = {}
+        for name, cell in zip(
+            code.co_freevars, self.fn.__closure__ or (), strict=False
+        ):
+            try:
+                found[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        scope = self.fn.__globals__
+        found.update({n: scope[n] for n in _global_names(code) if n in scope})
+        try:
+            import inspect  # noqa: PLC0415
+
+            found.update(inspect.signature(self.fn).bind(*args, **kwargs).arguments)
+        except (TypeError, ValueError):
+            found.update(args=args, kwargs=kwargs)
+        return found
+
+    def compare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        torch = _torch()
+        static_args, static_kwargs = self.static
+        if not (_feed(static_args, args) and _feed(static_kwargs, kwargs)):
+            return self.fn(*args, **kwargs)  # another shape: one graph, one shape
+        live = self.roots(args, kwargs)
+        before, rng = Snapshot(reachable(live)), torch.cuda.get_rng_state()
+        _replay(self.graph)
+        replayed = reached_values(
+            {**self.roots(static_args, static_kwargs), "return": self.output}
         )
+        before.restore()
+        torch.cuda.set_rng_state(rng)
+        result = self.fn(*args, **kwargs)  # the program's own call
+        self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
+        eager = reached_values({**live, "return": result})
+        _judge(self.site, replayed, eager, f"call {self.site.calls}")
+        return result
 
 
-def _first(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
-__all__ = ["Probe", "Verdict", "largest_difference", "user_line"]
+def _roots(block: Block, env: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: env[name] for name in sorted(block.names) if name in env}
+
+
+class BlockProbe:
+    """A block marked ``with graphlint.capture_region():``.
+
+    Python runs the body itself; the probe captures a copy of it (compiled from
+    the source) on entry, replays the graph there, and compares on exit.
+    """
+
+    def __init__(self, site: Site, block: Block) -> None:
+        self.site = site
+        self.block = block
+        self.graph: Any = None
+        self.env: dict[str, Any] = {}  # the names the captured body ran with
+        self.static: dict[str, Any] = {}  # the graph's copies of the local inputs
+        self.pending: tuple[dict[str, Any], Any] | None = None
+
+    def enter(self, frame: types.FrameType) -> None:
+        self.site.calls += 1
+        self.pending = None
+        code = self.block.code
+        if not _wants_comparison(self.site):
+            return
+        if code is None:
+            self.site.detail = f"not captured: {self.block.reason}"
+            return
+        torch = _torch()
+        local = dict(frame.f_locals)
+        env = {**frame.f_globals, **local}
+        if self.graph is None:
+            self.static = {
+                n: _static(v) for n, v in local.items() if n in self.block.names
+            }
+            base = {**env, **self.static}
+
+            def run() -> dict[str, Any]:
+                scope = dict(base)
+                exec(code, scope)
+                return scope
+
+            captured = _capture(self.site, run, _roots(self.block, env))
+            if captured is None:
+                return
+            self.graph, self.env = captured  # the env of the captured run
+        if not all(_feed(s, local[n]) for n, s in self.static.items() if n in local):
+            return
+        before, rng = (
+            Snapshot(reachable(_roots(self.block, env))),
+            torch.cuda.get_rng_state(),
+        )
+        _replay(self.graph)
+        self.pending = (reached_values(_roots(self.block, self.env)), rng)
+        before.restore()
+        torch.cuda.set_rng_state(rng)
+
+    def exit(self, frame: types.FrameType) -> None:
+        if self.pending is None:
+            return
+        replayed, rng = self.pending
+        self.pending = None
+        torch = _torch()
+        self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
+        env = {**frame.f_globals, **frame.f_locals}
+        eager = reached_values(_roots(self.block, env))
+        _judge(self.site, replayed, eager, f"pass {self.site.calls}")
+
+
+def enter_block(frame: types.FrameType) -> BlockProbe | None:
+    """``with graphlint.capture_region():`` entered at ``frame``'s line."""
+    filename = frame.f_code.co_filename
+    block = block_at(filename, frame.f_lineno)
+    if block is None:
+        return None
+    site = session.site_of(
+        MARKED_BLOCK, filename, block.line, block.end_line, session.caller_name(frame)
+    )
+    if site.key not in BLOCKS:
+        BLOCKS[site.key] = BlockProbe(site, block)
+    probe = BLOCKS[site.key]
+    probe.enter(frame)
+    return probe
+
+
+class ObservedCapture:
+    """A ``torch.cuda.graph`` block of the program that captured: each replay, up to
+    the limit, is compared with the body run eagerly on the names it sees then."""
+
+    def __init__(self, site: Site, block: Block, frame: types.FrameType) -> None:
+        self.site = site
+        self.block = block
+        self.frame = frame
+        self.env = {**frame.f_globals, **frame.f_locals}  # outputs bound
+        self.replays = 0
+
+    def replay(self, graph: Any) -> None:
+        self.replays += 1
+        code = self.block.code
+        if code is None or not _wants_comparison(self.site):
+            _replay(graph)
+            return
+        torch = _torch()
+        env = {**self.frame.f_globals, **self.frame.f_locals}
+        live, captured = _roots(self.block, env), _roots(self.block, self.env)
+        before = Snapshot(reachable(live))
+        rng = torch.cuda.get_rng_state()
+        _replay(graph)  # what the program asked for
+        replayed = reached_values(captured)
+        after = [Snapshot(reachable(live)), Snapshot(reachable(captured))]
+        rng_after = torch.cuda.get_rng_state()
+        before.restore()
+        torch.cuda.set_rng_state(rng)
+        scratch = dict(env)
+        try:
+            if self.site.eager_ms is None:
+                self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
+                self.site.replay_ms = _time_ms(lambda: _replay(graph))
+                before.restore()
+                torch.cuda.set_rng_state(rng)
+            exec(code, scratch)
+        except Exception as error:
+            self.block = Block(
+                self.block.line,
+                self.block.end_line,
+                None,
+                f"its body fails when run again eagerly ({error})",
+                self.block.names,
+                self.block.assigned,
+            )
+            self.site.detail = f"replays not compared: {self.block.reason}"
+        else:
+            self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
+            eager = reached_values(_roots(self.block, scratch))
+            _judge(self.site, replayed, eager, f"replay {self.replays}")
+        for snapshot in after:  # the program goes on from its replay
+            snapshot.restore()
+        torch.cuda.set_rng_state(rng_after)
+
+
+def _observed_graph(base: type) -> type:
+    """``torch.cuda.graph`` that records its capture instead of crashing the run."""
+
+    class ObservedGraph(base):  # type: ignore[misc]
+        def __enter__(self) -> Any:
+            frame = sys._getframe(1)
+            filename = frame.f_code.co_filename
+            self._graphlint_site = None
+            if not is_user_file(filename):  # make_graphed_callables
+                return super().__enter__()
+            self._graphlint_block = block_at(filename, frame.f_lineno)
+            line = frame.f_lineno
+            block = self._graphlint_block
+            self._graphlint_site = session.site_of(
+                GRAPH_BLOCK,
+                filename,
+                block.line if block else line,
+                block.end_line if block else line,
+                session.caller_name(frame),
+            )
+            self._graphlint_site.calls += 1
+            self._graphlint_frame = frame
+            return super().__enter__()
+
+        def __exit__(self, kind: Any, error: Any, trace: Any) -> Any:
+            site: Site | None = self._graphlint_site
+            if site is None:
+                return super().__exit__(kind, error, trace)
+            if isinstance(error, session.StopRun):  # a probe inside already failed
+                try:
+                    super().__exit__(kind, error, trace)
+                finally:
+                    raise error
+            try:
+                suppressed = super().__exit__(kind, error, trace)
+            except Exception as failure:
+                session.fail(site, CAPTURE_ERROR, failure)
+                raise
+            if isinstance(error, Exception) and not suppressed:
+                session.fail(site, CAPTURE_ERROR, error)
+            block = self._graphlint_block
+            if error is None and block is not None and session.is_target(site):
+                graph = self.cuda_graph
+                OBSERVED[id(graph)] = (
+                    graph,
+                    ObservedCapture(site, block, self._graphlint_frame),
+                )
+            return suppressed
+
+    ObservedGraph.__name__ = ObservedGraph.__qualname__ = "graph"
+    return ObservedGraph
+
+
+def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def make_graphed_callables(*args: Any, **kwargs: Any) -> Any:
+        frame = sys._getframe(1)
+        site = session.site_of(
+            GRAPHED_CALLABLES,
+            frame.f_code.co_filename,
+            frame.f_lineno,
+            frame.f_lineno,
+            session.caller_name(frame),
+        )
+        site.calls += 1
+        try:
+            return original(*args, **kwargs)
+        except Exception as error:
+            session.fail(site, CAPTURE_ERROR, error)
+            raise
+
+    return make_graphed_callables
+
+
+def _replay_hook(graph: Any) -> None:
+    observed = OBSERVED.get(id(graph))
+    if observed is None or observed[0] is not graph:
+        ORIGINAL["replay"](graph)
+    else:
+        observed[1].replay(graph)
+
+
+def install() -> None:
+    """Observe the program's own captures (once per process)."""
+    if ORIGINAL:
+        return
+    torch = _torch()
+    cuda = torch.cuda
+    ORIGINAL.update(
+        graph=cuda.graph,
+        replay=cuda.CUDAGraph.replay,
+        graphed=cuda.make_graphed_callables,
+    )
+    cuda.graph = cuda.graphs.graph = _observed_graph(cuda.graph)
+    wrapped = _observed_graphed_callables(cuda.make_graphed_callables)
+    cuda.make_graphed_callables = cuda.graphs.make_graphed_callables = wrapped
+    cuda.CUDAGraph.replay = _replay_hook
+
+
+__all__ = ["BlockProbe", "FunctionProbe", "ObservedCapture", "enter_block", "install"]

@@ -1,34 +1,76 @@
-"""The regions a ``graphlint confirm`` run has probed, and the switch that makes
-``graphlint.capture_region`` probe them."""
+"""The state of one run of the user's script under ``graphlint confirm``.
+
+The driver starts the script in a fresh process per run; ``GRAPHLINT_CONFIRM`` holds
+that run's settings as JSON. One run surveys (nothing is captured beyond what the
+program captures itself); each other run captures one target site, because a
+process is not clean after a failed capture. torch-free.
+"""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+import sys
+from types import FrameType
 from typing import Any
 
-ENV = "GRAPHLINT_CONFIRM"  # set by `graphlint confirm` for the script it runs
-SETTINGS: dict[str, float] = {"warmup": 3, "atol": 1e-5, "rtol": 1e-4}
-PROBES: list[Any] = []  # graphlint.runtime.capture.Probe, in order of definition
+from graphlint.runtime.sites import CAPTURE_ERROR, RunResult, Site
+
+ENV = "GRAPHLINT_CONFIRM"
+DEFAULTS: dict[str, Any] = {
+    "target": None,  # the key of the one site to capture, or None to survey
+    "warmup": 3,
+    "atol": 1e-5,
+    "rtol": 1e-4,
+    "compare": 10,  # replays compared with eager, per site
+}
+SITES: dict[str, Site] = {}
+
+
+class StopRun(BaseException):
+    """Ends the script after a failed capture: the process is not clean any more."""
+
+
+def settings() -> dict[str, Any]:
+    raw = os.environ.get(ENV)
+    return {**DEFAULTS, **json.loads(raw)} if raw else dict(DEFAULTS)
 
 
 def active() -> bool:
-    return os.environ.get(ENV) == "1"
+    return ENV in os.environ
 
 
-def probe(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a marked function in a capture probe (torch is imported here)."""
-    from graphlint.runtime.capture import Probe  # noqa: PLC0415 - needs torch
+def is_target(site: Site) -> bool:
+    return bool(settings()["target"] == site.key)
 
-    code = fn.__code__
-    found = Probe(
-        fn,
-        name=fn.__qualname__,
-        path=code.co_filename,
-        line=code.co_firstlineno,
-        warmup=int(SETTINGS["warmup"]),
-        atol=SETTINGS["atol"],
-        rtol=SETTINGS["rtol"],
-    )
-    PROBES.append(found)
-    return found
+
+def site_of(kind: str, filename: str, line: int, end_line: int, name: str) -> Site:
+    """The site at ``filename:line``, registered on first sight."""
+    path = os.path.realpath(filename)
+    key = f"{path}:{line}"
+    if key not in SITES:
+        SITES[key] = Site(kind, name, path, line, end_line)
+    return SITES[key]
+
+
+def caller_name(frame: FrameType) -> str:
+    name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+    return "module level" if name == "<module>" else f"{name}()"
+
+
+def fail(site: Site, status: str, error: BaseException) -> None:
+    """Record a failure; a failed capture also ends the run (raises StopRun)."""
+    from graphlint.runtime.attribution import first_line, user_frame  # noqa: PLC0415
+
+    site.status = status
+    site.detail = first_line(error)
+    where = user_frame(error)
+    if where is not None:
+        site.error_path, site.error_line = where
+    if status == CAPTURE_ERROR:
+        sys.stdout.flush()
+        raise StopRun from error
+
+
+def result(ended: str | None) -> RunResult:
+    return RunResult(list(SITES.values()), ended)

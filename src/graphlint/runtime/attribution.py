@@ -1,0 +1,68 @@
+"""Which line of the user's code a failure comes from.
+
+A sync under capture raises at its own line; what surfaces from ``capture_end``
+points at the ``with``, and the original failure survives as ``__context__``
+(../shared/ground-truth/README.md). The first failure of the chain is searched
+for its innermost frame outside torch, graphlint and the standard library.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sysconfig
+import traceback
+
+_NOT_USER = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {
+        *(sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")),
+        os.path.dirname(os.path.dirname(__file__)),  # graphlint
+    }
+)
+
+
+@functools.cache
+def torch_dir() -> str | None:
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return None
+    return os.path.realpath(os.path.dirname(str(torch.__file__))) + os.sep
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether ``filename`` is the user's code, not torch, graphlint or a library."""
+    if filename.startswith("<"):
+        return False
+    real = os.path.realpath(filename)
+    torch_files = torch_dir()
+    if torch_files is not None and real.startswith(torch_files):
+        return False
+    return not real.startswith(_NOT_USER)
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and the failures it hides, the first failure last."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def user_frame(error: BaseException) -> tuple[str, int] | None:
+    """The user's file and line where ``error``, or the failure it hides, was raised."""
+    for item in reversed(_chain(error)):  # the first failure first
+        for frame in reversed(traceback.extract_tb(item.__traceback__)):
+            if frame.lineno is not None and is_user_file(frame.filename):
+                return os.path.realpath(frame.filename), frame.lineno
+    return None
+
+
+def first_line(error: BaseException) -> str:
+    """``RuntimeError: Cannot copy ...``: the first line of the first failure."""
+    first = _chain(error)[-1]
+    text = str(first).strip().splitlines()
+    return f"{type(first).__name__}: {text[0] if text else ''}"

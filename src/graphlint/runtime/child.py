@@ -1,0 +1,49 @@
+"""One run of the user's script under ``graphlint confirm``, in its own process:
+``python -m graphlint.runtime.child RESULT.json SCRIPT [ARGS...]``, with the run's
+settings in ``GRAPHLINT_CONFIRM``. Writes what the run learnt to RESULT.json."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from pathlib import Path
+
+from graphlint.runtime import session
+from graphlint.runtime.attribution import first_line, user_frame
+
+
+def run(script: str, args: list[str]) -> str | None:
+    """Run ``script`` as ``__main__``; how it ended, when it did not end well."""
+    from graphlint.runtime.capture import install  # noqa: PLC0415 - torch
+
+    install()
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except session.StopRun:  # recorded on its site
+        return "it was stopped at a failed capture (the process is not clean after one)"
+    except SystemExit as stop:
+        if stop.code not in (None, 0):
+            return f"the script exited with {stop.code}"
+    except BaseException as error:  # the script's own failure, reported
+        found = user_frame(error)
+        last = traceback.extract_tb(error.__traceback__)[-1]
+        path, line = found if found is not None else (last.filename, last.lineno)
+        return f"the script raised {first_line(error)} ({path}:{line})"
+    return None
+
+
+def main() -> None:
+    result_path, script, *args = sys.argv[1:]
+    ended = run(script, args)
+    Path(result_path).write_text(session.result(ended).dump(), encoding="utf-8")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # no teardown: the CUDA context may be broken by a failed capture
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""What the runtime checker learns about each capture site, in a form that crosses
+from the process that ran the script to the one that reports (JSON, no torch)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+# A site's status after a run.
+CAPTURED = "captured"  # captured; replays matched eager wherever they were compared
+CAPTURE_ERROR = "capture-error"  # the capture raised
+SILENT_WRONG = "silent-wrong"  # captured, but a replay differed from eager
+WARMUP_ERROR = "warmup-error"  # the region fails without any capture: not a graph issue
+CRASHED = "crashed"  # the process running the script died before reporting
+FAILED = frozenset({CAPTURE_ERROR, SILENT_WRONG, WARMUP_ERROR, CRASHED})
+
+# How a region comes to be captured.
+MARKED_FUNCTION = "marked function"
+MARKED_BLOCK = "marked block"
+GRAPH_BLOCK = "torch.cuda.graph"
+GRAPHED_CALLABLES = "make_graphed_callables"
+PROBED = frozenset({MARKED_FUNCTION, MARKED_BLOCK})  # the checker captures these itself
+
+
+@dataclass
+class Site:
+    """One place in the program that captures (or is marked to be captured)."""
+
+    kind: str
+    name: str  # "step()", "Runner.capture()"
+    path: str  # absolute
+    line: int  # the decorator, the ``with`` or the call
+    end_line: int  # the last line of the function or block
+    calls: int = 0  # times reached: calls, blocks entered, captures made
+    status: str = CAPTURED
+    detail: str = ""  # the first line of the error, the difference, a note
+    error_path: str | None = None  # where the failure was raised, in the user's code
+    error_line: int | None = None
+    compared: int = 0  # replays compared with eager
+    random: bool = False  # the region draws random numbers
+    eager_ms: float | None = None
+    replay_ms: float | None = None
+    tensors: list[str] = field(default_factory=list)  # the tensors that differed
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED
+
+    @property
+    def speedup(self) -> float | None:
+        if self.eager_ms and self.replay_ms:
+            return self.eager_ms / self.replay_ms
+        return None
+
+    def covers(self, path: str, line: int) -> bool:
+        """Whether a statically found region at ``path:line`` is this site."""
+        return Path(path).resolve() == Path(self.path) and (
+            self.line <= line <= self.end_line
+        )
+
+
+@dataclass
+class RunResult:
+    """What one run of the script reports."""
+
+    sites: list[Site]
+    ended: str | None = None  # how the script ended, when it did not end well
+
+    def dump(self) -> str:
+        return json.dumps(
+            {"sites": [asdict(s) for s in self.sites], "ended": self.ended}
+        )
+
+    @classmethod
+    def load(cls, text: str) -> RunResult:
+        data: dict[str, Any] = json.loads(text)
+        names = {f.name for f in fields(Site)}
+        sites = [
+            Site(**{k: v for k, v in s.items() if k in names}) for s in data["sites"]
+        ]
+        return cls(sites, data.get("ended"))
