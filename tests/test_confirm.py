@@ -1,19 +1,33 @@
 """``graphlint confirm``: what does not need a GPU (arguments, missing PyTorch or
-CUDA, the report), and, on a GPU (marker ``gpu``), real captures of the runtime
-scenarios in fixtures/runtime."""
+CUDA, merging verdicts with findings, the reports, the driver's runs, attribution,
+block extraction), and, on a GPU (marker ``gpu``), real captures of every runtime
+scenario in fixtures/runtime."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import textwrap
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from graphlint.runtime import confirm, session
-from graphlint.runtime.capture import Verdict
-from tests.conftest import FIXTURES
+from graphlint.diagnostics import (
+    Confidence,
+    Diagnostic,
+    FileResult,
+    Outcome,
+    RegionKind,
+    RegionRef,
+    Severity,
+)
+from graphlint.runtime import attribution, confirm, report
+from graphlint.runtime.sites import RunResult, Site
+from graphlint.runtime.source import block_at
+from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
 
 SCENARIOS = FIXTURES / "runtime"
@@ -54,59 +68,348 @@ def test_without_cuda_it_says_so(
     assert "ran" not in out
 
 
-class _Probe:
-    def __init__(self, verdict: Verdict, calls: int) -> None:
-        self.verdict = verdict
-        self.calls = calls
+def _site(path: Path, line: int, end: int, **fields: object) -> Site:
+    site = Site("marked function", "step()", str(path.resolve()), line, end, calls=3)
+    for name, value in fields.items():
+        setattr(site, name, value)
+    return site
 
 
-def test_report_lists_every_region_and_fails_on_any_problem(
-    monkeypatch: pytest.MonkeyPatch,
+def _finding(
+    path: Path, line: int, code: str, outcome: Outcome, region: int
+) -> Diagnostic:
+    return Diagnostic(
+        str(path),
+        code,
+        "name",
+        f"{code} message",
+        line,
+        4,
+        line,
+        9,
+        Severity.ERROR,
+        Confidence.HIGH,
+        outcome,
+        RegionRef(RegionKind.MARKED, region, "marked"),
+    )
+
+
+def _merge(tmp_path: Path, sites: list[Site], found: list[Diagnostic]) -> report.Report:
+    result = FileResult(str(tmp_path / "a.py"), tuple(found))
+    return report.merge([result], sites, device="GPU", runs=1 + len(sites), ended=None)
+
+
+def test_a_failure_at_the_finding_line_confirms_it(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    site = _site(
+        a,
+        3,
+        9,
+        status="capture-error",
+        detail="RuntimeError: x",
+        error_path=str(a.resolve()),
+        error_line=5,
+    )
+    merged = _merge(
+        tmp_path,
+        [site],
+        [
+            _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3),
+            _finding(a, 7, "GL102", Outcome.CAPTURE_ERROR, 3),
+        ],
+    )
+    first, second = merged.findings
+    assert (first.status, second.status) == ("confirmed", "not reached")
+    assert "fails here: RuntimeError: x" in first.note
+    assert f"failed first, at {a.resolve()}:5" in second.note or "a.py:5" in second.note
+    assert merged.missed == () and merged.failed
+
+
+def test_a_failure_no_rule_predicted_is_missed(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    site = _site(
+        a,
+        3,
+        9,
+        status="capture-error",
+        detail="RuntimeError: x",
+        error_path=str(a.resolve()),
+        error_line=6,
+    )
+    merged = _merge(
+        tmp_path, [site], [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    )
+    assert merged.findings[0].status == "not reached"
+    (missed,) = merged.missed
+    assert (missed.line, missed.site) == (6, site)
+    assert "no rule said so: RuntimeError: x" in missed.message
+
+
+def test_silent_errors_confirm_silent_findings_only(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    site = _site(a, 3, 9, status="silent-wrong", detail="replay differs by 2")
+    merged = _merge(
+        tmp_path,
+        [site],
+        [
+            _finding(a, 4, "GL203", Outcome.SILENT_WRONG, 3),
+            _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3),
+        ],
+    )
+    assert [f.status for f in merged.findings] == ["confirmed", "not reproduced"]
+    assert merged.missed == ()
+    unexplained = _merge(tmp_path, [site], [])
+    assert "silently wrong, and no rule said so" in unexplained.missed[0].message
+
+
+def test_clean_captures_do_not_reproduce_and_unrun_regions_are_not_reached(
+    tmp_path: Path,
 ) -> None:
-    ok = Verdict("a.py:3 step()", "a.py", 3, "ok", eager_ms=2.0, replay_ms=0.5)
-    bad = Verdict(
-        "b.py:7 train()", "b.py", 7, "capture-error", "AcceleratorError: x", 9
+    a = tmp_path / "a.py"
+    clean = _site(a, 3, 9, compared=4, eager_ms=2.0, replay_ms=0.5)
+    idle = _site(a, 20, 30, calls=0)
+    unread = _site(a, 40, 50)  # captured, never compared
+    merged = _merge(
+        tmp_path,
+        [clean, idle, unread],
+        [
+            _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3),
+            _finding(a, 22, "GL101", Outcome.CAPTURE_ERROR, 20),
+            _finding(a, 42, "GL203", Outcome.SILENT_WRONG, 40),
+            _finding(a, 60, "GL101", Outcome.CAPTURE_ERROR, 58),
+        ],
     )
-    never = Verdict("c.py:1 spare()", "c.py", 1, "ok")
-    monkeypatch.setattr(
-        session, "PROBES", [_Probe(ok, 4), _Probe(bad, 1), _Probe(never, 0)]
-    )
-    text, failed = confirm.report("NVIDIA H200", None)
-    assert failed
-    assert "captured      a.py:3 step(): eager 2.000 ms, replay 0.500 ms, 4.0x" in text
-    assert "capture-error b.py:7 train() (line 9): AcceleratorError: x" in text
-    assert "not reached   c.py:1 spare()" in text
-    monkeypatch.setattr(session, "PROBES", [_Probe(ok, 4)])
-    assert confirm.report("NVIDIA H200", None)[1] is False
-    assert confirm.report("NVIDIA H200", "the script exited with 3")[1] is True
+    assert [f.status for f in merged.findings] == [
+        "not reproduced",
+        "not reached",
+        "not reached",
+        "not reached",
+    ]
+    assert "4 replays matched eager" in merged.findings[0].note
+    assert "no replay of step() was compared" in merged.findings[2].note
+    assert not merged.failed
+    assert "4.0x faster" in report.describe(clean)
 
 
-def _confirm(name: str) -> tuple[int, str]:
+def test_text_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    a = tmp_path / "a.py"
+    ok = _site(a, 3, 9, compared=4, eager_ms=2.0, replay_ms=0.5)
+    bad = _site(
+        a,
+        12,
+        19,
+        status="capture-error",
+        detail="AcceleratorError: x",
+        error_path=str(a.resolve()),
+        error_line=14,
+    )
+    merged = _merge(
+        tmp_path, [ok, bad], [_finding(a, 14, "GL101", Outcome.CAPTURE_ERROR, 12)]
+    )
+    text = report.format_text(merged)
+    assert "graphlint confirm on GPU (3 runs of the script)" in text
+    assert (
+        "captured      a.py:3 step() [marked function]: matches eager over 4 " in text
+    )
+    assert "eager 2.000 ms, replay 0.500 ms: 4.0x faster" in text
+    assert (
+        "capture-error a.py:12 step() [marked function]: AcceleratorError: x (at a.py:14)"
+        in text
+    )
+    assert "  confirmed      " in text and "a.py:14:5: GL101 GL101 message" in text
+    assert text.rstrip().endswith(
+        "1 finding: 1 confirmed, 0 not reproduced, 0 not reached; 0 missed. "
+        "2 capture sites ran: 1 captured, 1 failed."
+    )
+
+
+def test_lsp_report_is_checks_shape_with_runtime_data(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    bad = _site(
+        a,
+        12,
+        19,
+        status="capture-error",
+        detail="AcceleratorError: x",
+        error_path=str(a.resolve()),
+        error_line=16,
+    )
+    merged = _merge(
+        tmp_path, [bad], [_finding(a, 14, "GL101", Outcome.CAPTURE_ERROR, 12)]
+    )
+    (document,) = json.loads(report.format_lsp(merged))
+    assert document["uri"] == a.resolve().as_uri()
+    finding, site, missed = document["diagnostics"]
+    assert finding["code"] == "GL101" and finding["source"] == "graphlint"
+    assert finding["data"]["runtime"]["status"] == "not reached"
+    assert (site["code"], site["source"]) == ("capture-error", "graphlint confirm")
+    assert site["range"]["start"]["line"] == 11
+    assert missed["data"]["runtime"]["status"] == "missed"
+    assert missed["range"]["start"]["line"] == 15
+    assert missed["data"]["runtime"]["site"]["error_line"] == 16
+
+
+def test_run_results_cross_processes_as_json(tmp_path: Path) -> None:
+    site = _site(tmp_path / "a.py", 3, 9, tensors=["return"], random=True)
+    back = RunResult.load(RunResult([site], "the script exited with 3").dump())
+    assert back.sites == [site] and back.ended == "the script exited with 3"
+    assert site.covers(str(tmp_path / "a.py"), 5)
+    assert not site.covers(str(tmp_path / "a.py"), 10)
+
+
+def test_the_driver_surveys_then_targets_each_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = tmp_path / "a.py"
+    marked, unrun = _site(a, 3, 9), _site(a, 20, 25, calls=0)
+    failed_graph = _site(a, 30, 33, kind="torch.cuda.graph", status="capture-error")
+    graph = _site(a, 40, 44, kind="torch.cuda.graph")
+    graphed = _site(a, 50, 50, kind="make_graphed_callables")
+    targets: list[object] = []
+
+    def run_once(
+        script: Path,
+        args: list[str],
+        settings: dict[str, object],
+        timeout: float | None,
+    ) -> RunResult:
+        target = settings["target"]
+        targets.append(target)
+        if target is None:
+            return RunResult([marked, unrun, failed_graph, graph, graphed])
+        if target == graph.key:
+            return RunResult([], "the run crashed (exit code -11)")
+        return RunResult([_site(a, 3, 9, compared=2)])
+
+    monkeypatch.setattr(confirm, "run_once", run_once)
+    sites, ended, runs = confirm.run_all(a, [], {"warmup": 3})
+    assert targets == [None, marked.key, graph.key] and runs == 3 and ended is None
+    by_line = {s.line: s for s in sites}
+    assert by_line[3].compared == 2
+    assert by_line[40].status == "crashed" and "exit code -11" in by_line[40].detail
+    assert by_line[20].calls == 0 and by_line[50] is graphed
+
+
+def test_a_crashed_run_says_how(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("print('hi')\n")
+    done = confirm.run_once(script, [], {"target": None}, timeout=60)
+    # no CUDA build is needed to get this far: the child either ran the script
+    # (torch installed) or died importing torch, and says so either way
+    assert done.ended is None or done.ended.startswith("the run crashed (exit code")
+
+
+def test_attribution_follows_the_hidden_first_failure(tmp_path: Path) -> None:
+    user = tmp_path / "user_code.py"
+    user.write_text(
+        textwrap.dedent("""\
+        def inner():
+            raise RuntimeError("operation not permitted when stream is capturing")
+
+        def outer():
+            try:
+                inner()
+            finally:
+                raise ValueError("capture_end failed")
+        """)
+    )
+    scope: dict[str, object] = {}
+    exec(compile(user.read_text(), str(user), "exec"), scope)
+    with pytest.raises(ValueError, match="capture_end failed") as caught:
+        scope["outer"]()  # type: ignore[operator]
+    assert attribution.user_frame(caught.value) == (str(user.resolve()), 2)
+    assert attribution.first_line(caught.value) == (
+        "RuntimeError: operation not permitted when stream is capturing"
+    )
+    assert not attribution.is_user_file(json.__file__)
+
+
+def test_block_bodies_compile_with_their_outputs(tmp_path: Path) -> None:
+    source = tmp_path / "blocks.py"
+    source.write_text(
+        textwrap.dedent("""\
+        def step(x, w):
+            with region():
+                h = x * w
+                y = [t for t in range(h)]
+            return y
+
+        def early(x):
+            with region():
+                return x
+        """)
+    )
+    block = block_at(str(source), 2)
+    assert block is not None and block.code is not None
+    assert (block.line, block.end_line) == (2, 4)
+    assert block.assigned == {"h", "y"} and {"x", "w", "t"} <= block.names
+    scope: dict[str, object] = {"x": 2, "w": 3}
+    exec(block.code, scope)
+    assert scope["y"] == [0, 1, 2, 3, 4, 5]  # ran with the names it was given
+    early = block_at(str(source), 8)
+    assert early is not None and early.code is None
+    assert "cannot run on its own ('return' outside function)" in early.reason
+    assert block_at(str(source), 1) is None
+
+
+def _scenarios() -> list[Path]:
+    return sorted(SCENARIOS.glob("gl*_*.py"))
+
+
+def test_every_rule_family_has_a_bad_and_a_good_scenario() -> None:
+    names = [path.stem for path in _scenarios()]
+    for family in range(1, 8):
+        assert any(n.startswith(f"gl{family}_") and n.endswith("_bad") for n in names)
+        assert any(n.startswith(f"gl{family}_") and n.endswith("_good") for n in names)
+
+
+def _confirm_lsp(path: Path) -> tuple[int, list[dict[str, Any]]]:
     done = subprocess.run(
-        [sys.executable, "-m", "graphlint", "confirm", str(SCENARIOS / name)],
+        [
+            sys.executable,
+            "-m",
+            "graphlint",
+            "confirm",
+            "-q",
+            "--format",
+            "lsp",
+            str(path),
+        ],
         capture_output=True,
         text=True,
         check=False,
+        cwd=FIXTURES.parent,
     )
-    return done.returncode, done.stdout + done.stderr
+    assert done.stdout, done.stderr
+    items = [d for doc in json.loads(done.stdout) for d in doc["diagnostics"]]
+    return done.returncode, items
 
 
 @pytest.mark.gpu
-def test_gpu_sync_fails_capture_at_its_line() -> None:
-    code, out = _confirm("sync_in_region.py")
-    assert code == 1, out
-    assert "capture-error" in out and "(line 10)" in out
-
-
-@pytest.mark.gpu
-def test_gpu_frozen_counter_is_silently_wrong() -> None:
-    code, out = _confirm("frozen_counter.py")
-    assert code == 1, out
-    assert "silent-wrong" in out and "replay differs from eager" in out
-
-
-@pytest.mark.gpu
-def test_gpu_clean_step_captures_and_reports_speedup() -> None:
-    code, out = _confirm("clean_step.py")
-    assert code == 0, out
-    assert "captured" in out and "x\n" in out
+@pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: p.stem)
+def test_gpu_scenario(scenario: Path) -> None:
+    """Bad: every static finding is confirmed and none is missed. Good: every
+    site captured and matched eager on compared replays, nothing found."""
+    code, items = _confirm_lsp(scenario)
+    findings = [d for d in items if d["source"] == "graphlint"]
+    sites = [
+        d["data"]["runtime"]["site"]
+        for d in items
+        if d["source"] == "graphlint confirm"
+        and d["data"]["runtime"]["status"] != "missed"
+    ]
+    missed = [d for d in items if d["data"]["runtime"]["status"] == "missed"]
+    assert missed == [], missed
+    expected = expectations(scenario.read_text())
+    got = {(d["range"]["start"]["line"] + 1, d["code"]) for d in findings}
+    assert got == expected
+    assert sites, "no capture site ran"
+    if scenario.stem.endswith("_bad"):
+        assert code == 1
+        assert {d["data"]["runtime"]["status"] for d in findings} == {"confirmed"}
+    else:
+        assert code == 0, items
+        for site in sites:
+            assert site["status"] == "captured", site
+            assert site["compared"] > 0, site
