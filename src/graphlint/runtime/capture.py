@@ -18,10 +18,12 @@ imported only here, only under ``graphlint confirm``.
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import time
 import types
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from graphlint.runtime import session
@@ -214,8 +216,6 @@ class FunctionProbe:
         scope = self.fn.__globals__
         found.update({n: scope[n] for n in _global_names(code) if n in scope})
         try:
-            import inspect  # noqa: PLC0415
-
             found.update(inspect.signature(self.fn).bind(*args, **kwargs).arguments)
         except (TypeError, ValueError):
             found.update(args=args, kwargs=kwargs)
@@ -371,13 +371,10 @@ class ObservedCapture:
                 torch.cuda.set_rng_state(rng)
             exec(code, scratch)
         except Exception as error:
-            self.block = Block(
-                self.block.line,
-                self.block.end_line,
-                None,
-                f"its body fails when run again eagerly ({error})",
-                self.block.names,
-                self.block.assigned,
+            self.block = replace(
+                self.block,
+                code=None,
+                reason=f"its body fails when run again eagerly ({error})",
             )
             self.site.detail = f"replays not compared: {self.block.reason}"
         else:

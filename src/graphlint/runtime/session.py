@@ -8,6 +8,7 @@ process is not clean after a failed capture. torch-free.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -31,7 +32,9 @@ class StopRun(BaseException):
     """Ends the script after a failed capture: the process is not clean any more."""
 
 
+@functools.cache
 def settings() -> dict[str, Any]:
+    """This run's settings (read once: the environment does not change under it)."""
     raw = os.environ.get(ENV)
     return {**DEFAULTS, **json.loads(raw)} if raw else dict(DEFAULTS)
 
