@@ -75,6 +75,19 @@ def _site(path: Path, line: int, end: int, **fields: object) -> Site:
     return site
 
 
+def _failed(path: Path, line: int, end: int, detail: str, at: int) -> Site:
+    """A site whose capture failed with ``detail`` at line ``at`` of ``path``."""
+    return _site(
+        path,
+        line,
+        end,
+        status="capture-error",
+        detail=detail,
+        error_path=str(path.resolve()),
+        error_line=at,
+    )
+
+
 def _finding(
     path: Path, line: int, code: str, outcome: Outcome, region: int
 ) -> Diagnostic:
@@ -101,15 +114,7 @@ def _merge(tmp_path: Path, sites: list[Site], found: list[Diagnostic]) -> report
 
 def test_a_failure_at_the_finding_line_confirms_it(tmp_path: Path) -> None:
     a = tmp_path / "a.py"
-    site = _site(
-        a,
-        3,
-        9,
-        status="capture-error",
-        detail="RuntimeError: x",
-        error_path=str(a.resolve()),
-        error_line=5,
-    )
+    site = _failed(a, 3, 9, "RuntimeError: x", at=5)
     merged = _merge(
         tmp_path,
         [site],
@@ -127,15 +132,7 @@ def test_a_failure_at_the_finding_line_confirms_it(tmp_path: Path) -> None:
 
 def test_a_failure_no_rule_predicted_is_missed(tmp_path: Path) -> None:
     a = tmp_path / "a.py"
-    site = _site(
-        a,
-        3,
-        9,
-        status="capture-error",
-        detail="RuntimeError: x",
-        error_path=str(a.resolve()),
-        error_line=6,
-    )
+    site = _failed(a, 3, 9, "RuntimeError: x", at=6)
     merged = _merge(
         tmp_path, [site], [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
     )
@@ -195,15 +192,7 @@ def test_text_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     a = tmp_path / "a.py"
     ok = _site(a, 3, 9, compared=4, eager_ms=2.0, replay_ms=0.5)
-    bad = _site(
-        a,
-        12,
-        19,
-        status="capture-error",
-        detail="AcceleratorError: x",
-        error_path=str(a.resolve()),
-        error_line=14,
-    )
+    bad = _failed(a, 12, 19, "AcceleratorError: x", at=14)
     merged = _merge(
         tmp_path, [ok, bad], [_finding(a, 14, "GL101", Outcome.CAPTURE_ERROR, 12)]
     )
@@ -226,15 +215,7 @@ def test_text_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_lsp_report_is_checks_shape_with_runtime_data(tmp_path: Path) -> None:
     a = tmp_path / "a.py"
-    bad = _site(
-        a,
-        12,
-        19,
-        status="capture-error",
-        detail="AcceleratorError: x",
-        error_path=str(a.resolve()),
-        error_line=16,
-    )
+    bad = _failed(a, 12, 19, "AcceleratorError: x", at=16)
     merged = _merge(
         tmp_path, [bad], [_finding(a, 14, "GL101", Outcome.CAPTURE_ERROR, 12)]
     )

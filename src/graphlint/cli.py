@@ -259,11 +259,6 @@ def explain(
     typer.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
-class ConfirmFormat(str, enum.Enum):
-    TEXT = "text"
-    LSP = "lsp"
-
-
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
 )
@@ -288,13 +283,13 @@ def confirm(
         typer.Option(min=1, metavar="SECONDS", help="Time limit for each run."),
     ] = None,
     output_format: Annotated[
-        ConfirmFormat,
+        OutputFormat,
         typer.Option(
             "--format",
             metavar="text|lsp",
             help="text for people; lsp: check's JSON with data.runtime.",
         ),
-    ] = ConfirmFormat.TEXT,
+    ] = OutputFormat.TEXT,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
     ] = False,

@@ -81,14 +81,15 @@ def _static(value: Any) -> Any:
 
 def _feed(static: Any, live: Any) -> bool:
     """Copy the live inputs into the graph's copies; False if their shapes differ."""
-    pairs = list(zip(named_tensors(static, ""), named_tensors(live, ""), strict=False))
-    if len(pairs) != len(list(named_tensors(live, ""))) or any(
-        s.shape != t.shape for (_, s), (_, t) in pairs
+    targets = [t for _, t in named_tensors(static, "")]
+    sources = [t for _, t in named_tensors(live, "")]
+    if len(targets) != len(sources) or any(
+        t.shape != s.shape for t, s in zip(targets, sources, strict=True)
     ):
         return False
     with _torch().no_grad():
-        for (_, s), (_, t) in pairs:
-            s.copy_(t)
+        for target, source in zip(targets, sources, strict=True):
+            target.copy_(source)
     return True
 
 

@@ -306,4 +306,4 @@ def format_lsp(report: Report, color: bool = False) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-FORMATTERS = {"text": format_text, "lsp": format_lsp}
+FORMATTERS = {"text": format_text, "lsp": format_lsp}  # by OutputFormat value
