@@ -102,11 +102,14 @@ class HostState(cst.CSTVisitor):
             if base is None or not isinstance(index, cst.Index):
                 return None
             literal = index.value
-            entry = (
-                repr(literal.evaluated_value)
-                if isinstance(literal, (cst.SimpleString, cst.Integer))
-                else "*"
-            )
+            if isinstance(literal, cst.SimpleString):
+                entry = repr(literal.evaluated_value)  # ``d['lr']`` is ``d["lr"]``
+            elif isinstance(literal, cst.Integer):
+                # the source text: ``repr`` of a 5,000-digit hex literal would exceed
+                # Python's int-to-decimal limit and raise
+                entry = literal.value.replace("_", "").lower()
+            else:
+                entry = "*"
             return ("item", base, entry)
         return None
 

@@ -3,6 +3,10 @@
 Each diagnostic is an LSP ``Diagnostic`` (0-based positions, severity 1-4, ``code``,
 ``codeDescription.href``, ``source``, ``message``); ``data`` carries graphlint's own
 fields: the region, the fix hint, the measured outcome and the confidence.
+
+File URIs percent-encode the path's bytes, so a file name that is not UTF-8 keeps its
+real bytes (``%FF``); in the other strings such a byte is escaped (``\\xff``), so that
+the document is valid UTF-8 JSON.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from graphlint.diagnostics import Diagnostic, FileResult
 from graphlint.docs import doc_path
+from graphlint.output.escape import encodable
 
 
 def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
@@ -63,7 +68,19 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
     doc = doc_path(d.code)
     if doc is not None:
         item["codeDescription"] = {"href": doc.as_uri()}
-    return item
+    return {key: _encodable(value) for key, value in item.items()}
+
+
+def _encodable(value: object) -> object:
+    """``value`` with every string made :func:`encodable` (paths and source quoted
+    from the checked files can hold bytes that were not UTF-8)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {key: _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
 
 
 def format_lsp(results: Sequence[FileResult], color: bool = False) -> str:

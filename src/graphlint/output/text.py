@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphlint.diagnostics import Confidence, Diagnostic, FileResult, Severity
+from graphlint.output.escape import printable
 
 _RESET = "\x1b[0m"
 _STYLE = {
@@ -22,20 +23,22 @@ def _paint(text: str, style: str, color: bool) -> str:
 
 
 def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
-    where = _paint(f"{d.path}:{d.line}:{d.col + 1}:", _BOLD, color)
-    code = _paint(d.code, _STYLE[d.severity], color)
-    line = f"{where} {code} {d.message}"
+    """One diagnostic, and its help line; text from the checked files (paths, quoted
+    source) is escaped by :func:`printable`, graphlint's own colours are not."""
+    where = _paint(printable(f"{d.path}:{d.line}:{d.col + 1}:"), _BOLD, color)
+    code = _paint(printable(d.code), _STYLE[d.severity], color)
+    line = f"{where} {code} {printable(d.message)}"
     region = d.region
     if region is not None and region.via:
-        line += (
+        line += printable(
             f" [{region.label} region at {region.path}:{region.line}, {region.chain}]"
         )
     elif region is not None:
-        line += f" [{region.label} region, line {region.line}]"
+        line += printable(f" [{region.label} region, line {region.line}]")
     if d.confidence is Confidence.MEDIUM:
         line += " (inferred)"
     if d.fix_hint:
-        line += "\n" + _paint(f"    help: {d.fix_hint}", _DIM, color)
+        line += "\n" + _paint(f"    help: {printable(d.fix_hint)}", _DIM, color)
     return line
 
 

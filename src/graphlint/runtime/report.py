@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlint.diagnostics import Diagnostic, FileResult, Outcome
+from graphlint.output.escape import printable
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
 from graphlint.runtime.sites import (
@@ -232,7 +233,8 @@ def format_text(report: Report, color: bool = False) -> str:
     if report.ended is not None:
         lines += ["", f"The script did not finish: {report.ended}"]
     lines += ["", _summary(report)]
-    return "\n".join(lines) + "\n"
+    # paths, site names and error text come from the script and its run
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _summary(report: Report) -> str:
