@@ -29,6 +29,14 @@ def expectations(source: str) -> set[tuple[int, str]]:
     return found
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests never write to the user's real cache folder."""
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 def lint(source: str, *codes: str) -> list[Diagnostic]:
     """Lint a dedented snippet with only ``codes`` enabled (all when none given)."""
     enabled = frozenset(codes) if codes else Settings().enabled

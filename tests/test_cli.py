@@ -188,7 +188,7 @@ def test_capture_markers_config(tmp_path: Path) -> None:
     [
         ('[tool.graphlint]\nselct = ["GL1"]\n', "unknown key 'selct'"),
         ('[tool.graphlint]\nselect = "GL1"\n', "must be a list of strings"),
-        ("[tool.graphlint]\nmax-file-size = -1\n", "must be a positive number"),
+        ("[tool.graphlint]\nmax-file-size = -1\n", "must be a whole number from 1"),
         ('[tool.graphlint]\nignore = ["XYZ"]\n', "unknown code or prefix 'XYZ'"),
         ("[tool.graphlint\n", "not valid TOML"),
     ],

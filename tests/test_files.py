@@ -41,14 +41,18 @@ def test_walk_skips_vcs_venvs_caches_and_gitignored(tmp_path: Path) -> None:
     )
     (tmp_path / ".gitignore").write_text("build/\n*.log\n/logs\n")
     (tmp_path / "pkg" / ".gitignore").write_text("generated/\n")
-    assert names(collect([tmp_path]), tmp_path) == {"a.py", "pkg/b.py", "pkg/keep.py"}
+    assert names(collect([tmp_path]).files, tmp_path) == {
+        "a.py",
+        "pkg/b.py",
+        "pkg/keep.py",
+    }
 
 
 def test_gitignore_above_the_walked_folder_applies(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("src/skip_*.py\n!src/skip_keep.py\n")
     touch(tmp_path, "src/skip_me.py", "src/skip_keep.py", "src/main.py")
-    found = names(collect([tmp_path / "src"]), tmp_path)
+    found = names(collect([tmp_path / "src"]).files, tmp_path)
     assert found == {"src/skip_keep.py", "src/main.py"}
 
 
@@ -56,24 +60,22 @@ def test_explicit_files_are_checked_whatever_their_name(tmp_path: Path) -> None:
     touch(tmp_path, "script", "ignored.py")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("ignored.py\n")
-    assert names(collect([tmp_path / "script", tmp_path / "ignored.py"]), tmp_path) == {
-        "script",
-        "ignored.py",
-    }
+    found = collect([tmp_path / "script", tmp_path / "ignored.py"]).files
+    assert names(found, tmp_path) == {"script", "ignored.py"}
 
 
 def test_excludes_apply_to_walked_and_explicit_files(tmp_path: Path) -> None:
     touch(tmp_path, "keep.py", "gen/out.py", "tests/data/x.py")
     excludes = IgnoreFile(tmp_path.resolve(), ["gen/", "tests/**/x.py"])
-    assert names(collect([tmp_path], excludes), tmp_path) == {"keep.py"}
-    assert collect([tmp_path / "gen" / "out.py"], excludes) == []
+    assert names(collect([tmp_path], excludes).files, tmp_path) == {"keep.py"}
+    assert collect([tmp_path / "gen" / "out.py"], excludes).files == []
 
 
 def test_symlink_loops_are_not_followed_and_files_deduplicated(tmp_path: Path) -> None:
     touch(tmp_path, "a.py")
     os.symlink(tmp_path, tmp_path / "loop")
     os.symlink(tmp_path / "a.py", tmp_path / "alias.py")
-    assert names(collect([tmp_path]), tmp_path) == {"a.py"}
+    assert names(collect([tmp_path]).files, tmp_path) == {"a.py"}
 
 
 def test_missing_paths_are_reported_together(tmp_path: Path) -> None:

@@ -93,10 +93,20 @@ def test_config_selection_and_suppression_apply_on_callee_lines(
     assert "helpers.py:10" not in out
 
 
-def test_summary_cache_is_used_and_kept_out_of_git(project: Path) -> None:
+def test_summary_cache_is_used_and_lives_outside_the_tree(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "user-cache"
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(cache))
     first = run("check", "app/train.py", cwd=project)[1]
-    cache = project / ".graphlint_cache"
-    assert any(cache.rglob("*")), "summaries are cached"
-    assert (cache / ".gitignore").read_text().strip() == "*"
+    entries = [p for p in cache.rglob("*") if p.is_file()]
+    assert entries, "summaries are cached"
+    assert all(json.loads(p.read_bytes())["format"] == 2 for p in entries)
+    assert not (project / ".graphlint_cache").exists()
     assert run("check", "app/train.py", cwd=project)[1] == first
     assert run("check", "--no-cache", "app/train.py", cwd=project)[1] == first
+    other = tmp_path / "elsewhere"
+    assert (
+        run("check", "--cache-dir", str(other), "app/train.py", cwd=project)[1] == first
+    )
+    assert any(other.rglob("*"))

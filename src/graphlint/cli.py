@@ -5,9 +5,11 @@ Exit codes: 0 clean, 1 diagnostics reported, 2 usage, configuration or internal 
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -15,18 +17,28 @@ from typing import Annotated, NoReturn
 import typer
 
 from graphlint import __version__
-from graphlint.config import Config, ConfigError, find, load, split_codes
+from graphlint.cache import ENV as CACHE_ENV
+from graphlint.cache import Cache
+from graphlint.config import (
+    Config,
+    ConfigError,
+    find,
+    load,
+    parse_version,
+    split_codes,
+)
 from graphlint.diagnostics import FileResult
 from graphlint.docs import doc_path
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, OutputFormat
+from graphlint.output.escape import printable
 from graphlint.project.check import check_project
+from graphlint.read import tool_diagnostic
 from graphlint.rule import all_checks
+from graphlint.rules.tool.file_checks import UnreadableFile
 
-CACHE_DIR = ".graphlint_cache"
-
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 app = typer.Typer(
     name="graphlint",
@@ -46,8 +58,12 @@ class ColorMode(str, enum.Enum):
 
 
 def fail(message: str) -> NoReturn:
-    typer.echo(f"graphlint: error: {message}", err=True)
+    typer.echo(f"graphlint: error: {printable(message)}", err=True)
     raise typer.Exit(EXIT_ERROR)
+
+
+def warn(message: str) -> None:
+    typer.echo(f"graphlint: warning: {printable(message)}", err=True)
 
 
 def _version(value: bool) -> None:
@@ -96,6 +112,7 @@ def check(
             help="Files and folders to check (default: the current folder).",
             metavar="PATH",
             show_default=False,
+            readable=False,  # an unreadable file is reported (GL004), not refused
         ),
     ] = None,
     select: Annotated[
@@ -147,12 +164,28 @@ def check(
     ] = ColorMode.AUTO,
     no_cache: Annotated[
         bool,
-        typer.Option(
-            "--no-cache",
-            help=f"Do not read or write the summary cache ({CACHE_DIR}/ in the "
-            "project root).",
-        ),
+        typer.Option("--no-cache", help="Do not read or write the summary cache."),
     ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            metavar="DIR",
+            help=f"Where to keep the cache (default: ${CACHE_ENV}, else the user's "
+            "cache folder; never the checked tree).",
+            show_default=False,
+        ),
+    ] = None,
+    target_version: Annotated[
+        str | None,
+        typer.Option(
+            "--target-version",
+            metavar="3.N",
+            help="The Python version the code is written for (default: "
+            "target-version in the configuration, else this Python's).",
+            show_default=False,
+        ),
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -161,15 +194,18 @@ def check(
     ] = None,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
-    results = _lint(
-        paths or [Path(".")],
-        config_file=config_file,
-        select=select,
-        extend_select=extend_select,
-        ignore=ignore,
-        no_cache=no_cache,
-        jobs=jobs,
-    )
+    with _interruptible():
+        results = _lint(
+            paths or [Path(".")],
+            config_file=config_file,
+            select=select,
+            extend_select=extend_select,
+            ignore=ignore,
+            no_cache=no_cache,
+            cache_dir=cache_dir,
+            target_version=target_version,
+            jobs=jobs,
+        )
     formatter = FORMATTERS[output_format]
     use_color = _use_color(color)
     typer.echo(formatter(results, use_color), nl=False, color=use_color)
@@ -187,37 +223,47 @@ def _lint(
     extend_select: list[str] | None = None,
     ignore: list[str] | None = None,
     no_cache: bool = False,
+    cache_dir: Path | None = None,
+    target_version: str | None = None,
     jobs: int | None = None,
 ) -> list[FileResult]:
     """What ``check`` finds in ``targets``, with the configuration that governs them."""
     cwd = Path.cwd().resolve()
     try:
-        source = config_file if config_file is not None else find(targets[0])
-        if config_file is not None and not config_file.is_file():
+        source = config_file if config_file is not None else find(targets[0], warn)
+        if config_file is not None and not os.path.lexists(config_file):
             fail(f"config file not found: {config_file}")
         config = load(source, cwd)
         config = _with_flags(config, select, extend_select, ignore)
+        if target_version is not None:
+            config = replace(config, target_version=parse_version(target_version))
         settings = config.settings()
     except ConfigError as error:
         fail(str(error))
     excludes = IgnoreFile(config.root, list(config.exclude)) if config.exclude else None
     try:
-        files = collect(targets, excludes)
+        found = collect(targets, excludes)
     except MissingPathError as error:
         fail(f"no such file or directory: {error}")
-    shown = [_display(f, cwd) for f in files]
-    return check_project(
+    shown = [_display(f, cwd) for f in found.files]
+    results = check_project(
         shown,
         settings,
         jobs,
         roots=config.source_roots,
         eager=frozenset(config.eager_functions),
-        cache_dir=None if no_cache else config.root / CACHE_DIR,
+        cache=None if no_cache else Cache.for_project(config.root, cache_dir),
         excluded=(lambda path: excludes.excludes(path.resolve()))
         if excludes is not None
         else (lambda path: False),
         display=lambda path: str(_display(path, cwd)),
     )
+    if UnreadableFile.code in settings.enabled:
+        for path, reason in found.unreadable:  # the link itself, not where it leads
+            where = str(_display(path.parent, cwd) / path.name)
+            problem = tool_diagnostic(UnreadableFile, where, detail=reason)
+            results.append(FileResult(where, (problem,)))
+    return results
 
 
 def _with_flags(
@@ -340,10 +386,23 @@ def main() -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        typer.echo("graphlint: interrupted", err=True)
-        sys.exit(130)
+        _interrupted()
     except Exception as error:  # a bug: say so in one line, exit 2
-        typer.echo(
-            f"graphlint: internal error: {type(error).__name__}: {error}", err=True
-        )
+        detail = printable(f"{type(error).__name__}: {error}")
+        typer.echo(f"graphlint: internal error: {detail}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+def _interrupted() -> NoReturn:
+    typer.echo("graphlint: interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C inside a command: one line and exit 130 (click would print "Aborted!"
+    and exit 1); the workers ignore SIGINT and are killed by the pool."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        _interrupted()

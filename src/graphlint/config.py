@@ -5,13 +5,22 @@ Configuration is data only: nothing in it can make graphlint import or run code.
 
 from __future__ import annotations
 
+import math
+import os
+import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphlint.engine import DEFAULT_MAX_FILE_SIZE, DEFAULT_TIMEOUT, Settings
+from graphlint.engine import (
+    DEFAULT_MAX_FILE_SIZE,
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_TIMEOUT,
+    Settings,
+)
+from graphlint.read import RUNNING, ReadError, Version, read_bounded
 from graphlint.rule import all_checks
 
 if sys.version_info >= (3, 11):
@@ -27,10 +36,23 @@ KEYS = {
     "capture-markers": "qualified names of your own capture-region decorators/contexts",
     "max-file-size": "bytes above which a file is reported (GL003) and not analysed",
     "timeout": "seconds one file may take before it is reported (GL005)",
+    "max-memory": "MiB one worker may use before its file is reported (GL005)",
+    "target-version": 'the Python version the code is written for, "3.12"',
     "source-roots": "folders imports are resolved from, besides each package root",
     "eager-functions": "qualified names of functions (or decorators) that run eagerly "
     "between graph pieces: calls into them are not followed",
 }
+
+
+# Limits keep graphlint from hanging or exhausting memory on a hostile repository; a
+# configuration may lower them, or raise them up to these ceilings, never switch them
+# off (README, "Configuration").
+CEILINGS = {"max-file-size": 16 * 1_048_576, "timeout": 600, "max-memory": 16_384}
+FLOORS = {"max-file-size": 1, "timeout": 0.001, "max-memory": 256}
+_MAX_CONFIG_SIZE = 4 * 1_048_576
+_OLDEST = (3, 7)
+_NEWEST = (3, 15)
+_MENTIONS_US = re.compile(r"graphlint")
 
 
 class ConfigError(Exception):
@@ -50,6 +72,8 @@ class Config:
     capture_markers: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     timeout: float = DEFAULT_TIMEOUT
+    max_memory: int = DEFAULT_MAX_MEMORY
+    target_version: Version = RUNNING
     source_roots: tuple[Path, ...] = ()
     eager_functions: tuple[str, ...] = ()
 
@@ -59,38 +83,67 @@ class Config:
             markers=frozenset(self.capture_markers),
             max_file_size=self.max_file_size,
             timeout=self.timeout,
+            max_memory=self.max_memory,
+            target=self.target_version,
         )
 
 
-def find(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.graphlint] table, from ``start`` up."""
-    folder = start.resolve()
-    if not folder.is_dir():
+def find(
+    start: Path, warn: Callable[[str], None] = lambda message: None
+) -> Path | None:
+    """The nearest pyproject.toml with a [tool.graphlint] table, from ``start`` up.
+
+    A pyproject.toml that cannot be read or parsed is someone else's problem and is
+    skipped (with a ``warn``ing) unless it mentions graphlint: then it is ours, and
+    a ConfigError."""
+    folder = Path(os.path.realpath(start))
+    if not os.path.isdir(folder):
         folder = folder.parent
     for candidate in (folder, *folder.parents):
         path = candidate / "pyproject.toml"
-        if path.is_file():
+        if not os.path.lexists(path):
+            continue
+        try:
+            data = _parse(path)
+        except ConfigError as error:
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue  # someone else's broken file is not our configuration
-            if "graphlint" in data.get("tool", {}):
-                return path
+                ours = bool(_MENTIONS_US.search(_read(path)))
+            except ConfigError:
+                ours = False
+            if ours:
+                raise
+            warn(f"skipping {error}")
+            continue
+        if "graphlint" in data.get("tool", {}):
+            return path
     return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return read_bounded(path, _MAX_CONFIG_SIZE).decode("utf-8")
+    except ReadError as error:
+        raise ConfigError(f"cannot read {path}: {error.reason}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path} is not UTF-8: {error.reason}") from None
+
+
+def _parse(path: Path) -> dict[str, Any]:
+    text = _read(path)
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to read") from None
+    return data
 
 
 def load(path: Path | None, cwd: Path) -> Config:
     """Read and validate ``path`` (None: defaults rooted at ``cwd``)."""
     if path is None:
         return Config(root=cwd)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read {path}: {error}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    data = _parse(path)
     table = (
         data.get("tool", {}).get("graphlint") if path.name == "pyproject.toml" else data
     )
@@ -108,17 +161,19 @@ def load(path: Path | None, cwd: Path) -> Config:
         )
     where = f"[tool.graphlint] of {path}"
     config = Config(
-        root=path.parent.resolve(),
+        root=Path(os.path.realpath(path.parent)),
         source=path,
         select=_codes(table, "select", where) if "select" in table else None,
         extend_select=_codes(table, "extend-select", where),
         ignore=_codes(table, "ignore", where),
         exclude=_strings(table, "exclude", where),
         capture_markers=_strings(table, "capture-markers", where),
-        max_file_size=_positive(table, "max-file-size", where, DEFAULT_MAX_FILE_SIZE),
-        timeout=float(_positive(table, "timeout", where, DEFAULT_TIMEOUT)),
+        max_file_size=int(_limit(table, "max-file-size", where, DEFAULT_MAX_FILE_SIZE)),
+        timeout=float(_limit(table, "timeout", where, DEFAULT_TIMEOUT)),
+        max_memory=int(_limit(table, "max-memory", where, DEFAULT_MAX_MEMORY)),
+        target_version=_version(table, where),
         source_roots=tuple(
-            (path.parent / root).resolve()
+            Path(os.path.realpath(path.parent / root))
             for root in _strings(table, "source-roots", where)
         ),
         eager_functions=_strings(table, "eager-functions", where),
@@ -138,11 +193,47 @@ def _codes(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in _strings(table, key, where))
 
 
-def _positive(table: dict[str, Any], key: str, where: str, default: float) -> Any:
+def _limit(table: dict[str, Any], key: str, where: str, default: float) -> float:
+    """A finite number between the key's floor and ceiling (whole for sizes)."""
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"'{key}' in {where} must be a positive number")
+    whole = key != "timeout"
+    kinds = (int,) if whole else (int, float)
+    low, high = FLOORS[key], CEILINGS[key]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kinds)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        what = "a whole number" if whole else "a number"
+        raise ConfigError(
+            f"'{key}' in {where} must be {what} from {low} to {high}, not {value!r}"
+        )
     return value
+
+
+def parse_version(text: str) -> Version:
+    """``"3.12"`` -> (3, 12), within the versions graphlint can check for."""
+    match = re.fullmatch(r"(?:py)?3\.?(\d{1,2})", text.strip())
+    version = (3, int(match.group(1))) if match else None
+    if version is None or not _OLDEST <= version <= _NEWEST:
+        oldest, newest = (f"{v[0]}.{v[1]}" for v in (_OLDEST, _NEWEST))
+        raise ConfigError(
+            f"target version {text!r} is not a Python version from {oldest} "
+            f'to {newest}, such as "3.12"'
+        )
+    return version
+
+
+def _version(table: dict[str, Any], where: str) -> Version:
+    value = table.get("target-version")
+    if value is None:
+        return RUNNING
+    if not isinstance(value, str):
+        raise ConfigError(
+            f"'target-version' in {where} must be a string, like \"3.12\""
+        )
+    return parse_version(value)
 
 
 def split_codes(values: Iterable[str]) -> tuple[str, ...]:

@@ -7,12 +7,7 @@ GL009 by the worker that runs the file (``graphlint.runner``).
 
 from __future__ import annotations
 
-import ast
-import io
-import os
 import re
-import stat
-import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,22 +16,24 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.comments import scan
-from graphlint.diagnostics import Confidence, Diagnostic, FileResult, RegionKind
+from graphlint.diagnostics import Diagnostic, FileResult, RegionKind
 from graphlint.facts import FileFacts, Region, analyse
 from graphlint.facts.names import dotted
 from graphlint.project.reach import Entry, Reached
-from graphlint.rule import Check, RuleContext, all_checks, tree_rules
-from graphlint.rules.tool.file_checks import (
-    EmptyFile,
-    OversizedFile,
-    ParserLimitExceeded,
-    UndecodableFile,
-    UnparsableFile,
-    UnreadableFile,
+from graphlint.read import (
+    RUNNING,
+    Version,
+    module_of,
+    package_of,
+    read_source,
+    tool_diagnostic,
 )
+from graphlint.rule import RuleContext, all_checks, tree_rules
+from graphlint.rules.tool.file_checks import ParserLimitExceeded
 
 DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_MEMORY = 2048  # MiB of address space per worker
 
 # Text that every capture region needs somewhere in its file (torch.cuda.graph, an
 # import of it under another name, x.graph(...), capture_begin, make_graphed_callables,
@@ -61,6 +58,8 @@ class Settings:
     markers: frozenset[str] = frozenset()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     timeout: float = DEFAULT_TIMEOUT
+    max_memory: int = DEFAULT_MAX_MEMORY  # MiB
+    target: Version = RUNNING  # the Python version the checked code is written for
 
 
 def lint_source(
@@ -164,27 +163,6 @@ def _region(how: Reached) -> Region:
     )
 
 
-def tool_diagnostic(
-    check: type[Check], path: str, line: int = 1, col: int = 0, **fmt: object
-) -> Diagnostic:
-    """A GL0xx diagnostic: a file-level outcome with no region."""
-    assert check.severity is not None
-    return Diagnostic(
-        path=path,
-        code=check.code,
-        name=check.name,
-        message=check.message.format(**fmt),
-        line=max(line, 1),
-        col=max(col, 0),
-        end_line=max(line, 1),
-        end_col=max(col, 0),
-        severity=check.severity,
-        confidence=Confidence.HIGH,
-        outcome=check.outcome,
-        fix_hint=check.fix_title,
-    )
-
-
 @dataclass(frozen=True)
 class Job:
     """One file for a worker: pass one (``external`` None) or the project pass, which
@@ -214,44 +192,20 @@ def _check_file(
     job: Job, display: str, settings: Settings
 ) -> list[Diagnostic] | Analysis:
     path = job.path
-    try:
-        info = os.stat(path)
-    except OSError as error:
-        return [tool_diagnostic(UnreadableFile, display, detail=_os_reason(error))]
-    if not stat.S_ISREG(info.st_mode):
-        return [
-            tool_diagnostic(UnreadableFile, display, detail=_file_type(info.st_mode))
-        ]
-    if info.st_size > settings.max_file_size:
-        return [
-            tool_diagnostic(
-                OversizedFile, display, size=info.st_size, limit=settings.max_file_size
-            )
-        ]
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(settings.max_file_size + 1)
-    except OSError as error:
-        return [tool_diagnostic(UnreadableFile, display, detail=_os_reason(error))]
-    if not data.strip():
-        return (
-            [] if path.name == "__init__.py" else [tool_diagnostic(EmptyFile, display)]
-        )
-    decoded = decode(data, display)
-    if isinstance(decoded, Diagnostic):
-        return [decoded]
-    problem = prescreen(decoded, display)
-    if problem is not None:
-        return [problem]
+    source = read_source(path, display, settings.max_file_size, settings.target)
+    if isinstance(source, Diagnostic):
+        return [source]
+    if not source:
+        return []
     if (
         job.external is None
-        and not _CANDIDATE.search(decoded)
-        and not _has_marker(decoded, settings.markers)
+        and not _CANDIDATE.search(source)
+        and not _has_marker(source, settings.markers)
     ):
         return []
     try:
         return analyse_source(
-            decoded,
+            source,
             display,
             settings,
             package=package_of(path),
@@ -267,82 +221,5 @@ def _check_file(
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]
 
 
-def decode(data: bytes, path: str) -> str | Diagnostic:
-    """Decode source bytes as CPython does (PEP 263 cookie, BOM), or say why not."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:
-        return tool_diagnostic(UndecodableFile, path, detail=str(error))
-    try:
-        text = data.decode(encoding)
-    except LookupError:
-        return tool_diagnostic(
-            UndecodableFile, path, detail=f"unknown encoding {encoding!r}"
-        )
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1)
-        detail = f"invalid {encoding} byte {data[error.start]:#04x} at line {line}"
-        return tool_diagnostic(UndecodableFile, path, line, column, detail=detail)
-    return text[1:] if text.startswith("\ufeff") else text
-
-
-def prescreen(source: str, display: str) -> Diagnostic | None:
-    """Compile with CPython first: its errors and positions are the reliable ones, and
-    it rejects the nesting depths at which LibCST recurses away or crashes."""
-    try:
-        compile(source, display, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        detail = f"{error.msg} (line {error.lineno})" if error.lineno else error.msg
-        return tool_diagnostic(
-            UnparsableFile,
-            display,
-            error.lineno or 1,
-            (error.offset or 1) - 1,
-            detail=detail,
-        )
-    except (RecursionError, MemoryError):
-        detail = "nested too deeply for CPython's parser"
-        return tool_diagnostic(ParserLimitExceeded, display, detail=detail)
-    except ValueError as error:  # e.g. null bytes, before Python 3.12
-        return tool_diagnostic(UnparsableFile, display, detail=str(error))
-    return None
-
-
-def module_of(path: Path) -> str:
-    """The dotted module name of a file: its package and its stem."""
-    package = package_of(path)
-    if path.name == "__init__.py":
-        return package or path.resolve().parent.name
-    return f"{package}.{path.stem}" if package else path.stem
-
-
-def package_of(path: Path) -> str | None:
-    """The dotted package a file belongs to, from the ``__init__.py`` files above it."""
-    parts: list[str] = []
-    folder = path.resolve().parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        parts.append(folder.name)
-        folder = folder.parent
-    return ".".join(reversed(parts)) or None
-
-
 def _has_marker(source: str, markers: frozenset[str]) -> bool:
     return any(m.rsplit(".", 1)[-1] in source for m in markers)
-
-
-def _os_reason(error: OSError) -> str:
-    return error.strerror or type(error).__name__
-
-
-def _file_type(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return f"not a regular file ({name})"
-    return "not a regular file"

@@ -4,15 +4,22 @@ Folders recurse into ``*.py``, skipping VCS folders, virtual environments, cache
 whatever .gitignore files (from the repository root down) ignore. Files named on the
 command line are always checked unless a configured ``exclude`` pattern matches them
 (so a pre-commit hook respects the configuration). Symlinked folders are not followed.
+
+The checked repository decides what its paths are, so no path stops the walk: a
+folder that cannot be listed and a ``.py`` link that leads nowhere (a loop, a missing
+target) come back in ``Collected.unreadable`` with the OS's reason, and everything
+else is still collected.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from graphlint.gitignore import IgnoreFile
+from graphlint.read import os_reason
 
 SKIPPED_DIRS = frozenset(
     {
@@ -45,33 +52,87 @@ class MissingPathError(Exception):
     """A path given on the command line does not exist."""
 
 
-def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> list[Path]:
-    """Files to check, in a stable order, without duplicates."""
-    missing = [p for p in paths if not os.path.lexists(p)]
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """What ``collect`` found, each list in a stable order."""
+
+    files: list[Path]
+    """Files to check, without duplicates."""
+    unreadable: list[tuple[Path, str]]
+    """Paths that cannot be looked into, with the reason in words: a folder that
+    cannot be listed, a file whose link is a loop or leads nowhere."""
+
+
+class _Found:
+    """Files and unreadable paths, each kept once."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, Path] = {}
+        self.unreadable: dict[str, tuple[Path, str]] = {}
+
+    def file(self, path: Path, key: str) -> None:
+        self.files.setdefault(key, path)
+
+    def problem(self, path: Path, error: OSError) -> None:
+        self.unreadable.setdefault(os.fspath(path), (path, os_reason(error)))
+
+    def result(self) -> Collected:
+        return Collected(
+            sorted(self.files.values(), key=lambda p: p.as_posix()),
+            sorted(self.unreadable.values(), key=lambda u: u[0].as_posix()),
+        )
+
+
+def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> Collected:
+    """The files to check under ``paths``, and the paths that cannot be read."""
+    missing = [p for p in paths if _missing(p)]
     if missing:
         raise MissingPathError(", ".join(str(p) for p in missing))
-    found: dict[Path, Path] = {}
+    found = _Found()
     for path in paths:
-        if path.is_dir() and not path.is_symlink():
-            for file in _walk(path, excludes):
-                found.setdefault(file.resolve(), file)
-        elif path.is_dir():
+        try:
+            own = os.lstat(path)
+            target = os.stat(path) if stat.S_ISLNK(own.st_mode) else own
+        except OSError as error:  # a link loop or to nowhere, a folder not searchable
+            found.problem(path, error)
+            continue
+        if stat.S_ISDIR(own.st_mode):
+            _walk(path, excludes, found)
+            continue
+        if stat.S_ISDIR(target.st_mode):
             continue  # a symlink to a folder named explicitly: not followed
-        elif excludes is None or not excludes.excludes(path.resolve()):
-            found.setdefault(path.resolve(), path)
-    return sorted(found.values(), key=lambda p: p.as_posix())
+        real = os.path.realpath(path)
+        if excludes is None or not excludes.excludes(Path(real)):
+            found.file(path, real)
+    return found.result()
+
+
+def _missing(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False  # there, but not for us: reported as unreadable
+    return False
 
 
 def _repository_ignores(folder: Path) -> list[IgnoreFile]:
     """.gitignore files from the repository root down to ``folder``'s parent."""
-    folder = folder.resolve()
     chain = [folder, *folder.parents]
-    root = next((f for f in chain if (f / ".git").exists()), None)
+    root = next((f for f in chain if _is_repository(f)), None)
     if root is None:
         return []
     above = [f for f in chain[1:] if f == root or root in f.parents]
     ignores = [IgnoreFile.read(f / ".gitignore") for f in reversed(above)]
     return [i for i in ignores if i is not None]
+
+
+def _is_repository(folder: Path) -> bool:
+    """A ``.git`` folder, or a ``.git`` file (a worktree or submodule) is there; a
+    FIFO or a dangling link of that name is not a repository."""
+    git = os.path.join(folder, ".git")
+    return os.path.isdir(git) or os.path.isfile(git)
 
 
 def _ignored(path: Path, is_dir: bool, ignores: list[IgnoreFile]) -> bool:
@@ -83,34 +144,47 @@ def _ignored(path: Path, is_dir: bool, ignores: list[IgnoreFile]) -> bool:
     return decision
 
 
-def _walk(top: Path, excludes: IgnoreFile | None) -> Iterator[Path]:
-    top = top.resolve()
-    inherited = _repository_ignores(top)
+def _walk(top: Path, excludes: IgnoreFile | None, found: _Found) -> None:
+    """Add the files below ``top``, depth first without recursion (a tree can be
+    deeper than Python's stack), never through a symlinked folder."""
+    # realpath, not Path.resolve(): it does not raise on a link loop. Below a real
+    # folder reached without following links every path is real, so it is its own
+    # key; only a linked file needs resolving.
+    real = Path(os.path.realpath(top))
+    inherited = _repository_ignores(real)
     if excludes is not None:
         inherited = [excludes, *inherited]
-    yield from _walk_folder(top, inherited)
-
-
-def _walk_folder(folder: Path, ignores: list[IgnoreFile]) -> Iterator[Path]:
-    own = IgnoreFile.read(folder / ".gitignore")
-    if own is not None:
-        ignores = [*ignores, own]
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        path = Path(entry.path)
+    pending = [(real, inherited)]
+    while pending:
+        folder, ignores = pending.pop()
+        own = IgnoreFile.read(folder / ".gitignore")
+        if own is not None:
+            ignores = [*ignores, own]
         try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-        except OSError:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as error:
+            found.problem(folder, error)
             continue
-        if is_dir:
-            if entry.name in SKIPPED_DIRS or (path / "pyvenv.cfg").exists():
-                continue
-            if not _ignored(path, True, ignores):
-                yield from _walk_folder(path, ignores)
-        elif entry.name.endswith(".py") and not _ignored(path, False, ignores):
-            if entry.is_symlink() and path.is_dir():
-                continue  # a folder behind a .py-named link: not followed
-            yield path
+        subfolders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not (
+                        entry.name in SKIPPED_DIRS
+                        or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+                        or _ignored(path, True, ignores)
+                    ):
+                        subfolders.append(path)
+                elif entry.name.endswith(".py") and not _ignored(path, False, ignores):
+                    key = entry.path
+                    if entry.is_symlink():
+                        # raises for a loop or a dangling link
+                        if stat.S_ISDIR(os.stat(entry.path).st_mode):
+                            continue  # a folder behind a .py-named link: not followed
+                        key = os.path.realpath(entry.path)
+                    found.file(path, key)
+            except OSError as error:
+                found.problem(path, error)
+        pending.extend((sub, ignores) for sub in reversed(subfolders))

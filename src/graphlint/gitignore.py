@@ -1,99 +1,145 @@
-"""gitignore-style patterns: the subset of git's rules that decides which files to skip.
+"""gitignore patterns, matched as git matches them, in time linear in the path.
 
-Supported: comments, blank lines, ``!`` negation, trailing ``/`` (directories only),
-patterns anchored by a slash, ``*``, ``?``, ``[...]`` and ``**``. The last matching
-pattern wins, as in git.
+The ``pathspec`` library translates each line with git's wildmatch rules (``*``,
+``?``, ``[...]``, ``**``, ``!`` negation, a trailing ``/`` for folders only, anchoring
+by a slash); the last pattern that matches a path wins. The translated expressions
+run on RE2: Python's backtracking ``re`` spends minutes matching a 30-byte pattern
+such as ``*a*a*a*a*a*a*a*a*a*a*a*a*a*ab`` against one 40-character name.
+
+A pattern matches the path itself, as in git, where a folder's contents are skipped
+because the folder is, not because the folder's pattern also matches them:
+``IgnoreFile.decide`` answers for one path, and the walk in ``files.py`` asks from
+the top down. (``pathspec.GitIgnoreSpec`` answers for whole paths instead, its
+folder patterns matching everything below; then a folder named on the command line
+that a .gitignore above it ignores would yield nothing.)
+
+A checked repository writes these files, so nothing in them may stop the run: each
+line compiles on its own and a line that does not compile (``[z-a]``, a trailing
+backslash) is dropped, as git drops it.
 """
 
 from __future__ import annotations
 
-import re
+import codecs
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import re2  # type: ignore[import-untyped]
+from pathspec import PathSpec, RegexPattern
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-@dataclass(frozen=True)
+from graphlint.read import ReadError, read_bounded
+
+MAX_FILE_SIZE = 256 * 1024
+"""Bytes of one .gitignore (large real ones hold a few thousand lines); a larger one
+is skipped, like one that cannot be read. Building the sets and matching a path both
+take time in proportion to the patterns' total size: at this limit a hostile file
+costs seconds to build and milliseconds per path."""
+
+MAX_PATTERN = 4096
+"""Characters of one pattern, PATH_MAX: a longer line is dropped."""
+
+SET_SIZE = 512
+"""Patterns per RE2 set at most; a set over RE2's memory budget is halved."""
+
+# RE2 matches UTF-8 text, and a name that is not UTF-8 reaches Python as lone
+# surrogates (U+DC80-U+DCFF, one per byte). Patterns and paths both move those to
+# private-use code points, so a pattern matches the bytes it was written with.
+_SURROGATES = {0xDC80 + byte: 0x10FE80 + byte for byte in range(128)}
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+# pathspec marks the slash after the folder a pattern names with this group, and
+# lets the folder's contents follow it. Here a folder's own path ends there, and a
+# file's path (never ending with a slash) cannot.
+_FOLDER_MARK = "(?P<ps_d>/)"
+
+
+@dataclass(frozen=True, slots=True)
 class Pattern:
-    regex: re.Pattern[str]
-    negated: bool
-    directory_only: bool
+    """One line of a .gitignore: what it matches, as a file and as a folder."""
 
-
-def _translate(glob: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        c = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("/**", i) and i + 3 == len(glob):
-            out.append("/.*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = glob.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = glob[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end + 1
-        elif c == "\\" and i + 1 < len(glob):
-            out.append(re.escape(glob[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
+    line: str
+    file: RegexPattern
+    folder: RegexPattern
 
 
 def compile_pattern(line: str) -> Pattern | None:
-    """One line of a .gitignore (or an ``exclude`` entry) as a Pattern, or None."""
-    line = line.rstrip("\n").rstrip("\r")
-    if not line.strip() or line.startswith("#"):
+    """One line of a .gitignore (or an ``exclude`` entry), or None: a blank line, a
+    comment, or a line that is not a valid pattern."""
+    if len(line) > MAX_PATTERN:
         return None
-    if not line.endswith("\\ "):
-        line = line.rstrip(" ")
-    negated = line.startswith("!")
-    if negated or line.startswith("\\!") or line.startswith("\\#"):
-        line = line[1:]
-    directory_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
+    text = line.translate(_SURROGATES)
+    if text.rstrip(" ").endswith("/**/"):
+        # pathspec reads "a/**/" as "a/", the folder a; git, as the folders in a
+        text = text.rstrip(" ") + "*/"
+    try:
+        regex, include = GitIgnoreSpecPattern.pattern_to_regex(text)
+    except ValueError:  # pathspec's GitIgnorePatternError
         return None
-    anchored = "/" in line
-    line = line.lstrip("/")
-    body = _translate(line)
-    prefix = "" if anchored else "(?:.*/)?"
-    return Pattern(re.compile(f"^{prefix}{body}$"), negated, directory_only)
+    if regex is None or include is None:
+        return None
+    try:
+        # RE2 alone compiles them: Python's ``re`` is never asked to match.
+        file, folder = (
+            RegexPattern(
+                re2.compile(regex.replace(_FOLDER_MARK, end), _RE2_OPTIONS), include
+            )
+            for end in ("/$", "$")
+        )
+    except re2.error:  # an invalid range such as [z-a]
+        return None
+    return Pattern(line, file, folder)
+
+
+def _specs(patterns: Sequence[RegexPattern]) -> list[PathSpec[RegexPattern]]:
+    """RE2 sets for ``patterns``, in order: as few as RE2's memory budget allows."""
+    if len(patterns) > SET_SIZE:
+        return [
+            spec
+            for start in range(0, len(patterns), SET_SIZE)
+            for spec in _specs(patterns[start : start + SET_SIZE])
+        ]
+    if not patterns:
+        return []
+    try:
+        return [PathSpec(patterns, backend="re2")]
+    except re2.error:
+        if len(patterns) == 1:
+            return []  # too large for RE2 on its own
+    half = (len(patterns) + 1) // 2
+    return _specs(patterns[:half]) + _specs(patterns[half:])
 
 
 class IgnoreFile:
     """The patterns of one .gitignore, relative to the folder it sits in."""
 
-    def __init__(self, base: Path, lines: list[str]) -> None:
+    def __init__(self, base: Path, lines: Sequence[str]) -> None:
         self.base = base
-        self.patterns = [p for p in map(compile_pattern, lines) if p is not None]
+        # Of identical lines only the last can decide anything: keeping one also
+        # stops a file of one costly line repeated from multiplying its cost.
+        last = list(dict.fromkeys(reversed(lines)))[::-1]
+        self.patterns = [p for p in map(compile_pattern, last) if p is not None]
+        # The last match wins: the sets of a long file are consulted last first.
+        self._files = _specs([p.file for p in self.patterns])[::-1]
+        self._folders = _specs([p.folder for p in self.patterns])[::-1]
 
     @classmethod
     def read(cls, path: Path) -> IgnoreFile | None:
+        """The .gitignore at ``path``, or None where git would not use one.
+
+        Git reads an in-tree .gitignore without following a symlink, and skips one
+        it cannot read; so does this, and it reads at most ``MAX_FILE_SIZE`` bytes, so
+        a FIFO or a link to ``/dev/zero`` can neither block nor fill memory.
+        """
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            data = read_bounded(path, MAX_FILE_SIZE, follow=False)
+        except ReadError:
             return None
-        return cls(path.parent, text.splitlines())
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8) :]
+        return cls(path.parent, data.decode("utf-8", "surrogateescape").split("\n"))
 
     def decide(self, path: Path, is_dir: bool) -> bool | None:
         """True: ignored, False: re-included, None: no pattern here matches."""
@@ -101,13 +147,14 @@ class IgnoreFile:
             relative = path.relative_to(self.base).as_posix()
         except ValueError:
             return None
-        decision = None
-        for pattern in self.patterns:
-            if pattern.directory_only and not is_dir:
-                continue
-            if pattern.regex.match(relative):
-                decision = not pattern.negated
-        return decision
+        if relative == ".":
+            return None
+        query = relative.translate(_SURROGATES)
+        for spec in self._folders if is_dir else self._files:
+            verdict = spec.check_file(query, separators=()).include
+            if verdict is not None:
+                return verdict
+        return None
 
     def excludes(self, path: Path) -> bool:
         """Whether ``path`` (a file) or one of its folders below ``base`` is ignored."""

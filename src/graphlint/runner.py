@@ -1,17 +1,30 @@
-"""Run ``check_file`` over many files in worker processes.
+"""Run jobs (checking a file, summarising a reached module) in worker processes.
 
-LibCST can recurse without bound or segfault on hostile input
-(../shared/reference/reliability.md), so no file is parsed in the process that
-collects the results. Each worker takes one file at a time; a worker that dies or
-runs past the per-file time limit is replaced, and its file gets a GL005 diagnostic.
-An exception in graphlint itself becomes GL009 for that file. The run always continues.
+LibCST can recurse without bound or segfault on hostile input, and any parser can be
+made to take a lot of time or memory (../shared/reference/reliability.md), so nothing
+from a checked tree is parsed in the process that collects the results. Each worker:
+
+- takes one job at a time, under the per-file time limit and an address-space limit
+  (``max-memory`` beyond what the worker holds when it starts); a worker that dies or
+  runs past the time limit is replaced, and its file gets GL005; a ``MemoryError`` is
+  GL005 too; a bug in graphlint is GL009;
+- dies with its parent: it asks the kernel for SIGKILL when the parent exits (Linux),
+  watches its parent's pid elsewhere, and keeps no copy of the other workers' pipe
+  ends, so an exit of the parent is an end of file for every worker;
+- keeps no copy of the caller's stdin, stdout or stderr (a harness reading
+  graphlint's output sees it end when graphlint ends; a crash dump goes nowhere) and
+  ignores SIGINT, which is the parent's to handle.
+
+The run always continues.
 """
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import multiprocessing as mp
 import os
+import signal
 import sys
 import threading
 import time
@@ -22,46 +35,153 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Job, Settings, check_file, tool_diagnostic
+from graphlint.engine import Job, Settings, check_file
+from graphlint.project.summary import ModuleSummary, summarize_source
+from graphlint.read import tool_diagnostic
 from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 
 _STACK_SIZE = 256 * 1024 * 1024  # deep but legal code must not overflow the C stack
 _RECURSION_LIMIT = 20_000
+_PARENT_POLL = 0.5  # seconds between checks that the parent is alive
+_PR_SET_PDEATHSIG = 1
 
 
-def _guarded(job: Job, settings: Settings) -> FileResult:
-    path = job.path
+@dataclass(frozen=True)
+class SummaryJob:
+    """Summarise one module that a region's calls resolve into (``data``: its bytes,
+    already read within the size limit)."""
+
+    module: str
+    display: str
+    data: bytes
+
+    @property
+    def path(self) -> str:
+        return self.display
+
+
+Work = Job | SummaryJob
+Outcome = FileResult | ModuleSummary
+
+
+def _display(job: Work) -> str:
+    return job.display if isinstance(job, SummaryJob) else str(job.path)
+
+
+def _failed(job: Work, settings: Settings, detail: str) -> FileResult:
+    diagnostic = tool_diagnostic(ParserLimitExceeded, _display(job), detail=detail)
+    enabled = ParserLimitExceeded.code in settings.enabled
+    return FileResult(_display(job), (diagnostic,) if enabled else ())
+
+
+def _summarize(job: SummaryJob, settings: Settings) -> Outcome:
+    found = summarize_source(job.data, job.module, job.display, settings.target)
+    if isinstance(found, ModuleSummary):
+        return found
+    return FileResult(job.display, (found,) if found.code in settings.enabled else ())
+
+
+def _guarded(job: Work, settings: Settings) -> Outcome:
     try:
+        if isinstance(job, SummaryJob):
+            return _summarize(job, settings)
         return check_file(job, settings)
+    except MemoryError:
+        detail = f"needed more than the {settings.max_memory} MiB memory limit"
+        return _failed(job, settings, detail)
     except Exception as error:  # a graphlint bug: report it on the file, keep going
         where = traceback.extract_tb(error.__traceback__)[-1]
         detail = (
             f"{type(error).__name__}: {error} "
             f"(at {Path(where.filename).name}:{where.lineno})"
         )
-        diagnostic = tool_diagnostic(InternalError, str(path), detail=detail)
+        diagnostic = tool_diagnostic(InternalError, _display(job), detail=detail)
         enabled = InternalError.code in settings.enabled
         return FileResult(
-            str(path), (diagnostic,) if enabled else (), internal_error=True
+            _display(job), (diagnostic,) if enabled else (), internal_error=True
         )
 
 
 def _serve(conn: Connection, settings: Settings) -> None:
+    _limit_memory(settings.max_memory)  # now that the large stack is reserved
     while True:
         try:
-            path = conn.recv()
-        except EOFError:
+            job = conn.recv()
+        except (EOFError, OSError):
             return
-        if path is None:
+        if job is None:
             return
-        conn.send(_guarded(path, settings))
+        conn.send(_guarded(job, settings))
 
 
-def _worker_main(conn: Connection, settings: Settings) -> None:
-    """Worker process: serve files on a thread with a large stack."""
+def _die_with(parent: int) -> None:
+    """End this process when ``parent`` ends, however it ends."""
+    if sys.platform.startswith("linux"):
+        import ctypes  # noqa: PLC0415 - Linux only
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL)
+        os._exit(1)
+
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _detach(inherited: Sequence[int], parent: int) -> None:
+    """Cut the worker loose from everything of its parent's but its own pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.disable()  # it may hold a copy of the caller's stderr (pytest's does)
+    _die_with(parent)
+    for fd in inherited:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    quiet = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    sys.stdin = sys.stdout = sys.stderr = quiet  # a harness may have replaced them
+
+
+def _limit_memory(mebibytes: int) -> None:
+    """Let the worker allocate ``mebibytes`` more address space than it holds now
+    (its imports and its stack: graphlint's own footprint is not the file's)."""
+    try:
+        import resource  # noqa: PLC0415 - not on Windows
+    except ImportError:  # pragma: no cover
+        return
+    wanted = _address_space() + mebibytes * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+
+
+def _address_space() -> int:
+    """Bytes of address space this process holds (0 where /proc is not there)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            pages = int(statm.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def _worker_main(
+    conn: Connection, settings: Settings, inherited: list[int], parent: int
+) -> None:
+    """Worker process: serve jobs on a thread with a large stack."""
+    _detach(inherited, parent)
     sys.setrecursionlimit(_RECURSION_LIMIT)
     threading.stack_size(_STACK_SIZE)
     thread = threading.Thread(target=_serve, args=(conn, settings), daemon=True)
@@ -73,7 +193,7 @@ def _worker_main(conn: Connection, settings: Settings) -> None:
 class _Worker:
     process: BaseProcess
     conn: Connection
-    job: tuple[int, Job] | None = None
+    job: tuple[int, Work] | None = None
     started: float = 0.0
 
 
@@ -84,17 +204,35 @@ def _context() -> Any:
 
 
 class Pool:
-    """A small pool whose workers can be killed one at a time."""
+    """A small pool whose workers can be killed one at a time; a context manager that
+    kills them all at once when the run is interrupted."""
 
     def __init__(self, size: int, settings: Settings) -> None:
         self.settings = settings
         self.ctx = _context()
-        self.workers = [self._spawn() for _ in range(size)]
+        self.workers: list[_Worker] = []
+        for _ in range(size):
+            self.workers.append(self._spawn())
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close(kill=kind is not None)
 
     def _spawn(self) -> _Worker:
         parent, child = self.ctx.Pipe()
+        # every parent end the new process would inherit, its own included
+        inherited = [w.conn.fileno() for w in self.workers] + [parent.fileno()]
         process = self.ctx.Process(
-            target=_worker_main, args=(child, self.settings), daemon=True
+            target=_worker_main,
+            args=(child, self.settings, inherited, os.getpid()),
+            daemon=True,
         )
         process.start()
         child.close()
@@ -105,14 +243,22 @@ class Pool:
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
-        self.workers[self.workers.index(worker)] = self._spawn()
+        index = self.workers.index(worker)
+        del self.workers[index]
+        self.workers.insert(index, self._spawn())
+
+    def call(self, job: Work) -> Outcome:
+        """Run one job and wait for its outcome."""
+        found: list[Outcome] = []
+        self.run([job], lambda _, result: found.append(result))
+        return found[0]
 
     def run(
         self,
-        files: Sequence[Job],
-        on_result: Callable[[int, FileResult], None],
+        jobs: Sequence[Work],
+        on_result: Callable[[int, Outcome], None],
     ) -> None:
-        todo = deque(enumerate(files))
+        todo = deque(enumerate(jobs))
         timeout = self.settings.timeout
         while todo or any(w.job for w in self.workers):
             for worker in self.workers:
@@ -130,43 +276,45 @@ class Pool:
             for worker in busy:
                 assert worker.job is not None
                 index, job = worker.job
-                path = job.path
                 if worker.conn in ready:
                     try:
                         result = worker.conn.recv()
                     except (EOFError, OSError):
                         result = None
-                    if isinstance(result, FileResult):
+                    if isinstance(result, (FileResult, ModuleSummary)):
                         worker.job = None
                         on_result(index, result)
                         continue
                 if worker.conn in ready or worker.process.sentinel in ready:
-                    code = worker.process.exitcode
-                    detail = f"the parser crashed (worker exit code {code})"
+                    worker.process.join(timeout=1)  # its pipe can close first
+                    detail = _crash_detail(worker.process.exitcode)
                 elif now - worker.started >= timeout:
                     detail = f"took longer than the {timeout:g} s per-file limit"
                 else:
                     continue
                 worker.job = None
                 self._replace(worker)
-                diagnostic = tool_diagnostic(
-                    ParserLimitExceeded, str(path), detail=detail
-                )
-                enabled = ParserLimitExceeded.code in self.settings.enabled
-                on_result(
-                    index, FileResult(str(path), (diagnostic,) if enabled else ())
-                )
+                on_result(index, _failed(job, self.settings, detail))
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
+        if not kill:
+            for worker in self.workers:
+                with contextlib.suppress(OSError):
+                    worker.conn.send(None)
         for worker in self.workers:
-            with contextlib.suppress(OSError):
-                worker.conn.send(None)
-        for worker in self.workers:
-            worker.process.join(timeout=5)
+            if not kill:
+                worker.process.join(timeout=5)
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
+
+
+def _crash_detail(code: int | None) -> str:
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"the parser crashed ({signal.Signals(-code).name})"
+    return f"the parser crashed (worker exit code {code})"
 
 
 def default_jobs() -> int:
@@ -182,15 +330,18 @@ def check_files(
     """Check ``files`` in isolated workers; results come back in input order."""
     if not files:
         return []
-    work = [f if isinstance(f, Job) else Job(f) for f in files]
-    results: list[FileResult | None] = [None] * len(files)
+    with Pool(min(jobs or default_jobs(), len(files)), settings) as pool:
+        return run_files(pool, files)
 
-    def keep(index: int, result: FileResult) -> None:
+
+def run_files(pool: Pool, files: Sequence[Path | Job]) -> list[FileResult]:
+    """Check ``files`` on ``pool``; results come back in input order."""
+    work = [f if isinstance(f, Job) else Job(f) for f in files]
+    results: list[FileResult | None] = [None] * len(work)
+
+    def keep(index: int, result: Outcome) -> None:
+        assert isinstance(result, FileResult)
         results[index] = result
 
-    pool = Pool(min(jobs or default_jobs(), len(files)), settings)
-    try:
-        pool.run(work, keep)
-    finally:
-        pool.close()
+    pool.run(work, keep)
     return [r for r in results if r is not None]

@@ -4,27 +4,81 @@
    code inside regions, and the calls each region makes.
 2. Reachability (``graphlint.project.reach``) resolves those calls over per-module
    summaries, lazily and across files, and records how each function is reached.
+   Summaries are made in the workers, under the same limits as checking a file, and
+   cached (``graphlint.cache``); a module that cannot be summarised is reported with
+   its GL0xx outcome instead of silently ending the chain.
 3. The project pass analyses the reached functions as regions, in their own files
    (also files that were not named on the command line), and adds what it finds.
+
+One worker pool serves all three.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from graphlint.diagnostics import FileResult
-from graphlint.engine import Job, Settings, module_of
+from graphlint.cache import Cache
+from graphlint.diagnostics import Diagnostic, FileResult
+from graphlint.engine import Job, Settings
 from graphlint.project.reach import Entry, Project
-from graphlint.runner import check_files
+from graphlint.project.summary import ModuleSummary
+from graphlint.read import RUNNING, is_regular_file, module_of, read_file
+from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
 
 
 def source_root(path: Path) -> Path:
     """The folder imports of ``path`` are relative to: above its top package."""
-    folder = path.resolve().parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
+    folder = Path(os.path.realpath(path)).parent
+    while is_regular_file(folder / "__init__.py") and folder.parent != folder:
         folder = folder.parent
     return folder
+
+
+class _Summaries:
+    """Loads module summaries for the resolver: from the cache, else from a worker.
+    Remembers the modules that could not be summarised, with their outcome."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        settings: Settings,
+        cache: Cache | None,
+        display: Callable[[Path], str],
+    ) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.cache = cache
+        self.display = display
+        self.failed: list[FileResult] = []
+
+    def __call__(self, path: Path, name: str) -> ModuleSummary | None:
+        shown = self.display(path)
+        data = read_file(path, shown, self.settings.max_file_size)
+        if isinstance(data, Diagnostic):
+            self._fail(FileResult(shown, (data,)))
+            return None
+        target = self.settings.target
+        version = b"" if target == RUNNING else f"{target}".encode()
+        key = Cache.key(b"summary", version, os.fsencode(name), data)
+        cached = self.cache.get(key, ModuleSummary) if self.cache else None
+        if cached is not None:
+            cached.path = shown
+            return cached
+        found = self.pool.call(SummaryJob(name, shown, data))
+        if isinstance(found, FileResult):
+            self._fail(found)
+            return None
+        if self.cache is not None:
+            self.cache.put(key, found)
+        return found
+
+    def _fail(self, result: FileResult) -> None:
+        enabled = tuple(
+            d for d in result.diagnostics if d.code in self.settings.enabled
+        )
+        self.failed.append(FileResult(result.path, enabled, result.internal_error))
 
 
 def check_project(
@@ -34,48 +88,55 @@ def check_project(
     *,
     roots: Iterable[Path] = (),
     eager: frozenset[str] = frozenset(),
-    cache_dir: Path | None = None,
+    cache: Cache | None = None,
     excluded: Callable[[Path], bool] = lambda path: False,
     display: Callable[[Path], str] = str,
 ) -> list[FileResult]:
     """Check ``files`` and the project code their capture regions reach."""
-    results = check_files(files, settings, jobs)
-    entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
-    if not entries:
-        return results
-    project = Project(
-        [*roots, *(source_root(f) for f in files)],
-        eager=eager,
-        cache_dir=cache_dir,
-        display=display,
-    )
-    analysed = {
-        (module_of(Path(result.path)), root)
-        for result in results
-        for root in result.roots
-    }
-    reached = project.reach(entries, analysed)
-    checks = project.checks()
-    work = [
-        Job(Path(path), functions, checks)
-        for path, functions in sorted(reached.items())
-        if not excluded(Path(path))
-    ]
-    extra = check_files(work, settings, jobs)
+    if not files:
+        return []
+    with Pool(min(jobs or default_jobs(), len(files)), settings) as pool:
+        results = run_files(pool, files)
+        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+        if not entries:
+            return results
+        summaries = _Summaries(pool, settings, cache, display)
+        project = Project(
+            [*roots, *(source_root(f) for f in files)], summaries, eager=eager
+        )
+        analysed = {
+            (module_of(Path(result.path)), root)
+            for result in results
+            for root in result.roots
+        }
+        reached = project.reach(entries, analysed)
+        checks = project.checks()
+        work = [
+            Job(Path(path), functions, checks)
+            for path, functions in sorted(reached.items())
+            if not excluded(Path(path))
+        ]
+        extra = run_files(pool, work)
+    return _merge(results, [*summaries.failed, *extra])
+
+
+def _merge(results: list[FileResult], extra: list[FileResult]) -> list[FileResult]:
+    """Add what the project pass found, by path; a file only reached is listed even
+    when clean, so editors clear it."""
     by_path = {r.path: i for i, r in enumerate(results)}
     merged = list(results)
     for found in extra:
-        if found.path in by_path:
-            index = by_path[found.path]
-            old = merged[index]
-            diagnostics = tuple(
-                sorted({*old.diagnostics, *found.diagnostics}, key=lambda d: d.sort_key)
-            )
-            merged[index] = FileResult(
-                old.path, diagnostics, old.internal_error or found.internal_error
-            )
-        else:  # a file only reached: listed even when clean, so editors clear it
-            merged.append(found)
+        if found.path not in by_path:
+            by_path[found.path] = len(merged)
+            merged.append(FileResult(found.path, ()))
+        index = by_path[found.path]
+        old = merged[index]
+        diagnostics = tuple(
+            sorted({*old.diagnostics, *found.diagnostics}, key=lambda d: d.sort_key)
+        )
+        merged[index] = FileResult(
+            old.path, diagnostics, old.internal_error or found.internal_error
+        )
     return merged
 
 

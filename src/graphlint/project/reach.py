@@ -9,9 +9,7 @@ chain there.
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import pickle
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -23,14 +21,12 @@ from graphlint.project.summary import (
     FunctionSummary,
     ModuleSummary,
     Ref,
-    summarize,
 )
 
 CAPTURING_CHECKS = frozenset({"torch.cuda.is_current_stream_capturing"})
 MODULE_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
 )
-_SUMMARY_VERSION = "1"
 _MAX_DEPTH = 24  # resolution steps for one name: ends cycles such as ``h = h.float()``
 
 
@@ -90,21 +86,23 @@ class _Super:
     cls: ClassSummary
 
 
+Loader = Callable[[Path, str], "ModuleSummary | None"]
+
+
 class Project:
-    """The modules under the project's source roots, summarised on demand."""
+    """The modules under the project's source roots, summarised on demand by
+    ``load(path, module_name)``, which says None when a module cannot be summarised."""
 
     def __init__(
         self,
         roots: Iterable[Path],
+        load: Loader,
         *,
         eager: frozenset[str] = frozenset(),
-        cache_dir: Path | None = None,
-        display: Callable[[Path], str] = str,
     ) -> None:
-        self.roots = list(dict.fromkeys(r.resolve() for r in roots))
+        self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        self.load = load
         self.eager = eager
-        self.cache_dir = cache_dir
-        self.display = display
         self._modules: dict[str, ModuleSummary | None] = {}
         self._helpers: set[str] = set()  # project functions that return the check
 
@@ -119,59 +117,11 @@ class Project:
                 root.joinpath(*parts).with_suffix(".py"),
                 root.joinpath(*parts, "__init__.py"),
             ):
-                if candidate.is_file():
-                    summary = self._load(candidate, name)
+                if os.path.lexists(candidate):  # a FIFO too: the loader says why
+                    summary = self.load(candidate, name)
                     self._modules[name] = summary
                     return summary
         return None
-
-    def _load(self, path: Path, name: str) -> ModuleSummary | None:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        key = hashlib.sha256(
-            b"\0".join([_SUMMARY_VERSION.encode(), name.encode(), data])
-        ).hexdigest()
-        cached = self._cache_get(key)
-        if cached is not None:
-            cached.path = self.display(path)
-            return cached
-        try:
-            tree = ast.parse(data, str(path))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        try:
-            summary = summarize(tree, name, self.display(path), package or None)
-        except RecursionError:  # nested too deeply to summarise: calls end here
-            return None
-        self._cache_put(key, summary)
-        return summary
-
-    def _cache_get(self, key: str) -> ModuleSummary | None:
-        if self.cache_dir is None:
-            return None
-        try:
-            with open(self.cache_dir / key, "rb") as handle:
-                found = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
-            return None
-        return found if isinstance(found, ModuleSummary) else None
-
-    def _cache_put(self, key: str, summary: ModuleSummary) -> None:
-        if self.cache_dir is None:
-            return
-        try:
-            if not self.cache_dir.is_dir():
-                self.cache_dir.mkdir(parents=True, exist_ok=True)
-                (self.cache_dir / ".gitignore").write_text("*\n")
-            temporary = self.cache_dir / f"{key}.tmp"
-            with open(temporary, "wb") as handle:
-                pickle.dump(summary, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            temporary.replace(self.cache_dir / key)
-        except OSError:
-            pass  # a cache that cannot be written is only slower
 
     # -- resolution ------------------------------------------------------------------
     def qualify(self, module: ModuleSummary, dotted: str) -> str:
@@ -475,4 +425,4 @@ class Project:
         return reached
 
 
-__all__ = ["Entry", "Project", "Reached"]
+__all__ = ["Entry", "Loader", "Project", "Reached"]

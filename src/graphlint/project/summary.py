@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from graphlint.diagnostics import Diagnostic
 from graphlint.facts.torchapi import MODULE_SELF_METHODS
+from graphlint.read import RUNNING, Version, decode, prescreen, tool_diagnostic
+from graphlint.rules.tool.file_checks import ParserLimitExceeded
 
 
 @dataclass(frozen=True)
@@ -293,6 +297,32 @@ def summarize(
     return module
 
 
+def summarize_source(
+    data: bytes, name: str, path: str, target: Version = RUNNING
+) -> ModuleSummary | Diagnostic:
+    """The summary of a module's source bytes, or the GL0xx outcome that says why
+    calls into it cannot be followed. Runs in a worker (``graphlint.runner``), under
+    the same limits as checking a file."""
+    text = decode(data, path)
+    if isinstance(text, Diagnostic):
+        return text
+    tree = prescreen(text, path, target)
+    if tree is None:
+        detail = (
+            f"its syntax is newer than Python {RUNNING[0]}.{RUNNING[1]}, which runs "
+            "graphlint: calls into it are not followed"
+        )
+        return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
+    if isinstance(tree, Diagnostic):
+        return tree
+    package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
+    try:
+        return summarize(tree, name, path, package or None)
+    except RecursionError:
+        detail = "nested too deeply to follow calls into it"
+        return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
+
+
 __all__ = [
     "CallSite",
     "ClassSummary",
@@ -301,4 +331,5 @@ __all__ = [
     "Ref",
     "dotted",
     "summarize",
+    "summarize_source",
 ]

@@ -1,0 +1,115 @@
+"""The summary cache: plain data, kept in the user's cache folder, never in the tree.
+
+A checked repository must not be able to ship cache entries (0.1 read a pickled
+``.graphlint_cache/`` from the tree, so a repository could run code through it). The
+cache therefore lives in the user's cache folder (``platformdirs``), one folder per
+project root, or wherever ``GRAPHLINT_CACHE_DIR`` / ``--cache-dir`` say; nothing in a
+repository can move it.
+
+Entries are JSON (``msgspec``), with a format number, and are validated against their
+type when read: anything unreadable, of another format or of the wrong shape is a
+miss, and the next write replaces it. Folders and entries that are symlinks or not
+regular files are never followed; reads are bounded and non-blocking; writes go to a
+``mkstemp`` file in the cache folder and are renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Generic, TypeVar
+
+import msgspec
+
+from graphlint.read import ReadError, read_bounded
+
+FORMAT = 2  # 1 was 0.1's pickles; bump whenever a stored type changes shape
+ENV = "GRAPHLINT_CACHE_DIR"
+_MAX_ENTRY = 64 * 1024 * 1024
+
+T = TypeVar("T")
+
+
+class _Entry(msgspec.Struct, Generic[T]):
+    format: int
+    key: str
+    value: T
+
+
+def default_base() -> Path:
+    """``$GRAPHLINT_CACHE_DIR``, else the user's cache folder for graphlint."""
+    configured = os.environ.get(ENV)
+    if configured:
+        return Path(configured)
+    from platformdirs import user_cache_path  # noqa: PLC0415 - only when caching
+
+    return user_cache_path("graphlint", appauthor=False)
+
+
+class Cache:
+    """Entries of one project, by key; a cache that cannot be used is only slower."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @classmethod
+    def for_project(cls, root: Path, base: Path | None = None) -> Cache:
+        """The cache of the project rooted at ``root``, under ``base``."""
+        name = hashlib.sha256(os.fsencode(root.absolute())).hexdigest()[:24]
+        return cls((base or default_base()) / name)
+
+    @staticmethod
+    def key(*parts: bytes) -> str:
+        return hashlib.sha256(b"\0".join([str(FORMAT).encode(), *parts])).hexdigest()
+
+    def get(self, key: str, kind: type[T]) -> T | None:
+        if not self._is_folder(self.folder):
+            return None
+        try:
+            data = read_bounded(self.folder / key, _MAX_ENTRY, follow=False)
+            entry = msgspec.json.decode(data, type=_Entry[kind])  # type: ignore[valid-type]
+        except (ReadError, msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        if entry.format != FORMAT or entry.key != key:
+            return None
+        value: T = entry.value
+        return value
+
+    def put(self, key: str, value: object) -> None:
+        try:
+            self._make_folder()
+            data = msgspec.json.encode(_Entry(FORMAT, key, value))
+            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(data)
+                os.replace(temporary, self.folder / key)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+        except (OSError, ValueError, TypeError, msgspec.EncodeError):
+            pass  # read-only home, a full disk, a folder that is not ours: no cache
+
+    def _make_folder(self) -> None:
+        """Create the folder (private to the user), refusing links on the way."""
+        missing = [self.folder, *self.folder.parents]
+        missing = list(reversed([p for p in missing if not os.path.lexists(p)]))
+        for folder in missing:
+            os.mkdir(folder, 0o700)
+        if not self._is_folder(self.folder) or not self._is_folder(self.folder.parent):
+            raise OSError(f"{self.folder} is not a plain folder")
+
+    @staticmethod
+    def _is_folder(path: Path) -> bool:
+        try:
+            return stat.S_ISDIR(os.lstat(path).st_mode)
+        except OSError:
+            return False
+
+
+__all__ = ["ENV", "FORMAT", "Cache", "default_base"]

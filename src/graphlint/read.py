@@ -1,0 +1,261 @@
+"""Reading files that a checked repository controls, without hanging or following
+them anywhere.
+
+A repository decides what its paths are: a FIFO named ``.gitignore`` would block a
+plain ``open()`` forever, a link to ``/dev/zero`` would grow memory without bound,
+and a symlinked cache entry would send a write out of the tree. Every file graphlint
+reads from a checked tree (sources, ``.gitignore``, ``pyproject.toml``, cache
+entries) goes through :func:`read_bounded`: opened non-blocking, checked to be a
+regular file on the open descriptor (no race with a swap after ``stat``), and read up
+to a limit.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import stat
+import sys
+import tokenize
+from pathlib import Path
+
+from graphlint.diagnostics import Confidence, Diagnostic
+from graphlint.rule import Check
+from graphlint.rules.tool.file_checks import (
+    EmptyFile,
+    OversizedFile,
+    ParserLimitExceeded,
+    UndecodableFile,
+    UnparsableFile,
+    UnreadableFile,
+)
+
+# Flags that do not exist on every platform are simply absent there.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+class ReadError(Exception):
+    """The file cannot be read as a regular file; ``reason`` says why, in words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TooLarge(ReadError):
+    """The file is a regular file larger than the limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"{size} bytes, over the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
+def read_bounded(
+    path: str | os.PathLike[str], limit: int, *, follow: bool = True
+) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Raises :class:`TooLarge` past ``limit`` and :class:`ReadError` for anything that
+    is not a readable regular file: a FIFO, socket or device (never blocks), a missing
+    or unreadable path, a symlink loop, and with ``follow=False`` any symlink.
+    """
+    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY | (0 if follow else _NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        raise ReadError(os_reason(error)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadError(file_type(info.st_mode))
+        if info.st_size > limit:
+            raise TooLarge(info.st_size, limit)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # it grew while we read it
+            raise TooLarge(size, limit)
+        return b"".join(chunks)
+    except OSError as error:
+        raise ReadError(os_reason(error)) from None
+    finally:
+        os.close(fd)
+
+
+def os_reason(error: OSError) -> str:
+    """An OS error in words, without the path (the caller names the path)."""
+    return error.strerror or type(error).__name__
+
+
+def file_type(mode: int) -> str:
+    """Why a file of ``mode`` is not read: ``not a regular file (a FIFO)``."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return f"not a regular file ({name})"
+    return "not a regular file"
+
+
+# -- source files ----------------------------------------------------------------
+Version = tuple[int, int]
+RUNNING: Version = (sys.version_info.major, sys.version_info.minor)
+
+
+def tool_diagnostic(
+    check: type[Check], path: str, line: int = 1, col: int = 0, **fmt: object
+) -> Diagnostic:
+    """A GL0xx diagnostic: a file-level outcome with no region."""
+    assert check.severity is not None
+    return Diagnostic(
+        path=path,
+        code=check.code,
+        name=check.name,
+        message=check.message.format(**fmt),
+        line=max(line, 1),
+        col=max(col, 0),
+        end_line=max(line, 1),
+        end_col=max(col, 0),
+        severity=check.severity,
+        confidence=Confidence.HIGH,
+        outcome=check.outcome,
+        fix_hint=check.fix_title,
+    )
+
+
+def read_file(path: Path, display: str, max_file_size: int) -> bytes | Diagnostic:
+    """A source file's bytes, or its GL003/GL004 outcome; never blocks."""
+    try:
+        return read_bounded(path, max_file_size)
+    except TooLarge as error:
+        return tool_diagnostic(
+            OversizedFile, display, size=error.size, limit=error.limit
+        )
+    except ReadError as error:
+        return tool_diagnostic(UnreadableFile, display, detail=error.reason)
+
+
+def read_source(
+    path: Path, display: str, max_file_size: int, target: Version = RUNNING
+) -> str | Diagnostic:
+    """A source file as text that CPython accepts for ``target`` (or that LibCST
+    parses, for a target newer than this interpreter), or its GL0xx outcome. An empty
+    ``__init__.py`` is ``""``."""
+    data = read_file(path, display, max_file_size)
+    if isinstance(data, Diagnostic):
+        return data
+    if not data.strip():
+        return "" if path.name == "__init__.py" else tool_diagnostic(EmptyFile, display)
+    text = decode(data, display)
+    if isinstance(text, Diagnostic):
+        return text
+    problem = prescreen(text, display, target)
+    return problem if isinstance(problem, Diagnostic) else text
+
+
+def decode(data: bytes, path: str) -> str | Diagnostic:
+    """Decode source bytes as CPython does (PEP 263 cookie, BOM), or say why not."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        return tool_diagnostic(UndecodableFile, path, detail=str(error))
+    try:
+        text = data.decode(encoding)
+    except LookupError:
+        return tool_diagnostic(
+            UndecodableFile, path, detail=f"unknown encoding {encoding!r}"
+        )
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1)
+        detail = f"invalid {encoding} byte {data[error.start]:#04x} at line {line}"
+        return tool_diagnostic(UndecodableFile, path, line, column, detail=detail)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def prescreen(
+    source: str, display: str, target: Version = RUNNING
+) -> ast.Module | Diagnostic | None:
+    """Parse with CPython first: its errors and positions are the reliable ones, and it
+    rejects the nesting depths at which LibCST recurses away or crashes.
+
+    Returns the tree, or the file's GL001/GL005 outcome. A target older than this
+    interpreter is checked with ``feature_version``; for a newer one, code this
+    interpreter rejects is not called broken when LibCST parses it (None: valid, but
+    no CPython tree)."""
+    try:
+        if target < RUNNING:
+            return ast.parse(source, display, feature_version=target)
+        return ast.parse(source, display)
+    except SyntaxError as error:
+        if target > RUNNING and _libcst_parses(source):
+            return None
+        where = f" (line {error.lineno})" if error.lineno else ""
+        newer = f" for Python {target[0]}.{target[1]}" if target != RUNNING else ""
+        return tool_diagnostic(
+            UnparsableFile,
+            display,
+            error.lineno or 1,
+            (error.offset or 1) - 1,
+            detail=f"{error.msg}{where}{newer}",
+        )
+    except (RecursionError, MemoryError):
+        detail = "nested too deeply for CPython's parser"
+        return tool_diagnostic(ParserLimitExceeded, display, detail=detail)
+    except ValueError as error:  # e.g. null bytes, before Python 3.12
+        return tool_diagnostic(UnparsableFile, display, detail=str(error))
+
+
+def _libcst_parses(source: str) -> bool:
+    import libcst as cst  # noqa: PLC0415 - only for syntax newer than this Python
+
+    try:
+        cst.parse_module(source)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return False
+    return True
+
+
+def module_of(path: Path) -> str:
+    """The dotted module name of a file: its package and its stem."""
+    package = package_of(path)
+    if path.name == "__init__.py":
+        return package or _absolute(path).parent.name
+    return f"{package}.{path.stem}" if package else path.stem
+
+
+def package_of(path: Path) -> str | None:
+    """The dotted package a file belongs to, from the ``__init__.py`` files above it."""
+    parts: list[str] = []
+    folder = _absolute(path).parent
+    while is_regular_file(folder / "__init__.py") and folder.parent != folder:
+        parts.append(folder.name)
+        folder = folder.parent
+    return ".".join(reversed(parts)) or None
+
+
+def _absolute(path: Path) -> Path:
+    """``path`` made absolute with its links resolved, where they resolve."""
+    return Path(os.path.realpath(path))
+
+
+def is_regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
