@@ -461,3 +461,36 @@ def test_error_messages_escape_what_the_tree_named(tmp_path: Path) -> None:
     assert code == 2 and out == ""
     assert "\x1b" not in err and err.count("\n") == 1
     assert "no\\x1b]0;pwned\\x07such\\n.py" in err
+
+
+def test_a_chain_beyond_the_analysis_is_gl005_at_once(tmp_path: Path) -> None:
+    """LibCST needs 20-45 s for a 3,000-term chain that CPython parses in 10 ms."""
+    chain = " + ".join(["x.item()"] * 3000)
+    (tmp_path / "chain.py").write_text(
+        f"import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+        f"    y = {chain}\n"
+    )
+    started = time.monotonic()
+    code, out, _ = run("check", "chain.py", cwd=tmp_path)
+    assert time.monotonic() - started < 15
+    assert code == 1 and "GL005" in out and "nested more than 1500 levels" in out
+
+
+def test_warnings_as_errors_do_not_change_the_verdict(tmp_path: Path) -> None:
+    """``-W error`` (or pytest's filterwarnings) must not turn a SyntaxWarning into
+    GL001 and hide the file's hazards."""
+    (tmp_path / "w.py").write_text(
+        "import torch\nx = torch.ones(1, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+        "with torch.cuda.graph(g):\n    y = x.sum().item()\n    p = '\\d'\n"
+    )
+    result = subprocess.run(
+        [*GRAPHLINT, "check", "--select", "GL0,GL1", "w.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "GL101" in result.stdout and "GL001" not in result.stdout

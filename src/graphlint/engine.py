@@ -26,6 +26,7 @@ from graphlint.read import (
     module_of,
     package_of,
     read_source,
+    too_deep,
     tool_diagnostic,
 )
 from graphlint.rule import RuleContext, all_checks, tree_rules
@@ -192,17 +193,19 @@ def _check_file(
     job: Job, display: str, settings: Settings
 ) -> list[Diagnostic] | Analysis:
     path = job.path
-    source = read_source(path, display, settings.max_file_size, settings.target)
-    if isinstance(source, Diagnostic):
-        return [source]
-    if not source:
-        return []
-    if (
+    found = read_source(path, display, settings.max_file_size, settings.target)
+    if isinstance(found, Diagnostic):
+        return [found]
+    source = found.text
+    if not source or (
         job.external is None
         and not _CANDIDATE.search(source)
         and not _has_marker(source, settings.markers)
     ):
         return []
+    deep = too_deep(found.tree, display) if found.tree is not None else None
+    if deep is not None:
+        return [deep]
     try:
         return analyse_source(
             source,
