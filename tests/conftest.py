@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +30,28 @@ def expectations(source: str) -> set[tuple[int, str]]:
             for code in re.findall(r"GL\d{3}", match.group("codes")):
                 found.add((number + offset, code))
     return found
+
+
+GRAPHLINT = [sys.executable, "-m", "graphlint"]
+
+
+def graphlint(
+    *args: str, cwd: Path, timeout: float = 120, **popen: Any
+) -> subprocess.CompletedProcess[str]:
+    """``graphlint ARGS`` in a fresh process; a hang fails the test at ``timeout``,
+    and a traceback fails it at once."""
+    done = subprocess.run(
+        [*GRAPHLINT, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        timeout=timeout,
+        check=False,
+        **popen,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
 
 
 @pytest.fixture(autouse=True)

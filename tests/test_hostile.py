@@ -23,9 +23,9 @@ from graphlint.cache import FORMAT, Cache
 from graphlint.diagnostics import FileResult
 from graphlint.engine import Job, Settings
 from graphlint.project.summary import ModuleSummary
+from tests.conftest import GRAPHLINT, graphlint
 from tests.test_cli import run
 
-GRAPHLINT = [sys.executable, "-m", "graphlint"]
 REGION_CALLS_HELPER = textwrap.dedent(
     """\
     import torch
@@ -54,16 +54,9 @@ def _package(root: Path, helper: str | bytes) -> Path:
 
 
 def _lsp(args: list[str], cwd: Path, **env: str) -> tuple[int, list[dict[str, object]]]:
-    result = subprocess.run(
-        [*GRAPHLINT, "check", "--format", "lsp", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **env},
-        check=False,
+    result = graphlint(
+        "check", "--format", "lsp", *args, cwd=cwd, env={**os.environ, **env}
     )
-    assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(result.stdout) if result.stdout else []
 
 
@@ -414,14 +407,7 @@ def test_a_broken_pyproject_above_the_target_is_skipped(
         "import torch\nx = torch.ones(1, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
         "with torch.cuda.graph(g):\n    x.item()\n"
     )
-    result = subprocess.run(
-        [*GRAPHLINT, "check", "bad.py"],
-        cwd=inner,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = graphlint("check", "bad.py", cwd=inner, timeout=60)
     assert result.returncode == 1, result.stderr
     assert "GL101" in result.stdout
     assert result.stderr.startswith("graphlint: warning: skipping ")
@@ -483,14 +469,13 @@ def test_warnings_as_errors_do_not_change_the_verdict(tmp_path: Path) -> None:
         "import torch\nx = torch.ones(1, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
         "with torch.cuda.graph(g):\n    y = x.sum().item()\n    p = '\\d'\n"
     )
-    result = subprocess.run(
-        [*GRAPHLINT, "check", "--select", "GL0,GL1", "w.py"],
+    result = graphlint(
+        "check",
+        "--select",
+        "GL0,GL1",
+        "w.py",
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
         env={**os.environ, "PYTHONWARNINGS": "error"},
-        check=False,
     )
     assert result.returncode == 1, result.stderr
     assert "GL101" in result.stdout and "GL001" not in result.stdout

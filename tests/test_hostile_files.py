@@ -23,9 +23,9 @@ import pytest
 
 from graphlint.files import collect
 from graphlint.gitignore import MAX_FILE_SIZE, MAX_PATTERN, IgnoreFile
+from tests.conftest import GRAPHLINT, graphlint
 from tests.test_cli import run
 
-GRAPHLINT = [sys.executable, "-m", "graphlint"]
 HAZARD = textwrap.dedent(
     """\
     import torch
@@ -46,24 +46,6 @@ LOOP = os.strerror(errno.ELOOP)
 MISSING = os.strerror(errno.ENOENT)
 DENIED = os.strerror(errno.EACCES)
 TOO_LONG = os.strerror(errno.ENAMETOOLONG)
-
-
-def graphlint(
-    *args: str, cwd: Path, timeout: float = 120, **popen: Any
-) -> subprocess.CompletedProcess[str]:
-    """``graphlint ARGS`` in a fresh process; a hang fails the test at ``timeout``."""
-    done = subprocess.run(
-        [*GRAPHLINT, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        errors="backslashreplace",
-        timeout=timeout,
-        check=False,
-        **popen,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 def names(paths: list[Path], root: Path) -> set[str]:
