@@ -386,12 +386,13 @@ def test_malformed_pyproject_that_mentions_graphlint_is_an_error(
     assert code == 2 and "not valid TOML" in err
 
 
-@pytest.mark.parametrize("kind", ["deep", "fifo", "zero", "binary"])
+@pytest.mark.parametrize("kind", ["deep", "fifo", "zero", "binary", "huge"])
 def test_a_broken_pyproject_above_the_target_is_skipped(
     tmp_path: Path, kind: str
 ) -> None:
-    """Someone else's broken pyproject.toml above the target: one warning, the run
-    goes on (without hanging on a FIFO or reading /dev/zero)."""
+    """Someone else's broken pyproject.toml above the target: one that does not
+    mention graphlint is not even parsed; one that cannot be read (without hanging
+    on a FIFO or reading /dev/zero) is skipped with one warning; the run goes on."""
     outer = tmp_path / "pyproject.toml"
     if kind == "deep":
         outer.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
@@ -399,8 +400,10 @@ def test_a_broken_pyproject_above_the_target_is_skipped(
         os.mkfifo(outer)
     elif kind == "zero":
         outer.symlink_to("/dev/zero")
-    else:
+    elif kind == "binary":
         outer.write_bytes(b"\xff\xfe\x00")
+    else:  # what makes tomllib quadratic, and more than the config size limit
+        outer.write_text("[" + ".".join(["a"] * 100_000) + "]\n")
     inner = tmp_path / "project"
     inner.mkdir()
     (inner / "bad.py").write_text(
@@ -410,8 +413,11 @@ def test_a_broken_pyproject_above_the_target_is_skipped(
     result = graphlint("check", "bad.py", cwd=inner, timeout=60)
     assert result.returncode == 1, result.stderr
     assert "GL101" in result.stdout
-    assert result.stderr.startswith("graphlint: warning: skipping ")
-    assert result.stderr.count("\n") == 1
+    if kind in ("deep", "binary"):
+        assert result.stderr == ""
+    else:
+        assert result.stderr.startswith("graphlint: warning: skipping ")
+        assert result.stderr.count("\n") == 1
 
 
 # -- syntax newer than the running interpreter ----------------------------------------
@@ -479,3 +485,69 @@ def test_warnings_as_errors_do_not_change_the_verdict(tmp_path: Path) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert "GL101" in result.stdout and "GL001" not in result.stdout
+
+
+# -- what the main process does stays bounded, and reached files are reported ----------
+def test_name_lookups_that_fan_out_stay_cheap(tmp_path: Path) -> None:
+    """Tuples of tuples of one function: 60**3 paths to it, one function reached."""
+    levels = [f"a{i} = ({', '.join([f'a{i - 1}'] * 60)},)" for i in range(1, 4)]
+    helper = "\n".join(
+        ["def f(x):", "    return x.item()", "a0 = f", *levels, "def helper(x):"]
+    )
+    _package(tmp_path, helper + "\n    for b in a3:\n        b(x)\n")
+    started = time.monotonic()
+    code, found = _lsp(["pkg/train.py"], tmp_path)
+    assert time.monotonic() - started < 30
+    assert code == 1 and ("helper.py", "GL101") in _codes(found)
+
+
+def test_a_resolution_over_budget_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphlint.project import reach  # noqa: PLC0415
+
+    monkeypatch.setattr(reach, "BUDGET", 0)
+    _package(tmp_path, "def helper(x):\n    return x.item()\n")
+    code, out, _ = run("check", "pkg/train.py", cwd=tmp_path)
+    assert code == 1
+    assert "GL005" in out and "resolving a call of `helper` took over 0 steps" in out
+
+
+@pytest.mark.parametrize("form", ["text", "lsp"])
+def test_link_loops_in_the_tree_and_among_reached_modules(
+    tmp_path: Path, form: str
+) -> None:
+    pkg = _package(tmp_path, "")
+    (pkg / "helper.py").unlink()
+    (pkg / "helper.py").symlink_to("helper.py")
+    (tmp_path / "loop.py").symlink_to("loop.py")
+    for target in ("pkg/train.py", "."):
+        done = graphlint("check", "--format", form, target, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert "GL004" in done.stdout and "symbolic links" in done.stdout
+
+
+def test_a_reached_file_too_deep_to_analyse_is_reported(tmp_path: Path) -> None:
+    deep = "z = a" + "[0]" * 1600
+    _package(tmp_path, f"def helper(x):\n    {deep}\n    return x.item()\n")
+    code, found = _lsp(["pkg/train.py"], tmp_path)
+    assert code == 1 and ("helper.py", "GL005") in _codes(found)
+
+
+def test_the_cache_never_changes_the_findings(tmp_path: Path) -> None:
+    """Cached and uncached runs agree: after a module moves into a package's
+    ``__init__.py`` (same name, other package) and with a summary too deep to store."""
+    pkg = _package(tmp_path, "def helper(x):\n    return x.item()\n")
+    (tmp_path / "pkg.py").write_text("")  # shadowed by the package: not a source
+    deep = "z = a" + "[0]" * 1000
+    (pkg / "helper.py").write_text(f"def helper(x):\n    {deep}\n    return x.item()\n")
+    for _ in range(2):
+        assert _lsp(["pkg/train.py"], tmp_path) == _lsp(
+            ["--no-cache", "pkg/train.py"], tmp_path
+        )
+    (pkg / "inner.py").write_text("def helper(x):\n    return x.item()\n")
+    (pkg / "helper.py").write_text("from .inner import helper\n")
+    cached, uncached = (
+        _lsp([*flags, "pkg/train.py"], tmp_path) for flags in ([], ["--no-cache"])
+    )
+    assert cached == uncached and ("inner.py", "GL101") in _codes(cached[1])

@@ -25,6 +25,7 @@ from typing import Generic, TypeVar
 
 import msgspec
 
+from graphlint import __version__
 from graphlint.read import ReadError, read_bounded
 
 FORMAT = 2  # 1 was 0.1's pickles; bump whenever a stored type changes shape
@@ -64,7 +65,9 @@ class Cache:
 
     @staticmethod
     def key(*parts: bytes) -> str:
-        return hashlib.sha256(b"\0".join([str(FORMAT).encode(), *parts])).hexdigest()
+        """The key of an entry made from ``parts`` by this version of graphlint."""
+        version = f"{FORMAT}:{__version__}".encode()
+        return hashlib.sha256(b"\0".join([version, *parts])).hexdigest()
 
     def get(self, key: str, kind: type[T]) -> T | None:
         if not self._is_folder(self.folder):
@@ -72,7 +75,7 @@ class Cache:
         try:
             data = read_bounded(self.folder / key, _MAX_ENTRY, follow=False)
             entry = msgspec.json.decode(data, type=_Entry[kind])  # type: ignore[valid-type]
-        except (ReadError, msgspec.ValidationError, msgspec.DecodeError):
+        except (ReadError, msgspec.MsgspecError, ValueError, RecursionError):
             return None
         if entry.format != FORMAT or entry.key != key:
             return None
@@ -83,6 +86,8 @@ class Cache:
         try:
             self._make_folder()
             data = msgspec.json.encode(_Entry(FORMAT, key, value))
+            if len(data) > _MAX_ENTRY:
+                return  # it could not be read back
             handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             try:
                 with os.fdopen(handle, "wb") as out:
@@ -92,8 +97,8 @@ class Cache:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
-        except (OSError, ValueError, TypeError, msgspec.EncodeError):
-            pass  # read-only home, a full disk, a folder that is not ours: no cache
+        except (OSError, ValueError, TypeError, RecursionError, msgspec.MsgspecError):
+            pass  # read-only home, a full disk, a folder not ours, odd data: no cache
 
     def _make_folder(self) -> None:
         """Create the folder (private to the user), refusing links on the way."""

@@ -34,7 +34,7 @@ from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, OutputFormat
 from graphlint.output.escape import printable
 from graphlint.project.check import check_project
-from graphlint.read import tool_diagnostic
+from graphlint.read import real_path, tool_diagnostic
 from graphlint.rule import all_checks
 from graphlint.rules.tool.file_checks import UnreadableFile
 
@@ -91,7 +91,7 @@ def _main(
 def _display(path: Path, cwd: Path) -> Path:
     """Paths under the working directory are shown relative to it."""
     try:
-        return path.resolve().relative_to(cwd)
+        return real_path(path).relative_to(cwd)
     except ValueError:
         return path
 
@@ -228,7 +228,7 @@ def _lint(
     jobs: int | None = None,
 ) -> list[FileResult]:
     """What ``check`` finds in ``targets``, with the configuration that governs them."""
-    cwd = Path.cwd().resolve()
+    cwd = real_path(Path.cwd())
     try:
         source = config_file if config_file is not None else find(targets[0], warn)
         if config_file is not None and not os.path.lexists(config_file):
@@ -253,7 +253,7 @@ def _lint(
         roots=config.source_roots,
         eager=frozenset(config.eager_functions),
         cache=None if no_cache else Cache.for_project(config.root, cache_dir),
-        excluded=(lambda path: excludes.excludes(path.resolve()))
+        excluded=(lambda path: excludes.excludes(real_path(path)))
         if excludes is not None
         else (lambda path: False),
         display=lambda path: str(_display(path, cwd)),
@@ -372,7 +372,7 @@ def confirm(
         else (lambda line: typer.echo(f"graphlint confirm: {line}", err=True)),
     )
     files = [script, *(Path(s.path) for s in sites if Path(s.path).is_file())]
-    unique = list({path.resolve(): path for path in files}.values())
+    unique = list({real_path(path): path for path in files}.values())
     results = _lint(unique)
     merged = report.merge(results, sites, device=device, runs=runs, ended=ended)
     typer.echo(report.FORMATTERS[output_format.value](merged), nl=False)

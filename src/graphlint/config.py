@@ -49,10 +49,9 @@ KEYS = {
 # off (README, "Configuration").
 CEILINGS = {"max-file-size": 16 * 1_048_576, "timeout": 600, "max-memory": 16_384}
 FLOORS = {"max-file-size": 1, "timeout": 0.001, "max-memory": 256}
-_MAX_CONFIG_SIZE = 4 * 1_048_576
+_MAX_CONFIG_SIZE = 128 * 1024  # tomllib is quadratic on long dotted headers
 _OLDEST = (3, 7)
 _NEWEST = (3, 15)
-_MENTIONS_US = re.compile(r"graphlint")
 
 
 class ConfigError(Exception):
@@ -93,9 +92,9 @@ def find(
 ) -> Path | None:
     """The nearest pyproject.toml with a [tool.graphlint] table, from ``start`` up.
 
-    A pyproject.toml that cannot be read or parsed is someone else's problem and is
-    skipped (with a ``warn``ing) unless it mentions graphlint: then it is ours, and
-    a ConfigError."""
+    One that does not mention graphlint is not parsed at all; one that mentions it
+    and does not parse is ours, and a ConfigError; one that cannot be read (a FIFO, a
+    device, over 128 KiB) is skipped with a ``warn``ing."""
     folder = Path(os.path.realpath(start))
     if not os.path.isdir(folder):
         folder = folder.parent
@@ -104,32 +103,27 @@ def find(
         if not os.path.lexists(path):
             continue
         try:
-            data = _parse(path)
+            data = _read(path)
         except ConfigError as error:
-            try:
-                ours = bool(_MENTIONS_US.search(_read(path)))
-            except ConfigError:
-                ours = False
-            if ours:
-                raise
             warn(f"skipping {error}")
             continue
-        if "graphlint" in data.get("tool", {}):
+        if b"graphlint" in data and "graphlint" in _parse(path, data).get("tool", {}):
             return path
     return None
 
 
-def _read(path: Path) -> str:
+def _read(path: Path) -> bytes:
     try:
-        return read_bounded(path, _MAX_CONFIG_SIZE).decode("utf-8")
+        return read_bounded(path, _MAX_CONFIG_SIZE)
     except ReadError as error:
         raise ConfigError(f"cannot read {path}: {error.reason}") from None
+
+
+def _parse(path: Path, raw: bytes | None = None) -> dict[str, Any]:
+    try:
+        text = (_read(path) if raw is None else raw).decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path} is not UTF-8: {error.reason}") from None
-
-
-def _parse(path: Path) -> dict[str, Any]:
-    text = _read(path)
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

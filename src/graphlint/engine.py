@@ -184,8 +184,8 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
         return FileResult(
             display, kept, entries=tuple(found.entries), roots=tuple(found.roots)
         )
-    if job.external is not None:  # reading problems were reported by pass one
-        return FileResult(display, ())
+    # in the project pass too: a file only reached, or one that pass one skipped
+    # before parsing, says here why its reached functions were not analysed
     return FileResult(display, tuple(d for d in found if d.code in settings.enabled))
 
 

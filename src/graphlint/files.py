@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphlint.gitignore import IgnoreFile
+from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
 from graphlint.read import os_reason
 
 SKIPPED_DIRS = frozenset(
@@ -48,6 +48,11 @@ SKIPPED_DIRS = frozenset(
 )
 
 
+IGNORE_BUDGET = 256 * 1024
+"""Bytes of .gitignore files one walk reads in all: matching costs time in proportion
+to the patterns in force, and a hostile tree could put a large file in every folder."""
+
+
 class MissingPathError(Exception):
     """A path given on the command line does not exist."""
 
@@ -69,6 +74,15 @@ class _Found:
     def __init__(self) -> None:
         self.files: dict[str, Path] = {}
         self.unreadable: dict[str, tuple[Path, str]] = {}
+        self.allowance = IGNORE_BUDGET  # .gitignore bytes still to read in this walk
+
+    def ignores(self, folder: Path) -> IgnoreFile | None:
+        """The .gitignore of ``folder``, within the walk's allowance: past it, no
+        more .gitignore files are read (more files are checked, never fewer)."""
+        own = IgnoreFile.read(folder / ".gitignore", min(MAX_FILE_SIZE, self.allowance))
+        if own is not None:
+            self.allowance -= own.size
+        return own
 
     def file(self, path: Path, key: str) -> None:
         self.files.setdefault(key, path)
@@ -117,14 +131,14 @@ def _missing(path: Path) -> bool:
     return False
 
 
-def _repository_ignores(folder: Path) -> list[IgnoreFile]:
+def _repository_ignores(folder: Path, found: _Found) -> list[IgnoreFile]:
     """.gitignore files from the repository root down to ``folder``'s parent."""
     chain = [folder, *folder.parents]
     root = next((f for f in chain if _is_repository(f)), None)
     if root is None:
         return []
     above = [f for f in chain[1:] if f == root or root in f.parents]
-    ignores = [IgnoreFile.read(f / ".gitignore") for f in reversed(above)]
+    ignores = [found.ignores(f) for f in reversed(above)]
     return [i for i in ignores if i is not None]
 
 
@@ -151,13 +165,13 @@ def _walk(top: Path, excludes: IgnoreFile | None, found: _Found) -> None:
     # folder reached without following links every path is real, so it is its own
     # key; only a linked file needs resolving.
     real = Path(os.path.realpath(top))
-    inherited = _repository_ignores(real)
+    inherited = _repository_ignores(real, found)
     if excludes is not None:
         inherited = [excludes, *inherited]
     pending = [(real, inherited)]
     while pending:
         folder, ignores = pending.pop()
-        own = IgnoreFile.read(folder / ".gitignore")
+        own = found.ignores(folder)
         if own is not None:
             ignores = [*ignores, own]
         try:

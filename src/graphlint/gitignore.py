@@ -117,6 +117,7 @@ class IgnoreFile:
 
     def __init__(self, base: Path, lines: Sequence[str]) -> None:
         self.base = base
+        self.size = 0  # bytes read from disk
         # Of identical lines only the last can decide anything: keeping one also
         # stops a file of one costly line repeated from multiplying its cost.
         last = list(dict.fromkeys(reversed(lines)))[::-1]
@@ -126,7 +127,7 @@ class IgnoreFile:
         self._folders = _specs([p.folder for p in self.patterns])[::-1]
 
     @classmethod
-    def read(cls, path: Path) -> IgnoreFile | None:
+    def read(cls, path: Path, limit: int = MAX_FILE_SIZE) -> IgnoreFile | None:
         """The .gitignore at ``path``, or None where git would not use one.
 
         Git reads an in-tree .gitignore without following a symlink, and skips one
@@ -134,12 +135,15 @@ class IgnoreFile:
         a FIFO or a link to ``/dev/zero`` can neither block nor fill memory.
         """
         try:
-            data = read_bounded(path, MAX_FILE_SIZE, follow=False)
+            data = read_bounded(path, limit, follow=False)
         except ReadError:
             return None
+        size = len(data)
         if data.startswith(codecs.BOM_UTF8):
             data = data[len(codecs.BOM_UTF8) :]
-        return cls(path.parent, data.decode("utf-8", "surrogateescape").split("\n"))
+        found = cls(path.parent, data.decode("utf-8", "surrogateescape").split("\n"))
+        found.size = size
+        return found
 
     def decide(self, path: Path, is_dir: bool) -> bool | None:
         """True: ignored, False: re-included, None: no pattern here matches."""

@@ -37,6 +37,7 @@ from graphlint.rules.tool.file_checks import (
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOCTTY = getattr(os, "O_NOCTTY", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
@@ -66,9 +67,14 @@ def read_bounded(
     is not a readable regular file: a FIFO, socket or device (never blocks), a missing
     or unreadable path, a symlink loop, and with ``follow=False`` any symlink.
     """
-    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY | (0 if follow else _NOFOLLOW)
+    flags = os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC | _BINARY
     try:
-        fd = os.open(path, flags)
+        # Opening a device can act (a watchdog, a terminal): look before opening, and
+        # check again on the open descriptor, in case the path changed in between.
+        before = os.stat(path) if follow else os.lstat(path)
+        if not stat.S_ISREG(before.st_mode):
+            raise ReadError(file_type(before.st_mode))
+        fd = os.open(path, flags | (0 if follow else _NOFOLLOW))
     except OSError as error:
         raise ReadError(os_reason(error)) from None
     try:
@@ -246,6 +252,9 @@ def too_deep(tree: ast.AST, display: str) -> Diagnostic | None:
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
+        if isinstance(node, (ast.alias, ast.ImportFrom)):  # LibCST nests dotted names
+            name = node.name if isinstance(node, ast.alias) else node.module
+            depth += (name or "").count(".")
         if depth > MAX_DEPTH:
             line = getattr(node, "lineno", 1)
             detail = (
@@ -271,22 +280,23 @@ def module_of(path: Path) -> str:
     """The dotted module name of a file: its package and its stem."""
     package = package_of(path)
     if path.name == "__init__.py":
-        return package or _absolute(path).parent.name
+        return package or real_path(path).parent.name
     return f"{package}.{path.stem}" if package else path.stem
 
 
 def package_of(path: Path) -> str | None:
     """The dotted package a file belongs to, from the ``__init__.py`` files above it."""
     parts: list[str] = []
-    folder = _absolute(path).parent
+    folder = real_path(path).parent
     while is_regular_file(folder / "__init__.py") and folder.parent != folder:
         parts.append(folder.name)
         folder = folder.parent
     return ".".join(reversed(parts)) or None
 
 
-def _absolute(path: Path) -> Path:
-    """``path`` made absolute with its links resolved, where they resolve."""
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute with its links resolved where they resolve; unlike
+    ``Path.resolve()`` it never raises on a link loop (Python 3.10-3.12 do)."""
     return Path(os.path.realpath(path))
 
 

@@ -80,9 +80,9 @@ def _failed(job: Work, settings: Settings, detail: str) -> FileResult:
 
 def _summarize(job: SummaryJob, settings: Settings) -> Outcome:
     found = summarize_source(job.data, job.module, job.display, settings.target)
-    if isinstance(found, ModuleSummary):
-        return found
-    return FileResult(job.display, (found,) if found.code in settings.enabled else ())
+    return (
+        found if isinstance(found, ModuleSummary) else FileResult(job.display, (found,))
+    )
 
 
 def _guarded(job: Work, settings: Settings) -> Outcome:
@@ -94,16 +94,29 @@ def _guarded(job: Work, settings: Settings) -> Outcome:
         detail = f"needed more than the {settings.max_memory} MiB memory limit"
         return _failed(job, settings, detail)
     except Exception as error:  # a graphlint bug: report it on the file, keep going
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        detail = (
-            f"{type(error).__name__}: {error} "
-            f"(at {Path(where.filename).name}:{where.lineno})"
-        )
+        detail = _describe(error)
         diagnostic = tool_diagnostic(InternalError, _display(job), detail=detail)
         enabled = InternalError.code in settings.enabled
         return FileResult(
             _display(job), (diagnostic,) if enabled else (), internal_error=True
         )
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message (at file:line)``, short, and never raising itself: the message
+    of an error from a parser can be the repr of a 20,000-deep tree."""
+    try:
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        place = f" (at {Path(where.filename).name}:{where.lineno})"
+    except (IndexError, RecursionError, MemoryError):
+        place = ""
+    try:
+        message = str(error)
+    except Exception:  # its __str__ failed too
+        message = "(no message)"
+    if len(message) > 200:
+        message = message[:200] + "..."
+    return f"{type(error).__name__}: {message}{place}"
 
 
 def _serve(conn: Connection, settings: Settings) -> None:
@@ -115,30 +128,41 @@ def _serve(conn: Connection, settings: Settings) -> None:
             return
         if job is None:
             return
-        conn.send(_guarded(job, settings))
+        try:
+            outcome = _guarded(job, settings)
+        except BaseException as error:  # even the report of a bug failed: say so
+            detail = f"graphlint failed reporting an error: {type(error).__name__}"
+            outcome = _failed(job, settings, detail)
+        conn.send(outcome)
 
 
 def _die_with(parent: int) -> None:
-    """End this process when ``parent`` ends, however it ends."""
+    """End this process when ``parent`` ends, however it ends: the kernel sends
+    SIGKILL on Linux; elsewhere a thread watches the parent's pid."""
+    asked = False
     if sys.platform.startswith("linux"):
         import ctypes  # noqa: PLC0415 - Linux only
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        asked = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+    if asked:
+        return
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(_PARENT_POLL)
         os._exit(1)
 
-    if os.getppid() != parent:  # it ended before the request took effect
-        os._exit(1)
     threading.Thread(target=watch, daemon=True).start()
 
 
 def _detach(inherited: Sequence[int], parent: int) -> None:
     """Cut the worker loose from everything of its parent's but its own pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     faulthandler.disable()  # it may hold a copy of the caller's stderr (pytest's does)
     _die_with(parent)
     for fd in inherited:
@@ -227,14 +251,25 @@ class Pool:
 
     def _spawn(self) -> _Worker:
         parent, child = self.ctx.Pipe()
-        # every parent end the new process would inherit, its own included
+        # every parent end a forked process inherits, its own included (a spawned
+        # one inherits none, and its numbers would name other files)
         inherited = [w.conn.fileno() for w in self.workers] + [parent.fileno()]
+        forked = self.ctx.get_start_method() == "fork"
         process = self.ctx.Process(
             target=_worker_main,
-            args=(child, self.settings, inherited, os.getpid()),
+            args=(child, self.settings, inherited if forked else [], os.getpid()),
             daemon=True,
         )
-        process.start()
+        # no Ctrl-C between the fork and the worker's own SIGINT handling
+        blocked = {signal.SIGINT}
+        masked = hasattr(signal, "pthread_sigmask")
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            process.start()
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
         child.close()
         return _Worker(process, parent)
 

@@ -12,6 +12,7 @@ the document is valid UTF-8 JSON.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
         item["relatedInformation"] = [
             {
                 "location": {
-                    "uri": Path(hop.path).resolve().as_uri(),
+                    "uri": _uri(hop.path),
                     "range": {
                         "start": {"line": hop.line - 1, "character": hop.col},
                         "end": {"line": hop.line - 1, "character": hop.col},
@@ -83,11 +84,16 @@ def _encodable(value: object) -> object:
     return value
 
 
+def _uri(path: str) -> str:
+    """The file URI of ``path``; ``realpath`` does not raise on a link loop."""
+    return Path(os.path.realpath(path)).as_uri()
+
+
 def format_lsp(results: Sequence[FileResult], color: bool = False) -> str:
     del color  # JSON is never coloured
     document = [
         {
-            "uri": Path(result.path).resolve().as_uri(),
+            "uri": _uri(result.path),
             "diagnostics": [diagnostic_to_lsp(d) for d in result.diagnostics],
         }
         for result in results

@@ -22,18 +22,26 @@ from pathlib import Path
 from graphlint.cache import Cache
 from graphlint.diagnostics import Diagnostic, FileResult
 from graphlint.engine import Job, Settings
+from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
 from graphlint.project.summary import ModuleSummary
-from graphlint.read import RUNNING, is_regular_file, module_of, read_file
+from graphlint.read import (
+    RUNNING,
+    module_of,
+    package_of,
+    read_file,
+    real_path,
+    tool_diagnostic,
+)
+from graphlint.rules.tool.file_checks import ParserLimitExceeded
 from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
 
 
 def source_root(path: Path) -> Path:
     """The folder imports of ``path`` are relative to: above its top package."""
-    folder = Path(os.path.realpath(path)).parent
-    while is_regular_file(folder / "__init__.py") and folder.parent != folder:
-        folder = folder.parent
-    return folder
+    package = package_of(path)
+    folder = real_path(path).parent
+    return folder.parents[package.count(".")] if package else folder
 
 
 class _Summaries:
@@ -61,7 +69,8 @@ class _Summaries:
             return None
         target = self.settings.target
         version = b"" if target == RUNNING else f"{target}".encode()
-        key = Cache.key(b"summary", version, os.fsencode(name), data)
+        kind = os.fsencode(path.name)  # pkg.py and pkg/__init__.py: other packages
+        key = Cache.key(b"summary", version, os.fsencode(name), kind, data)
         cached = self.cache.get(key, ModuleSummary) if self.cache else None
         if cached is not None:
             cached.path = shown
@@ -117,7 +126,20 @@ def check_project(
             if not excluded(Path(path))
         ]
         extra = run_files(pool, work)
-    return _merge(results, [*summaries.failed, *extra])
+    abandoned = [
+        FileResult(path, (_abandoned(path, callee),))
+        for path, callee in dict.fromkeys(project.abandoned)
+        if ParserLimitExceeded.code in settings.enabled
+    ]
+    return _merge(results, [*summaries.failed, *abandoned, *extra])
+
+
+def _abandoned(path: str, callee: str) -> Diagnostic:
+    detail = (
+        f"resolving a call of `{callee}` took over {reach.BUDGET:,} steps: "
+        "the code it calls was not followed"
+    )
+    return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
 
 
 def _merge(results: list[FileResult], extra: list[FileResult]) -> list[FileResult]:

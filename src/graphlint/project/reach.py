@@ -28,6 +28,11 @@ MODULE_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
 )
 _MAX_DEPTH = 24  # resolution steps for one name: ends cycles such as ``h = h.float()``
+BUDGET = 100_000  # steps for one call: real calls take tens
+
+
+class _OverBudget(Exception):
+    """A resolution went over its budget."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,8 @@ class Project:
         self.eager = eager
         self._modules: dict[str, ModuleSummary | None] = {}
         self._helpers: set[str] = set()  # project functions that return the check
+        self._steps: int | None = None  # of the resolution under way
+        self.abandoned: list[tuple[str, str]] = []  # (file, callee) over the budget
 
     # -- loading ---------------------------------------------------------------------
     def module(self, name: str) -> ModuleSummary | None:
@@ -197,6 +204,7 @@ class Project:
     def ref(
         self, module: ModuleSummary, fn: FunctionSummary | None, ref: Ref, depth: int
     ) -> list[object]:
+        self._step()
         if depth > _MAX_DEPTH:
             return []
         if ref.kind == "name":
@@ -205,7 +213,11 @@ class Project:
             return [
                 _Items(
                     tuple(
-                        v for r in ref.items for v in self.ref(module, fn, r, depth + 1)
+                        dict.fromkeys(
+                            v
+                            for r in dict.fromkeys(ref.items)
+                            for v in self.ref(module, fn, r, depth + 1)
+                        )
                     )
                 )
             ]
@@ -220,7 +232,11 @@ class Project:
             return [
                 _Items(
                     tuple(
-                        v for r in ref.items for v in self.ref(module, fn, r, depth + 1)
+                        dict.fromkeys(
+                            v
+                            for r in dict.fromkeys(ref.items)
+                            for v in self.ref(module, fn, r, depth + 1)
+                        )
                     )
                 )
             ]
@@ -246,6 +262,7 @@ class Project:
         return values
 
     def attribute(self, value: object, attr: str, depth: int = 0) -> list[object]:
+        self._step()
         if depth > _MAX_DEPTH:
             return []
         if isinstance(value, _Mod):
@@ -320,10 +337,28 @@ class Project:
     def resolve(
         self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
     ) -> list[_Fn]:
+        """The project functions a call of ``callee`` runs. One resolution has a
+        budget of steps (``BUDGET``): a module can be written to make name lookups
+        fan out without bound, and this runs in the main process. A call over the
+        budget is not followed, and ``abandoned`` says where it was."""
+        if self._steps is not None:  # nested (a guard helper): the outer budget
+            return self._resolve(module, fn, callee)
+        self._steps = 0
         try:
             return self._resolve(module, fn, callee)
         except RecursionError:  # pathological import cycles: the call ends here
             return []
+        except _OverBudget:
+            self.abandoned.append((module.path, callee))
+            return []
+        finally:
+            self._steps = None
+
+    def _step(self) -> None:
+        if self._steps is not None:
+            self._steps += 1
+            if self._steps > BUDGET:
+                raise _OverBudget
 
     def _resolve(
         self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
@@ -425,4 +460,4 @@ class Project:
         return reached
 
 
-__all__ = ["Entry", "Loader", "Project", "Reached"]
+__all__ = ["BUDGET", "Entry", "Loader", "Project", "Reached"]
