@@ -33,6 +33,15 @@ def expectations(source: str) -> set[tuple[int, str]]:
 
 
 GRAPHLINT = [sys.executable, "-m", "graphlint"]
+WARMED = """\
+import torch
+g = torch.cuda.CUDAGraph()
+x = torch.zeros(1, device="cuda")
+with torch.cuda.stream(torch.cuda.Stream()):
+    for _ in range(3):
+        x.add_(1)
+with torch.cuda.graph(g):
+"""  # a warmed-up capture region, its body to follow (indented by four)
 
 
 def graphlint(

@@ -33,6 +33,7 @@ from graphlint.output.lsp import format_lsp
 from graphlint.output.text import format_text
 from graphlint.runtime import report
 from graphlint.runtime.sites import Site
+from tests.conftest import WARMED
 from tests.test_facts import facts_for
 
 OSC_TITLE = "\x1b]0;pwned\x07"
@@ -204,17 +205,6 @@ def graphlint(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
         capture_output=True,
         check=False,
     )
-
-
-WARMED = """\
-import torch
-g = torch.cuda.CUDAGraph()
-x = torch.zeros(1, device="cuda")
-with torch.cuda.stream(torch.cuda.Stream()):
-    for _ in range(3):
-        x.add_(1)
-with torch.cuda.graph(g):
-"""
 
 
 def assert_one_diagnostic(done: subprocess.CompletedProcess[bytes]) -> list[str]:

@@ -26,7 +26,6 @@ from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
-    RUNNING,
     module_of,
     package_of,
     read_file,
@@ -65,29 +64,22 @@ class _Summaries:
         shown = self.display(path)
         data = read_file(path, shown, self.settings.max_file_size)
         if isinstance(data, Diagnostic):
-            self._fail(FileResult(shown, (data,)))
+            self.failed.append(FileResult(shown, (data,)))
             return None
-        target = self.settings.target
-        version = b"" if target == RUNNING else f"{target}".encode()
+        target = f"{self.settings.target}".encode()
         kind = os.fsencode(path.name)  # pkg.py and pkg/__init__.py: other packages
-        key = Cache.key(b"summary", version, os.fsencode(name), kind, data)
+        key = Cache.key(b"summary", target, os.fsencode(name), kind, data)
         cached = self.cache.get(key, ModuleSummary) if self.cache else None
         if cached is not None:
             cached.path = shown
             return cached
         found = self.pool.call(SummaryJob(name, shown, data))
         if isinstance(found, FileResult):
-            self._fail(found)
+            self.failed.append(found)
             return None
         if self.cache is not None:
             self.cache.put(key, found)
         return found
-
-    def _fail(self, result: FileResult) -> None:
-        enabled = tuple(
-            d for d in result.diagnostics if d.code in self.settings.enabled
-        )
-        self.failed.append(FileResult(result.path, enabled, result.internal_error))
 
 
 def check_project(
@@ -129,9 +121,8 @@ def check_project(
     abandoned = [
         FileResult(path, (_abandoned(path, callee),))
         for path, callee in dict.fromkeys(project.abandoned)
-        if ParserLimitExceeded.code in settings.enabled
     ]
-    return _merge(results, [*summaries.failed, *abandoned, *extra])
+    return _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
 
 
 def _abandoned(path: str, callee: str) -> Diagnostic:
@@ -142,9 +133,11 @@ def _abandoned(path: str, callee: str) -> Diagnostic:
     return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
 
 
-def _merge(results: list[FileResult], extra: list[FileResult]) -> list[FileResult]:
-    """Add what the project pass found, by path; a file only reached is listed even
-    when clean, so editors clear it."""
+def _merge(
+    results: list[FileResult], extra: list[FileResult], enabled: frozenset[str]
+) -> list[FileResult]:
+    """Add what the project pass found (of the ``enabled`` codes), by path; a file
+    only reached is listed even when clean, so editors clear it."""
     by_path = {r.path: i for i, r in enumerate(results)}
     merged = list(results)
     for found in extra:
@@ -153,9 +146,8 @@ def _merge(results: list[FileResult], extra: list[FileResult]) -> list[FileResul
             merged.append(FileResult(found.path, ()))
         index = by_path[found.path]
         old = merged[index]
-        diagnostics = tuple(
-            sorted({*old.diagnostics, *found.diagnostics}, key=lambda d: d.sort_key)
-        )
+        new = (d for d in found.diagnostics if d.code in enabled)
+        diagnostics = tuple(sorted({*old.diagnostics, *new}, key=lambda d: d.sort_key))
         merged[index] = FileResult(
             old.path, diagnostics, old.internal_error or found.internal_error
         )
