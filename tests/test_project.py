@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.cache import FORMAT
 from graphlint.diagnostics import FileResult
 from graphlint.engine import Settings
 from graphlint.project.check import check_project
@@ -101,7 +102,7 @@ def test_summary_cache_is_used_and_lives_outside_the_tree(
     first = run("check", "app/train.py", cwd=project)[1]
     entries = [p for p in cache.rglob("*") if p.is_file()]
     assert entries, "summaries are cached"
-    assert all(json.loads(p.read_bytes())["format"] == 2 for p in entries)
+    assert all(json.loads(p.read_bytes())["format"] == FORMAT for p in entries)
     assert not (project / ".graphlint_cache").exists()
     assert run("check", "app/train.py", cwd=project)[1] == first
     assert run("check", "--no-cache", "app/train.py", cwd=project)[1] == first

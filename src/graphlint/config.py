@@ -34,6 +34,8 @@ KEYS = {
     "ignore": "codes or prefixes to disable",
     "exclude": "gitignore-style patterns of paths not to check",
     "capture-markers": "qualified names of your own capture-region decorators/contexts",
+    "capture-checks": "qualified names of functions that say whether the current "
+    "stream is capturing (PyTorch's and TransformerEngine's are known)",
     "max-file-size": "bytes above which a file is reported (GL003) and not analysed",
     "timeout": "seconds one file may take before it is reported (GL005)",
     "max-memory": "MiB one worker may use before its file is reported (GL005)",
@@ -69,6 +71,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     capture_markers: tuple[str, ...] = ()
+    capture_checks: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     timeout: float = DEFAULT_TIMEOUT
     max_memory: int = DEFAULT_MAX_MEMORY
@@ -80,6 +83,7 @@ class Config:
         return Settings(
             enabled=enabled_codes(self.select, self.extend_select, self.ignore),
             markers=frozenset(self.capture_markers),
+            checks=frozenset(self.capture_checks),
             max_file_size=self.max_file_size,
             timeout=self.timeout,
             max_memory=self.max_memory,
@@ -162,6 +166,7 @@ def load(path: Path | None, cwd: Path) -> Config:
         ignore=_codes(table, "ignore", where),
         exclude=_strings(table, "exclude", where),
         capture_markers=_strings(table, "capture-markers", where),
+        capture_checks=_strings(table, "capture-checks", where),
         max_file_size=int(_limit(table, "max-file-size", where, DEFAULT_MAX_FILE_SIZE)),
         timeout=float(_limit(table, "timeout", where, DEFAULT_TIMEOUT)),
         max_memory=int(_limit(table, "max-memory", where, DEFAULT_MAX_MEMORY)),

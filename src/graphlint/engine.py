@@ -57,6 +57,7 @@ class Settings:
         )
     )
     markers: frozenset[str] = frozenset()
+    checks: frozenset[str] = frozenset()  # functions that ask "capturing now?"
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     timeout: float = DEFAULT_TIMEOUT
     max_memory: int = DEFAULT_MAX_MEMORY  # MiB
@@ -107,7 +108,7 @@ def analyse_source(
         markers=settings.markers,
         package=package,
         external={fn: _region(how) for fn, how in (external or {}).items()},
-        checks=checks,
+        checks=settings.checks | checks,
     )
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]

@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, Hop, RegionKind
+from graphlint.facts import guards
 from graphlint.facts.names import dotted
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.values import Kind, Value, Values
@@ -29,7 +30,6 @@ GRAPHED_CALLABLES = frozenset(
     }
 )
 BUILTIN_MARKERS = frozenset({"graphlint.capture_region"})
-CAPTURING_CHECKS = frozenset({"torch.cuda.is_current_stream_capturing"})
 CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
 
@@ -72,13 +72,15 @@ class RegionFinder(cst.CSTVisitor):
         checks: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
-        self.checks = CAPTURING_CHECKS | checks
+        self.checks = checks
         self.scopes = scopes
         self.values = values
         self.positions = positions
         self.markers = BUILTIN_MARKERS | markers
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
+        # statements between ``capture_begin()`` and ``capture_end()``
+        self.spans: dict[cst.CSTNode, Region] = {}
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
         # make_graphed_callables / compile targets not defined in this file
         self.unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]] = []
@@ -265,29 +267,101 @@ class RegionFinder(cst.CSTVisitor):
         self.roots[fn.body] = region
         self.values.captured.setdefault(fn, region.kind)
 
-    # -- if not torch.cuda.is_current_stream_capturing(): ---------------------------
+    # -- capture guards: ``if not is_capturing():``, early exits ---------------------
     def visit_If(self, node: cst.If) -> None:
-        test = node.test
-        if self.is_capturing_check(test) and node.orelse is not None:
+        holds = self.under_capture(node.test)
+        if holds is False:
+            self.excluded.add(node.body)
+        elif holds is True and node.orelse is not None:
             self.excluded.add(node.orelse)
-        negated = [test]
-        if isinstance(test, cst.BooleanOperation) and isinstance(
-            test.operator, cst.And
-        ):
-            negated = [test.left, test.right]
-        for part in negated:
-            if (
-                isinstance(part, cst.UnaryOperation)
-                and isinstance(part.operator, cst.Not)
-                and self.is_capturing_check(part.expression)
-            ):
-                self.excluded.add(node.body)
 
-    def is_capturing_check(self, expr: cst.BaseExpression) -> bool:
-        if not isinstance(expr, cst.Call):
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.exclude_after_exit(node.body)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.exclude_after_exit(node.body)
+
+    def exclude_after_exit(self, body: Sequence[cst.BaseStatement]) -> None:
+        """Statements after an early exit under capture (``if is_capturing(): raise``,
+        ``assert not is_capturing()``) never run while capturing."""
+        for index, statement in enumerate(body):
+            if self.exits_under_capture(statement):
+                self.excluded.update(body[index + 1 :])
+                return
+
+    def exits_under_capture(self, statement: cst.BaseStatement) -> bool:
+        if isinstance(statement, cst.SimpleStatementLine):
+            return any(
+                isinstance(small, cst.Assert)
+                and self.under_capture(small.test) is False
+                for small in statement.body
+            )
+        if isinstance(statement, cst.If):
+            holds = self.under_capture(statement.test)
+            if holds is True:
+                return always_exits(statement.body)
+            if holds is False:
+                orelse = statement.orelse
+                return isinstance(orelse, cst.Else) and always_exits(orelse.body)
             return False
-        name = self.values.qualify(expr.func) or dotted(expr.func)
+        if isinstance(statement, cst.With) and isinstance(
+            statement.body, cst.IndentedBlock
+        ):  # a with block always runs its body
+            return any(self.exits_under_capture(s) for s in statement.body.body)
+        return False
+
+    def under_capture(self, test: cst.BaseExpression) -> bool | None:
+        return guards.under_capture(self.formula(test), self.is_check)
+
+    def is_check(self, name: str) -> bool:
         return name in self.checks
+
+    def formula(self, expr: cst.BaseExpression, depth: int = 0) -> guards.Formula:
+        """The guard formula of a test (see ``graphlint.facts.guards``)."""
+        if depth > guards.MAX_DEPTH:
+            return guards.UNKNOWN
+        if isinstance(expr, cst.Call):
+            name = self.values.qualify(expr.func) or dotted(expr.func)
+            return ["call", name] if name else guards.UNKNOWN
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            return guards.negate(self.formula(expr.expression, depth + 1))
+        if isinstance(expr, cst.BooleanOperation):
+            op = "and" if isinstance(expr.operator, cst.And) else "or"
+            return [
+                op,
+                self.formula(expr.left, depth + 1),
+                self.formula(expr.right, depth + 1),
+            ]
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False"):
+                return ["const", expr.value == "True"]
+            # ``capturing = is_capturing()`` once, then ``if not capturing:``
+            scope = self.values.scope_of.get(expr)
+            bindings = scope.lookup(expr.value) if scope is not None else None
+            if (
+                bindings
+                and len(bindings) == 1
+                and bindings[0].how == "assign"
+                and not bindings[0].path
+                and bindings[0].value is not None
+                and bindings[0].scope.kind != "module"
+            ):
+                return self.formula(bindings[0].value, depth + 1)
+        return guards.UNKNOWN
+
+
+def always_exits(block: cst.BaseSuite) -> bool:
+    """Whether a block ends by leaving the function (``return`` or ``raise``)."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in block.body)
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return False
+    last = block.body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
+        return always_exits(last.body) and always_exits(last.orelse.body)
+    return False
 
 
 class BeginEndScanner:
@@ -359,7 +433,7 @@ class BeginEndScanner:
             graph=receiver,
         )
         for node in nodes:
-            self.finder.roots.setdefault(node, region)
+            self.finder.spans.setdefault(node, region)
 
 
 def headers(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -406,16 +480,16 @@ class RegionAssigner(cst.CSTVisitor):
         self.finder = finder
         self.pragmas = pragmas
         self.regions: dict[cst.CSTNode, Region] = {}
-        self._stack: list[Region | None] = [None]
+        self._stack: list[Region | object | None] = [None]
         self._pushed: set[cst.CSTNode] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         entry = self.entry(node)
-        if entry is None or isinstance(entry, Region):
+        if entry is not _KEEP:
             self._stack.append(entry)
             self._pushed.add(node)
         current = self._stack[-1]
-        if current is not None:
+        if isinstance(current, Region):
             self.regions[node] = current
         return True
 
@@ -428,11 +502,15 @@ class RegionAssigner(cst.CSTVisitor):
         if node in self.finder.roots:
             return self.finder.roots[node]
         if node in self.finder.excluded:
-            return None
+            return _EXCLUDED
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             # a nested definition runs when called, not where it is written;
             # a pragma span may still cover it as a whole
             return self.pragma(node)
+        if self._stack[-1] is _EXCLUDED:
+            return _KEEP  # spans and pragmas do not reach into a guarded block
+        if node in self.finder.spans:
+            return self.finder.spans[node]
         if self.pragmas and isinstance(
             node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
         ):
@@ -449,7 +527,8 @@ class RegionAssigner(cst.CSTVisitor):
         return None
 
 
-_KEEP = object()
+_KEEP = object()  # the node runs where its parent runs
+_EXCLUDED = object()  # a guarded block: never under capture
 
 
 def find_regions(
@@ -474,6 +553,7 @@ def find_regions(
     ``checks`` adds project functions that ask whether the stream is capturing,
     by their qualified or local names."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
+    finder.checks = checks | local_checks(finder, scopes)
     module.visit(finder)
     for function, path in scopes.paths.items():
         if external and path in external:
@@ -492,6 +572,29 @@ def find_regions(
     assigner = RegionAssigner(finder, pragmas)
     module.visit(assigner)
     return assigner.regions, finder.graphed_calls, finder.unresolved
+
+
+def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
+    """Functions of this file that return a capture check (``def capturing():
+    return torch.cuda.is_current_stream_capturing()``), by the names calls use."""
+    found: set[str] = set()
+    for function, path in scopes.paths.items():
+        body = function.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+            continue
+        line = body.body[0]
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        returned = line.body[0]
+        if (
+            isinstance(returned, cst.Return)
+            and returned.value is not None
+            and finder.under_capture(returned.value) is True
+        ):
+            name = function.name.value
+            method = scopes.functions[function].cls is not None
+            found.update({path, f"self.{name}"} if method else {path, name})
+    return frozenset(found)
 
 
 def compile_label(call: cst.Call) -> str | None:

@@ -103,7 +103,10 @@ def check_project(
             return results
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
-            [*roots, *(source_root(f) for f in files)], summaries, eager=eager
+            [*roots, *(source_root(f) for f in files)],
+            summaries,
+            eager=eager,
+            checks=settings.checks,
         )
         analysed = {
             (module_of(Path(result.path)), root)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphlint.diagnostics import Hop
+from graphlint.facts import guards
+from graphlint.facts.torchapi import MODULE_CONTAINERS
 from graphlint.project.summary import (
     ClassSummary,
     FunctionSummary,
@@ -23,10 +25,6 @@ from graphlint.project.summary import (
     Ref,
 )
 
-CAPTURING_CHECKS = frozenset({"torch.cuda.is_current_stream_capturing"})
-MODULE_CONTAINERS = frozenset(
-    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
-)
 _MAX_DEPTH = 24  # resolution steps for one name: ends cycles such as ``h = h.float()``
 BUDGET = 100_000  # steps for one call: real calls take tens
 
@@ -104,10 +102,12 @@ class Project:
         load: Loader,
         *,
         eager: frozenset[str] = frozenset(),
+        checks: frozenset[str] = frozenset(),
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
         self.load = load
         self.eager = eager
+        self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
         self._modules: dict[str, ModuleSummary | None] = {}
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
@@ -378,7 +378,7 @@ class Project:
     ) -> bool:
         """Whether calling ``callee`` asks "is the current stream capturing?",
         directly or through a project helper that returns that check."""
-        if self.qualify(module, callee) in CAPTURING_CHECKS:
+        if self.qualify(module, callee) in self.known:
             return True
         if depth > 3:
             return False
@@ -389,6 +389,13 @@ class Project:
                     self._helpers.update({f"{target.module.name}.{name}", name})
                     return True
         return False
+
+    def guarded(self, target: _Fn, encoded: tuple[str, ...]) -> bool:
+        """Whether a call under these guards never runs while capturing."""
+        return bool(encoded) and guards.never_under_capture(
+            [guards.decode(g) for g in encoded],
+            lambda name: self.is_check(target.module, target.fn, name),
+        )
 
     def checks(self) -> frozenset[str]:
         """Qualified and local names of the project's capture-check helpers found."""
@@ -439,7 +446,7 @@ class Project:
             seen.add(key)
             reached.setdefault(target.module.path, {})[target.fn.path] = how
             for site in target.fn.calls:
-                if any(self.is_check(target.module, target.fn, g) for g in site.guards):
+                if self.guarded(target, site.guards):
                     continue
                 for callee in self.resolve(target.module, target.fn, site.callee):
                     hop = Hop(

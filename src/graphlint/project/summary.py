@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphlint.diagnostics import Diagnostic
+from graphlint.facts import guards
 from graphlint.facts.torchapi import MODULE_SELF_METHODS
 from graphlint.read import RUNNING, Version, decode, prescreen, tool_diagnostic
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
@@ -40,7 +41,9 @@ class CallSite:
     line: int
     col: int
     callee: str  # dotted, as written: "self.att", "block", "mod.fn"
-    guards: tuple[str, ...] = ()  # callees of enclosing `if not <check>():` tests
+    # conditions the call runs under, as encoded guard formulas (``facts.guards``):
+    # only those that call something, which may be a capture check
+    guards: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -141,8 +144,7 @@ class _Summarizer(ast.NodeVisitor):
         self.bind(node.name, Ref("name", name))
         self.stack.append(node.name)
         self.classes.append(summary)
-        for statement in node.body:
-            self.visit(statement)
+        self.block(node.body)
         self.classes.pop()
         self.stack.pop()
 
@@ -169,8 +171,7 @@ class _Summarizer(ast.NodeVisitor):
         self.classes.append(None)
         self.functions.append(summary)
         saved, self.guards = self.guards, []
-        for statement in node.body:
-            self.visit(statement)
+        self.block(node.body)
         self.guards = saved
         self.functions.pop()
         self.classes.pop()
@@ -251,18 +252,41 @@ class _Summarizer(ast.NodeVisitor):
             self.module.imports[local] = f"{base}.{alias.name}" if base else alias.name
 
     # -- calls and guards ------------------------------------------------------------
-    def visit_If(self, node: ast.If) -> None:
-        self.visit(node.test)
-        negated, positive = _guard_of(node.test)
-        self.guarded_block(node.body, negated)
-        self.guarded_block(node.orelse, positive)
+    def generic_visit(self, node: ast.AST) -> None:
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                self.block(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
-    def guarded_block(self, body: list[ast.stmt], guard: str | None) -> None:
-        if guard is not None:
-            self.guards.append(guard)
+    def block(self, body: list[ast.stmt]) -> None:
+        """Statements in order; after an early exit under a condition (``if
+        is_capturing(): return``, ``assert not is_capturing()``) the rest of the
+        block runs only when that condition does not hold."""
+        depth = len(self.guards)
         for statement in body:
             self.visit(statement)
-        if guard is not None:
+            after = _guard_after(statement)
+            if after is not None:
+                self.guards.append(after)
+        del self.guards[depth:]
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        test = formula(node.test)
+        self.guarded_block(node.body, test)
+        self.guarded_block(node.orelse, guards.negate(test))
+
+    def guarded_block(self, body: list[ast.stmt], test: guards.Formula) -> None:
+        kept = guards.mentions_call(test)
+        if kept:
+            self.guards.append(guards.encode(test))
+        self.block(body)
+        if kept:
             self.guards.pop()
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -276,16 +300,50 @@ class _Summarizer(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _guard_of(test: ast.expr) -> tuple[str | None, str | None]:
-    """For ``if not check():`` the body is guarded by ``check``; for ``if check():``
-    the else branch is. Returns (guard of the body, guard of the else branch)."""
+def formula(test: ast.expr, depth: int = 0) -> guards.Formula:
+    """The guard formula of a test (see ``graphlint.facts.guards``)."""
+    if depth > guards.MAX_DEPTH:
+        return guards.UNKNOWN
+    if isinstance(test, ast.Call):
+        name = dotted(test.func)
+        return ["call", name] if name is not None else guards.UNKNOWN
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = test.operand
-        if isinstance(inner, ast.Call) and not inner.args:
-            return dotted(inner.func), None
-    if isinstance(test, ast.Call) and not test.args:
-        return None, dotted(test.func)
-    return None, None
+        return guards.negate(formula(test.operand, depth + 1))
+    if isinstance(test, ast.BoolOp):
+        op = "and" if isinstance(test.op, ast.And) else "or"
+        return [op, *(formula(v, depth + 1) for v in test.values)]
+    if isinstance(test, ast.Constant) and isinstance(test.value, bool):
+        return ["const", test.value]
+    return guards.UNKNOWN
+
+
+def _guard_after(statement: ast.stmt) -> str | None:
+    """What must hold for code after ``statement`` to run, when it exits early."""
+    found: guards.Formula | None = None
+    if isinstance(statement, ast.Assert):
+        found = formula(statement.test)
+    elif isinstance(statement, ast.If):
+        if _always_exits(statement.body):
+            found = guards.negate(formula(statement.test))
+        elif _always_exits(statement.orelse):
+            found = formula(statement.test)
+    if found is None or not guards.mentions_call(found):
+        return None
+    return guards.encode(found)
+
+
+def _always_exits(body: list[ast.stmt]) -> bool:
+    """Whether a block ends by leaving the function (``return`` or ``raise``)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return (
+        isinstance(last, ast.If)
+        and _always_exits(last.body)
+        and _always_exits(last.orelse)
+    )
 
 
 def summarize(
