@@ -109,6 +109,7 @@ def analyse_source(
         package=package,
         external={fn: _region(how) for fn, how in (external or {}).items()},
         checks=settings.checks | checks,
+        path=path,
     )
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]

@@ -34,6 +34,7 @@ from graphlint.diagnostics import (
 
 if TYPE_CHECKING:
     from graphlint.facts import FileFacts, Region
+    from graphlint.facts.flow import Flow
     from graphlint.facts.state import HostState
     from graphlint.facts.values import Value
 
@@ -163,6 +164,11 @@ class Rule(Check, cst.BatchableCSTVisitor):
     def state(self) -> HostState:
         """Where host locations are written and which regions read them."""
         return self.context.facts.state
+
+    @property
+    def flow(self) -> Flow:
+        """The capture timeline: what runs before a capture, what between replays."""
+        return self.context.facts.flow
 
     def value(self, expr: cst.BaseExpression) -> Value:
         """What ``expr`` evaluates to, as far as the file's dataflow knows."""

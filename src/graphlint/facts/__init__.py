@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from graphlint.facts.flow import Flow
 from graphlint.facts.regions import Region, find_regions
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup, capture_setup
@@ -23,6 +24,7 @@ class FileFacts:
     regions: Mapping[cst.CSTNode, Region]
     state: HostState
     setup: CaptureSetup
+    flow: Flow
     paths: Mapping[cst.FunctionDef, str]  # "Cls.method" for each function
     # graphed or compiled targets defined elsewhere: (call, target, region)
     unresolved: Sequence[tuple[cst.Call, cst.BaseExpression, Region]]
@@ -55,6 +57,7 @@ def analyse(
     package: str | None = None,
     external: Mapping[str, Region] | None = None,
     checks: frozenset[str] = frozenset(),
+    path: str | None = None,
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, then the two region walks."""
     scopes = ScopeBuilder(package)
@@ -66,7 +69,11 @@ def analyse(
     values.reset()  # parameters of captured callables are now known
     state = host_state(module, values, regions, positions)
     setup = capture_setup(module, values, state, positions, graphed_calls, regions)
-    return FileFacts(values, regions, state, setup, scopes.paths, unresolved)
+    streams = frozenset(block.node for block in setup.side_streams)
+    flow = Flow(module, values, state, regions, positions, streams, path)
+    if regions:
+        module.visit(flow)
+    return FileFacts(values, regions, state, setup, flow, scopes.paths, unresolved)
 
 
-__all__ = ["CaptureSetup", "FileFacts", "HostState", "Region", "analyse"]
+__all__ = ["CaptureSetup", "FileFacts", "Flow", "HostState", "Region", "analyse"]

@@ -294,7 +294,7 @@ class HostState(cst.CSTVisitor):
         found = []
         for region in self.region_reads:
             if region.kind in kinds and any(
-                _within(read, key) for read in self.inputs(region)
+                within(read, key) for read in self.inputs(region)
             ):
                 found.append(region)
         return found
@@ -391,7 +391,7 @@ class _TestReads(cst.CSTVisitor):
         return not isinstance(node, (cst.Lambda, cst.BaseComp))
 
 
-def _within(read: Key, key: Key) -> bool:
+def within(read: Key, key: Key) -> bool:
     """Whether location ``read`` is ``key`` or lies inside it (``key.attr[0]``)."""
     current: object = read
     while isinstance(current, tuple):
@@ -429,4 +429,4 @@ def host_state(
     return state
 
 
-__all__ = ["HostState", "Key", "Write", "host_state"]
+__all__ = ["HostState", "Key", "Write", "host_state", "same", "within"]

@@ -14,6 +14,7 @@ import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 
@@ -153,6 +154,8 @@ class Values:
         self._memo: dict[cst.CSTNode, Value] = {}
         self._busy: set[cst.CSTNode] = set()
         self._binding_memo: dict[int, Value] = {}
+        self._binding_busy: set[int] = set()
+        self._cuts = 0  # cycles cut so far (see ``_remember``)
         self._module_classes: dict[str, bool] = {}
         # functions whose arguments are provided by a capture API, and which kind
         self.captured: dict[cst.CSTNode, RegionKind] = {}
@@ -168,14 +171,26 @@ class Values:
         if cached is not None:
             return cached
         if expr in self._busy:
+            self._cuts += 1
             return BOTTOM
+        cuts = self._cuts
         self._busy.add(expr)
         try:
             value = self._eval(expr)
         finally:
             self._busy.discard(expr)
-        self._memo[expr] = value
+        self._remember(self._memo, expr, value, cuts)
         return value
+
+    def _remember(
+        self, memo: dict[Any, Value], key: object, value: Value, cuts: int
+    ) -> None:
+        """Memoise a value, unless a cycle was cut while computing it inside a larger
+        evaluation: then it is partial, and depends on where evaluation started."""
+        if self._cuts == cuts or not (self._busy or self._binding_busy):
+            memo[key] = value
+        elif memo.get(key) is BOTTOM:
+            del memo[key]
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Qualified name of ``expr`` unless a local binding shadows its root name."""
@@ -245,12 +260,19 @@ class Values:
     def binding(self, binding: Binding) -> Value:
         """The value one binding gives its name."""
         key = id(binding)
+        if key in self._binding_busy:
+            self._cuts += 1
+            return BOTTOM
         cached = self._binding_memo.get(key)
         if cached is not None:
             return cached
-        self._binding_memo[key] = BOTTOM  # cycle guard
-        value = self._binding_uncached(binding)
-        self._binding_memo[key] = value
+        cuts = self._cuts
+        self._binding_busy.add(key)
+        try:
+            value = self._binding_uncached(binding)
+        finally:
+            self._binding_busy.discard(key)
+        self._remember(self._binding_memo, key, value, cuts)
         return value
 
     def _binding_uncached(self, b: Binding) -> Value:
@@ -401,12 +423,9 @@ class Values:
                 zero_dim=others_scalar and all(t.zero_dim for t in tensors),
                 boolean=boolean,
             )
-        kinds = {left.kind, right.kind} - {Kind.BOTTOM}
-        if kinds == {Kind.PYTHON}:
-            return PYTHON
-        if not kinds:
-            return BOTTOM
-        return UNKNOWN
+        if Kind.BOTTOM in (left.kind, right.kind):
+            return BOTTOM  # a cycle being evaluated: the other bindings decide
+        return PYTHON if left.kind is right.kind is Kind.PYTHON else UNKNOWN
 
     def _comparison(self, e: cst.Comparison) -> Value:
         if all(
@@ -425,12 +444,16 @@ class Values:
                 boolean=True,
                 zero_dim=scalar and all(t.zero_dim for t in tensors),
             )
+        if any(v.kind is Kind.BOTTOM for v in operands):
+            return BOTTOM
         if all(v.kind is Kind.PYTHON for v in operands):
             return PYTHON
         return UNKNOWN
 
     def _subscript(self, e: cst.Subscript) -> Value:
         base = self.of(e.value)
+        if base.kind is Kind.BOTTOM:
+            return BOTTOM  # a cycle being evaluated: nothing known yet
         if base.is_tensor:
             return tensor(base.device, boolean=base.boolean)
         index = None
@@ -453,6 +476,8 @@ class Values:
                 return PYTHON
             return UNKNOWN
         base = self.of(e.value)
+        if base.kind is Kind.BOTTOM:
+            return BOTTOM
         attr = e.attr.value
         if base.is_tensor:
             if attr in api.TENSOR_ATTRS:
@@ -566,6 +591,8 @@ class Values:
         return Device.UNKNOWN
 
     def _method(self, recv: Value, name: str, e: cst.Call) -> Value:
+        if recv.kind is Kind.BOTTOM:
+            return BOTTOM
         positional, keywords = self._args(e)
         if recv.is_tensor:
             if name in api.TENSOR_PY_METHODS:

@@ -13,7 +13,7 @@ class HostStateBranch(Rule):
     """An `if`/`while`/ternary under capture tests host state that changes later."""
 
     code = "GL203"
-    message = "`{expr}` branches on `{name}`, which line {line} changes between replays"
+    message = "`{expr}` branches on `{name}`, which {change}"
     fix_title = (
         "Decide outside the region, capture one graph per branch, or keep the value "
         "in a device tensor and select with `torch.where`"
@@ -38,16 +38,15 @@ class HostStateBranch(Rule):
             key = self.state.reads.get(read)
             if key is None or self.value(read).kind not in _HOST_KINDS:
                 continue
-            found = self.state.changes(key, region)
-            if found is not None:
-                write, confidence = found
+            change = self.flow.changes(key, region)
+            if change is not None:
                 self.report(
                     test,
                     region,
-                    confidence=confidence,
+                    confidence=change.confidence,
                     expr=self.code_of(test),
                     name=self.code_of(read),
-                    line=write.line,
+                    change=change.describe(),
                 )
                 return
 

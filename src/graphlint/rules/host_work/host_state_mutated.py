@@ -49,7 +49,7 @@ class HostStateMutated(Rule):
         if (
             region is not None
             and self.is_host_container(found[0])
-            and not self.created_under_capture(found[0], region)
+            and not self.scratch_or_memo(found[0], node, region)
         ):
             self.report(node, region, stmt=self.code_of(node))
 
@@ -62,7 +62,7 @@ class HostStateMutated(Rule):
             if (
                 isinstance(t, cst.Subscript)
                 and self.is_host_container(t.value)
-                and not self.created_under_capture(t.value, region)
+                and not self.scratch_or_memo(t.value, t, region)
             ):
                 self.report(node, region, stmt=self.code_of(node))
                 return
@@ -72,18 +72,26 @@ class HostStateMutated(Rule):
         target = node.target
         if region is None or not isinstance(target, (cst.Name, cst.Attribute)):
             return
-        if self.value(target).kind is Kind.PYTHON and not self.created_under_capture(
-            target, region
+        if self.value(target).kind is Kind.PYTHON and not self.scratch_or_memo(
+            target, target, region
         ):
             self.report(node, region, stmt=self.code_of(node))
 
-    def created_under_capture(self, expr: cst.BaseExpression, region: Region) -> bool:
+    def scratch_or_memo(
+        self, expr: cst.BaseExpression, node: cst.CSTNode, region: Region
+    ) -> bool:
         """A container or counter the captured code makes itself is scratch state:
-        it does not outlive the capture, so nothing is lost on replay."""
+        it does not outlive the capture, so nothing is lost on replay. A write only
+        done when a test of the same state says so (``if k not in cache:``, ``if
+        self.buf is None:``) is a memo or lazy initialisation: warm-up did it, and the
+        capture finds it done."""
         key = self.state.key_of(expr)
-        return key is not None and any(
-            write.region == region and write.how in ("assign", "iterate")
-            for write in self.state.writes.get(key, ())
+        return key is not None and (
+            any(
+                write.region == region and write.how in ("assign", "iterate")
+                for write in self.state.writes.get(key, ())
+            )
+            or self.flow.memo(node, key)
         )
 
     def is_host_container(self, expr: cst.BaseExpression) -> bool:

@@ -43,15 +43,14 @@ class StaleHostValue(Rule):
             return
         if value.function is not None or value.is_class:
             return
-        found = self.state.changes(key, region)
-        if found is not None:
-            write, confidence = found
+        change = self.flow.changes(key, region)
+        if change is not None:
             self.report(
                 node,
                 region,
-                confidence=confidence,
+                confidence=change.confidence,
                 expr=self.code_of(node),
-                why=f"line {write.line} changes it",
+                why=change.describe("it"),
             )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -16,7 +16,7 @@ class StaticInputDataReplaced(Rule):
     code = "GL302"
     message = (
         "`{target} = ...` gives new memory to a tensor that the graph captured at "
-        "line {line} reads"
+        "line {line} reads, before the replay at line {replay}{through}"
     )
     fix_title = "Copy into the existing memory: `{base}.copy_(new)`"
     outcome = Outcome.SILENT_WRONG
@@ -30,14 +30,16 @@ class StaticInputDataReplaced(Rule):
         if write is None or base is None or write.how != "assign":
             return
         for region in self.state.readers(base, MANUAL):
-            confidence = self.state.rebinds(write, region)
-            if confidence is not None:
+            change = self.flow.between_replays(write, region)
+            if change is not None:
                 self.report(
                     node,
                     region,
-                    confidence=confidence,
+                    confidence=change.confidence,
                     target=self.code_of(node),
                     line=region.line,
+                    replay=change.replay,
+                    through=change.through(),
                     base=self.code_of(node.value),
                 )
                 return

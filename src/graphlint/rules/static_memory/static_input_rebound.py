@@ -16,7 +16,10 @@ class StaticInputRebound(Rule):
     """A tensor the graph reads is rebound (`x = new`) instead of copied into."""
 
     code = "GL301"
-    message = "`{target}` rebinds a tensor that the graph captured at line {line} reads"
+    message = (
+        "`{target}` rebinds a tensor that the graph captured at line {line} reads, "
+        "before the replay at line {replay}{through}"
+    )
     fix_title = (
         "Update it in place: `{name}.copy_(new)`, `{name}.fill_(v)` or "
         "`{name}[...] = v`"
@@ -40,15 +43,17 @@ class StaticInputRebound(Rule):
         if write is None or write.how == "augment" or not self.holds_tensor(write):
             return
         for region in self.state.readers(write.key, MANUAL):
-            confidence = self.state.rebinds(write, region)
-            if confidence is not None:
+            change = self.flow.between_replays(write, region)
+            if change is not None:
                 name = self.code_of(target)
                 self.report(
                     target,
                     region,
-                    confidence=confidence,
+                    confidence=change.confidence,
                     target=f"{name} = ..." if write.how == "assign" else name,
                     line=region.line,
+                    replay=change.replay,
+                    through=change.through(),
                     name=name,
                 )
                 return

@@ -1,0 +1,503 @@
+"""The capture timeline: which host code runs before a capture, and which between
+the capture and a later replay of its graph. Computed once per file, in one walk.
+
+A capture freezes what the graph reads from host state, so a write is a hazard only
+when it can run after the capture and before a replay of that graph. Rules ask here
+instead of comparing line numbers, and get the evidence to print: the write, the
+replay it precedes and, when the write runs in a called function, the call.
+
+Each function (module code counts as one; a lambda belongs to the code around it)
+becomes a list of sites in source order, each with its enclosing loops:
+
+- *captures*: a ``with torch.cuda.graph(g):`` block or ``g.capture_begin()`` span;
+- *replays*: ``g.replay()``, with ``g``'s host location (``state.Key``), so graphs
+  are told apart by where they live, not by their source text;
+- *writes*: every ``Write`` of ``state``;
+- *calls* of functions defined in the file, which carry the captures, replays and
+  writes of everything they call.
+
+A write W of function F precedes a replay R of the graph when, in F: W comes before
+R with no capture of the graph in between (a first binding before the capture is
+set-up, not a change); or W and R share a loop that does not capture afresh before W
+in each iteration (a loop that captures a new graph each time replays that one). A
+write to a global or an attribute after the capture also precedes the replays made
+by other functions. A write no such order reaches (import time, ``__init__``,
+``setUp``, a setter nothing calls between capture and replay) is not evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.facts.regions import Region, first_arg
+from graphlint.facts.state import HostState, Key, Write, same, within
+from graphlint.facts.values import Values
+
+Position = tuple[int, int]
+Function = cst.FunctionDef | cst.Module
+_LOOP = (cst.For, cst.While)
+_FAR = 1 << 30  # a column past the end of any line
+# methods that run before anything else of their object: constructors and test set-up
+SETUP_METHODS = frozenset(
+    {"__init__", "__post_init__", "__new__", "setUp", "setup_method", "setup"}
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """Where something happens: its function, position and enclosing loops."""
+
+    node: cst.CSTNode
+    function: Function
+    start: Position
+    end: Position
+    loops: tuple[cst.CSTNode, ...]  # outermost first
+
+    @property
+    def line(self) -> int:
+        return self.start[0]
+
+
+@dataclass(frozen=True)
+class Change:
+    """Evidence that a write runs between a capture and a replay of its graph."""
+
+    write: Write
+    replay: int  # the line of the replay it precedes
+    call: int | None  # the line of the call the write runs in, if not written there
+    confidence: Confidence
+
+    def through(self) -> str:
+        return f" (in the call at line {self.call})" if self.call else ""
+
+    def describe(self, what: str = "") -> str:
+        """``line 12 changes it before the replay at line 14`` (``what``: "it")."""
+        changes = f"changes {what}" if what else "changes"
+        return (
+            f"line {self.write.line}{self.through()} {changes} before the replay at "
+            f"line {self.replay}"
+        )
+
+
+@dataclass
+class _Events:
+    """One function's sites of interest, in source order."""
+
+    captures: list[tuple[Site, Region]] = field(default_factory=list)
+    replays: list[tuple[Site, Key | None]] = field(default_factory=list)
+    calls: list[tuple[Site, tuple[cst.FunctionDef, ...]]] = field(default_factory=list)
+    streams: list[Site] = field(default_factory=list)  # side-stream ``with`` blocks
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A capture, replay or write as seen from one function: directly, or in a call."""
+
+    start: Position
+    end: Position
+    loops: tuple[cst.CSTNode, ...]
+    call: int | None = None
+
+
+class Flow(cst.CSTVisitor):
+    """The walk, then the queries below."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        values: Values,
+        state: HostState,
+        regions: Mapping[cst.CSTNode, Region],
+        positions: Mapping[cst.CSTNode, CodeRange],
+        streams: frozenset[cst.CSTNode] = frozenset(),
+        path: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.module = module
+        self.values = values
+        self.state = state
+        self.positions = positions
+        self.path = path
+        self._stream_blocks = streams
+        self.events: dict[Function, _Events] = {}
+        self.sites: dict[cst.CSTNode, Site] = {}
+        # captures made in this file (not reached from elsewhere), by root
+        self.captures: dict[cst.CSTNode, Region] = {
+            r.root: r
+            for r in set(regions.values())
+            if r.kind is RegionKind.MANUAL and not r.via and r.root is not None
+        }
+        # the tests of the ``if``/``while`` blocks and early exits around a node
+        self.guard_tests: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}
+        self._functions: list[Function] = [module]
+        self._loops: list[list[cst.CSTNode]] = [[]]
+        self._tests: list[tuple[cst.BaseExpression, ...]] = [()]
+        self._pushed_tests: dict[cst.CSTNode, int] = {}
+        self._entry_tests: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}
+        self._reach: dict[Function, frozenset[Function]] = {}
+        self._called: set[cst.CSTNode] = set()
+
+    # -- the walk --------------------------------------------------------------------
+    def site(self, node: cst.CSTNode) -> Site:
+        pos = self.positions[node]
+        found = Site(
+            node,
+            self._functions[-1],
+            (pos.start.line, pos.start.column),
+            (pos.end.line, pos.end.column),
+            tuple(self._loops[-1]),
+        )
+        self.sites[node] = found
+        return found
+
+    def here(self) -> _Events:
+        return self.events.setdefault(self._functions[-1], _Events())
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        tests = self._guards_entered(node)
+        if tests:
+            self._tests.append((*self._tests[-1], *tests))
+            self._pushed_tests[node] = 1
+        if isinstance(node, cst.FunctionDef):
+            self._functions.append(node)
+            self._loops.append([])
+        elif isinstance(node, _LOOP):
+            self._loops[-1].append(node)
+        if node in self.captures:
+            region = self.captures[node]
+            site = self.site(node)
+            end = (region.end_line, _FAR) if region.end_line else site.end
+            site = Site(node, site.function, site.start, end, site.loops)
+            self.sites[node] = site
+            self.here().captures.append((site, region))
+        if node in self._stream_blocks:
+            self.here().streams.append(self.site(node))
+        if node in self.state.write_at or isinstance(node, cst.Call):
+            self.site(node)
+            if self._tests[-1]:
+                self.guard_tests[node] = self._tests[-1]
+        if isinstance(node, cst.Call):
+            self._call(node)
+            self._called.add(node.func)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and node not in self._called:
+            self._reference(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.FunctionDef):
+            self._functions.pop()
+            self._loops.pop()
+        elif isinstance(original_node, _LOOP):
+            self._loops[-1].pop()
+        if self._pushed_tests.pop(original_node, 0):
+            self._tests.pop()
+
+    def _guards_entered(self, node: cst.CSTNode) -> tuple[cst.BaseExpression, ...]:
+        """Tests that decide whether ``node`` runs: it is the block of an ``if`` or a
+        ``while``, or it follows an ``if`` whose block always leaves."""
+        if isinstance(node, (cst.If, cst.While)):
+            for block in (node.body, node.orelse):
+                if block is not None:
+                    self._entry_tests[block] = (node.test,)
+        elif isinstance(node, cst.IndentedBlock):
+            exits: tuple[cst.BaseExpression, ...] = ()
+            for statement in node.body:
+                if exits:
+                    self._entry_tests[statement] = exits
+                if isinstance(statement, cst.If) and _leaves(statement.body):
+                    exits = (*exits, statement.test)
+        return self._entry_tests.pop(node, ())
+
+    def _call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "replay":
+            self.here().replays.append(
+                (self.sites[node], self.state.key_of(func.value))
+            )
+            return
+        callees = self.callees(node)
+        if callees:
+            self.here().calls.append((self.sites[node], callees))
+
+    def _reference(self, node: cst.Name | cst.Attribute) -> None:
+        """A function handed on or stored (``model.forward = self.step``) may run
+        from there on: it counts as a call where it is referred to."""
+        if isinstance(node, cst.Name):
+            scope = self.values.scope_of.get(node)
+            bindings = scope.lookup(node.value) if scope is not None else None
+            if node in self.state.write_at or not any(
+                b.how == "def" for b in bindings or ()
+            ):
+                return
+        elif not any(
+            node.attr.value in c.methods for c in self.values.classes.values()
+        ):
+            return
+        function = self.values.of(node).function
+        if isinstance(function, cst.FunctionDef):
+            self.here().calls.append((self.site(node), (function,)))
+
+    def callees(self, node: cst.Call) -> tuple[cst.FunctionDef, ...]:
+        """The functions of this file a call runs, as far as values can tell."""
+        value = self.values.of(node.func)
+        found: list[cst.FunctionDef] = []
+        if isinstance(value.function, cst.FunctionDef):
+            found.append(value.function)
+        elif value.local is not None:
+            names = ("__init__",) if value.is_class else ("forward", "__call__")
+            for name in names:
+                method = value.local.methods.get(name)
+                if method is not None:
+                    found.append(method)
+                    break
+        return tuple(dict.fromkeys(found))
+
+    # -- reach -----------------------------------------------------------------------
+    def reach(self, function: Function) -> frozenset[Function]:
+        """``function`` and every function of this file it calls, transitively."""
+        known = self._reach.get(function)
+        if known is not None:
+            return known
+        seen: set[Function] = {function}
+        todo: list[Function] = [function]
+        while todo:
+            events = self.events.get(todo.pop())
+            for _, callees in events.calls if events else ():
+                for callee in callees:
+                    if callee not in seen:
+                        seen.add(callee)
+                        todo.append(callee)
+        found = frozenset(seen)
+        self._reach[function] = found
+        return found
+
+    def _points(
+        self,
+        function: Function,
+        direct: Iterable[Site],
+        holds: Iterable[Function],
+    ) -> list[_Point]:
+        """Where, in ``function``, something happens: at its own sites, or in a
+        call of a function that (transitively) holds one."""
+        found = [_Point(s.start, s.end, s.loops) for s in direct]
+        targets = set(holds)
+        events = self.events.get(function)
+        for site, callees in events.calls if events else ():
+            if any(targets & self.reach(c) for c in callees):
+                found.append(_Point(site.start, site.end, site.loops, site.line))
+        return found
+
+    # -- queries ---------------------------------------------------------------------
+    def capture_of(self, region: Region) -> Region | None:
+        """The capture in this file that ``region`` runs under: itself, or for code
+        reached from a capture, that capture when it is made in this file."""
+        if not region.via:
+            return self.captures.get(region.root) if region.root else None
+        if region.origin is not None and region.origin != self.path:
+            return None
+        for capture in self.captures.values():
+            if capture.line == region.line:
+                return capture
+        return None
+
+    def graph_of(self, capture: Region) -> Key | None:
+        """The host location of the graph a capture records into."""
+        root = capture.root
+        expr: cst.BaseExpression | None = None
+        if isinstance(root, cst.With):
+            for item in root.items:
+                if isinstance(item.item, cst.Call):
+                    expr = first_arg(item.item, "cuda_graph")
+                    break
+        elif isinstance(root, cst.Expr) and isinstance(root.value, cst.Call):
+            func = root.value.func
+            expr = func.value if isinstance(func, cst.Attribute) else None
+        return self.state.key_of(expr) if expr is not None else None
+
+    def changes(self, key: Key, region: Region) -> Change | None:
+        """The first write to ``key`` that runs between ``region``'s capture and a
+        replay of its graph (HIGH confidence first), or None without evidence."""
+        best: Change | None = None
+        for write in self.state.writes.get(key, ()):
+            found = self.between_replays(write, region)
+            if found is not None and found.confidence is Confidence.HIGH:
+                return found
+            best = best or found
+        return best
+
+    def between_replays(self, write: Write, region: Region) -> Change | None:
+        """Evidence that ``write`` runs after ``region``'s capture and before a
+        replay of its graph; None when there is none."""
+        capture = self.capture_of(region)
+        site = self.sites.get(write.target)
+        if write.region is not None or capture is None or site is None:
+            return None
+        graph = self.graph_of(capture)
+        replays = {
+            function: [s for s, key in events.replays if _same_graph(graph, key)]
+            for function, events in self.events.items()
+        }
+        replayers = {f for f, found in replays.items() if found}
+        if not replayers:
+            return None
+        capturing = {
+            f
+            for f, events in self.events.items()
+            if any(r is capture for _, r in events.captures)
+        }
+        exact = graph is not None and not _vague(graph)
+        confidence = Confidence.HIGH if exact else Confidence.MEDIUM
+        for function in self.events:
+            writes = self._points(
+                function, [site] if site.function is function else [], [site.function]
+            )
+            if not writes:
+                continue
+            caps = self._points(
+                function,
+                [s for s, r in self.events[function].captures if r is capture],
+                capturing,
+            )
+            later = self._points(function, replays[function], replayers)
+            for w in writes:
+                for r in later:
+                    if _precedes(w, r, caps):
+                        return Change(write, _line(r), w.call, confidence)
+            if self._local(write.key, function):
+                continue
+            if later and not caps and not isinstance(function, cst.Module):
+                # a function that replays a graph captured elsewhere runs again:
+                # what it writes after one replay precedes the next
+                return Change(write, _line(later[0]), writes[0].call, confidence)
+            elsewhere = [
+                s
+                for f in replayers
+                if f is not function and f not in self.reach(function)
+                for s in replays[f]
+            ]
+            for w in writes if elsewhere else ():
+                if any(c.end < w.start for c in caps) and not any(
+                    w.start < r.start for r in later
+                ):
+                    return Change(write, elsewhere[0].line, w.call, confidence)
+        if self._public_setter(write, site, graph):
+            line = min(s.line for f in replayers for s in replays[f])
+            return Change(write, line, None, Confidence.MEDIUM)
+        return None
+
+    def _public_setter(self, write: Write, site: Site, graph: Key | None) -> bool:
+        """Whether ``write`` changes the state of an object that owns the graph, in a
+        method nothing in this file calls or refers to (not set-up): its users may
+        call it between any two replays. The order is not visible: partial evidence.
+        """
+        method = site.function
+        if not (
+            isinstance(method, cst.FunctionDef)
+            and write.key[0] == "self"
+            and graph is not None
+            and graph[0] == "self"
+            and graph[1] == write.key[1]
+        ):
+            return False
+        name = method.name.value
+        return name not in SETUP_METHODS and not self.callers(method)
+
+    def _local(self, key: Key, function: Function) -> bool:
+        """Whether ``key`` is a local of ``function`` (dead once it returns)."""
+        if key[0] != "name" or isinstance(function, cst.Module):
+            return False
+        owner = key[1]
+        return getattr(owner, "node", None) is function
+
+    def memo(self, node: cst.CSTNode, key: Key) -> bool:
+        """Whether ``node`` runs only when a test of ``key`` says so: lazy
+        initialisation (``if self.buf is None:``), a cache fill (``if k not in
+        cache:``, or after ``if k in cache: return ...``), growing to a size. Warm-up
+        runs it; the capture finds the work done."""
+        for test in self.guard_tests.get(node, ()):
+            for read in self.state.tests.get(test, ()):
+                found = self.state.key_of(read)
+                if found is not None and (within(found, key) or within(key, found)):
+                    return True
+        return False
+
+    # -- set-up ----------------------------------------------------------------------
+    def in_loop_or_branch(self, site: Site) -> bool:
+        """Whether a site runs in a loop or under a condition of its function."""
+        return bool(site.loops) or bool(self.guard_tests.get(site.node))
+
+    def callers(self, function: Function) -> list[Site]:
+        """Call sites in this file that run ``function``."""
+        return [
+            site
+            for events in self.events.values()
+            for site, callees in events.calls
+            if function in callees
+        ]
+
+
+def _line(point: _Point) -> int:
+    return point.call if point.call is not None else point.start[0]
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Whether a block ends with ``return``, ``raise``, ``continue`` or ``break``."""
+    if isinstance(block, cst.IndentedBlock) and block.body:
+        last = block.body[-1]
+        body = last.body if isinstance(last, cst.SimpleStatementLine) else ()
+    elif isinstance(block, cst.SimpleStatementSuite):
+        body = block.body
+    else:
+        return False
+    return any(
+        isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in body
+    )
+
+
+def _vague(key: Key) -> bool:
+    """Whether a location has an unknown entry (``graphs[i]``)."""
+    current: object = key
+    while isinstance(current, tuple) and current[0] in ("attr", "item"):
+        if current[0] == "item" and current[2] == "*":
+            return True
+        current = current[1]
+    return False
+
+
+def _same_graph(graph: Key | None, replayed: Key | None) -> bool:
+    if graph is None or replayed is None:
+        return graph is None  # a graph not written as a location: any replay
+    return same(graph, replayed)
+
+
+def _shared_loop(a: _Point, b: _Point) -> cst.CSTNode | None:
+    shared = None
+    for x, y in zip(a.loops, b.loops, strict=False):
+        if x is not y:
+            break
+        shared = x
+    return shared
+
+
+def _precedes(write: _Point, replay: _Point, captures: list[_Point]) -> bool:
+    """Whether, in one function, ``write`` can run after a capture and before
+    ``replay`` with no capture of the graph in between."""
+    loop = _shared_loop(write, replay)
+    if loop is not None:
+        fresh = [c for c in captures if loop in c.loops]
+        if fresh:  # a new graph each iteration: only a write after it counts
+            return any(c.end < write.start < replay.start for c in fresh)
+        return not captures or min(c.start for c in captures) < replay.start
+    if not write.start < replay.start:
+        return False
+    if any(write.start < c.start and c.end < replay.start for c in captures):
+        return False  # captured again after the write: the replay sees it
+    return not captures or any(c.end < write.start for c in captures)
+
+
+__all__ = ["Change", "Flow", "Site"]
