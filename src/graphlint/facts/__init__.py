@@ -70,7 +70,8 @@ def analyse(
     state = host_state(module, values, regions, positions)
     setup = capture_setup(module, values, state, positions, graphed_calls, regions)
     streams = frozenset(block.node for block in setup.side_streams)
-    flow = Flow(module, values, state, regions, positions, streams, path)
+    switchers = frozenset(setup.stream_switches)
+    flow = Flow(module, values, state, regions, positions, streams, switchers, path)
     if regions:
         module.visit(flow)
     return FileFacts(values, regions, state, setup, flow, scopes.paths, unresolved)

@@ -27,13 +27,14 @@ by other functions. A write no such order reaches (import time, ``__init__``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region, first_arg
 from graphlint.facts.state import HostState, Key, Write, same, within
 from graphlint.facts.values import Values
@@ -42,6 +43,7 @@ Position = tuple[int, int]
 Function = cst.FunctionDef | cst.Module
 _LOOP = (cst.For, cst.While)
 _FAR = 1 << 30  # a column past the end of any line
+_CALLER_DEPTH = 8  # callers followed up from a capture, to find its set-up
 # methods that run before anything else of their object: constructors and test set-up
 SETUP_METHODS = frozenset(
     {"__init__", "__post_init__", "__new__", "setUp", "setup_method", "setup"}
@@ -115,6 +117,7 @@ class Flow(cst.CSTVisitor):
         regions: Mapping[cst.CSTNode, Region],
         positions: Mapping[cst.CSTNode, CodeRange],
         streams: frozenset[cst.CSTNode] = frozenset(),
+        switchers: frozenset[cst.CSTNode] = frozenset(),
         path: str | None = None,
     ) -> None:
         super().__init__()
@@ -123,7 +126,9 @@ class Flow(cst.CSTVisitor):
         self.state = state
         self.positions = positions
         self.path = path
+        self.regions = regions
         self._stream_blocks = streams
+        self._switchers = switchers  # functions that set the current stream
         self.events: dict[Function, _Events] = {}
         self.sites: dict[cst.CSTNode, Site] = {}
         # captures made in this file (not reached from elsewhere), by root
@@ -140,7 +145,7 @@ class Flow(cst.CSTVisitor):
         self._pushed_tests: dict[cst.CSTNode, int] = {}
         self._entry_tests: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}
         self._reach: dict[Function, frozenset[Function]] = {}
-        self._called: set[cst.CSTNode] = set()
+        self._skip: set[cst.CSTNode] = set()  # not references to functions
 
     # -- the walk --------------------------------------------------------------------
     def site(self, node: cst.CSTNode) -> Site:
@@ -175,6 +180,8 @@ class Flow(cst.CSTVisitor):
             site = Site(node, site.function, site.start, end, site.loops)
             self.sites[node] = site
             self.here().captures.append((site, region))
+            if self._tests[-1]:
+                self.guard_tests[node] = self._tests[-1]
         if node in self._stream_blocks:
             self.here().streams.append(self.site(node))
         if node in self.state.write_at or isinstance(node, cst.Call):
@@ -183,9 +190,16 @@ class Flow(cst.CSTVisitor):
                 self.guard_tests[node] = self._tests[-1]
         if isinstance(node, cst.Call):
             self._call(node)
-            self._called.add(node.func)
-        elif isinstance(node, (cst.Name, cst.Attribute)) and node not in self._called:
+            self._skip.add(node.func)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and node not in self._skip:
             self._reference(node)
+        # names that do not refer to a value: ``.attr``, ``kw=``, definitions
+        if isinstance(node, cst.Attribute):
+            self._skip.add(node.attr)
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            self._skip.add(node.keyword)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+            self._skip.add(node.name)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -427,18 +441,127 @@ class Flow(cst.CSTVisitor):
         return False
 
     # -- set-up ----------------------------------------------------------------------
-    def in_loop_or_branch(self, site: Site) -> bool:
-        """Whether a site runs in a loop or under a condition of its function."""
-        return bool(site.loops) or bool(self.guard_tests.get(site.node))
-
     def callers(self, function: Function) -> list[Site]:
-        """Call sites in this file that run ``function``."""
+        """Call sites in this file that run ``function`` (or hand it on)."""
         return [
             site
             for events in self.events.values()
             for site, callees in events.calls
             if function in callees
         ]
+
+    def region_calls(self, capture: Region) -> list[cst.Call]:
+        """The calls inside a capture made in this file."""
+        return [
+            node
+            for node in self.sites
+            if isinstance(node, cst.Call) and self.regions.get(node) == capture
+        ]
+
+    def unwarmed(self, capture: Region) -> bool:
+        """Whether a whole way to a capture is visible in this file (from module code,
+        a test or ``main``) and runs none of the captured code before it, on any
+        stream: no warm-up. A capture in a loop or under a condition may follow an
+        eager pass of the same code; one in a function this file never calls is a
+        library's, set up by its callers."""
+        root = self.sites.get(capture.root) if capture.root is not None else None
+        if root is None:
+            return False
+        inside = self.region_calls(capture)
+        names = {
+            name
+            for call in inside
+            if (name := dotted(call.func))
+            and not (self.values.qualify(call.func) or "").startswith("torch.")
+        }
+        reached = {
+            f for call in inside for c in self.callees(call) for f in self.reach(c)
+        }
+
+        def ready(site: Site) -> bool:
+            if site.loops or self.guard_tests.get(site.node):
+                return True
+            events = self.events.get(site.function, _Events())
+            if any(s.end < site.start for s in events.streams):
+                return True  # a side-stream block ran before
+            for call, callees in events.calls:
+                if call.node in self.regions:
+                    continue  # captured, not run: no warm-up
+                if call.start < site.start and any(
+                    self.reach(c) & reached
+                    or self._calls_named(c, names)
+                    or self._has_stream(c)
+                    for c in callees
+                ):
+                    return True
+            return any(
+                s.start < site.start and _callee_name(node) in names
+                for node, s in self.sites.items()
+                if isinstance(node, cst.Call)
+                and s.function is site.function
+                and node not in self.regions
+            )
+
+        return self._visible_without(root, ready)
+
+    def off_stream(self, capture: Region) -> bool:
+        """Whether a whole way to ``capture_begin()`` is visible in this file and
+        none of it is inside a side-stream block (or sets a stream)."""
+        root = self.sites.get(capture.root) if capture.root is not None else None
+        if root is None:
+            return False
+
+        def ready(site: Site) -> bool:
+            function = site.function
+            if (
+                isinstance(function, cst.FunctionDef)
+                and function.name.value == "__enter__"
+            ):
+                return True  # a context manager: entered in its users' set-up
+            events = self.events.get(function, _Events())
+            return function in self._switchers or any(
+                s.start <= site.start and site.end <= s.end for s in events.streams
+            )
+
+        return self._visible_without(root, ready)
+
+    def _visible_without(
+        self, site: Site, ready: Callable[[Site], bool], depth: int = 0
+    ) -> bool:
+        if ready(site):
+            return False
+        function = site.function
+        if _is_entry(function):
+            return True
+        if depth >= _CALLER_DEPTH:
+            return False
+        return any(
+            self._visible_without(call, ready, depth + 1)
+            for call in self.callers(function)
+        )
+
+    def _calls_named(self, function: Function, names: set[str]) -> bool:
+        """Whether ``function`` or what it calls makes a call by one of ``names``."""
+        return any(
+            _callee_name(node) in names
+            for node, s in self.sites.items()
+            if isinstance(node, cst.Call) and s.function in self.reach(function)
+        )
+
+    def _has_stream(self, function: Function) -> bool:
+        return any(self.events.get(f, _Events()).streams for f in self.reach(function))
+
+
+def _is_entry(function: Function) -> bool:
+    """Code nothing in the project calls first: module code, a test, ``main``."""
+    if isinstance(function, cst.Module):
+        return True
+    name = function.name.value
+    return name.startswith("test") or name == "main"
+
+
+def _callee_name(node: cst.CSTNode) -> str | None:
+    return dotted(node.func) if isinstance(node, cst.Call) else None
 
 
 def _line(point: _Point) -> int:

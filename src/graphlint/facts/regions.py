@@ -51,6 +51,7 @@ class Region:
     graph: str | None = None
     origin: str | None = None  # the region's file, for code reached from another file
     via: tuple[Hop, ...] = ()  # calls from the region to this code
+    open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
 
     def spans(self, line: int) -> bool:
         """Whether ``line`` lies within the region's source lines."""
@@ -431,6 +432,7 @@ class BeginEndScanner:
             end_line=self.finder.end(last),
             root=begin,
             graph=receiver,
+            open=end is None,
         )
         for node in nodes:
             self.finder.spans.setdefault(node, region)

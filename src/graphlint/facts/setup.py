@@ -11,7 +11,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.facts.regions import Region, source
+from graphlint.facts.regions import Region
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.values import Values
 from graphlint.matchers import keyword, positional
@@ -69,10 +69,6 @@ class CaptureSetup(cst.CSTVisitor):
     graphed_calls: list[cst.Call] = field(default_factory=list)
     ddp: list[cst.Call] = field(default_factory=list)
     cudnn_benchmark: bool = False
-    # calls of project callables: (function, line, callee source, region or None)
-    calls: list[tuple[cst.CSTNode, int, str, Region | None]] = field(
-        default_factory=list
-    )
     # functions that switch streams without a ``with`` block
     stream_switches: set[cst.CSTNode] = field(default_factory=set)
 
@@ -112,10 +108,6 @@ class CaptureSetup(cst.CSTVisitor):
             isinstance(node.func, cst.Attribute) and node.func.attr.value == "__enter__"
         ):
             self.stream_switches.add(function)
-        if q is None or not q.startswith("torch."):
-            self.calls.append(
-                (function, self.line(node), source(node.func), self.regions.get(node))
-            )
         if q in DDP_CLASSES:
             self.ddp.append(node)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in (
@@ -145,16 +137,6 @@ class CaptureSetup(cst.CSTVisitor):
             for b in self.side_streams
             if b.function is home and b.end_line < region.line
         ]
-
-    def called_before(self, region: Region) -> bool:
-        """Whether code the region calls also runs before it, in its function: a
-        warm-up on the current stream (``step(x)`` before capturing ``step(x)``)."""
-        home = self.state.region_function(region)
-        inside = {callee for _, _, callee, r in self.calls if r == region}
-        return any(
-            function is home and r is None and line < region.line and callee in inside
-            for function, line, callee, r in self.calls
-        )
 
 
 def first_warmup_loop(node: cst.With) -> tuple[int | None, cst.Call | None]:

@@ -18,13 +18,12 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.diagnostics import RegionKind
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Values
 
 Key = tuple[object, ...]
-_INIT_METHODS = frozenset({"__init__", "__post_init__"})
 _LOOP = (cst.For, cst.While)
 _LOOPED = (cst.Call, cst.Assign, cst.AugAssign, cst.With, cst.Expr)
 
@@ -75,8 +74,6 @@ class HostState(cst.CSTVisitor):
         self.registered: list[tuple[str, Key | None]] = []
         # optimizers (by the call that built them) whose step a region captures
         self.stepped: dict[cst.Call, Region] = {}
-        # ``self.name(...)`` calls: function -> [(method name, line)]
-        self.self_calls: dict[cst.CSTNode, list[tuple[str, int]]] = {}
         self._stores: set[cst.CSTNode] = set()
         self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
@@ -194,10 +191,6 @@ class HostState(cst.CSTVisitor):
         if not isinstance(func, cst.Attribute):
             return
         name = func.attr.value
-        if self._self_class(func.value) is not None:
-            self.self_calls.setdefault(self.function_of(node), []).append(
-                (name, self.positions[node].start.line)
-            )
         if name == "replay":
             self.replays.append(
                 (source(func.value), self.function_of(node), tuple(self._loops))
@@ -307,69 +300,12 @@ class HostState(cst.CSTVisitor):
             return root
         return self.function_of(root)
 
-    def replays_in(self, function: cst.CSTNode, region: Region) -> bool:
-        """Whether ``function`` replays the graph ``region`` records into."""
-        return any(
-            fn is function and (region.graph is None or graph == region.graph)
-            for graph, fn, _ in self.replays
-        )
-
     def in_replay_loop(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` runs in a loop that also replays a graph."""
         loops = self.loops.get(node, ())
         return any(
             set(loops) & set(replay_loops) for _, _, replay_loops in self.replays
         )
-
-    def rebinds(self, write: Write, region: Region) -> Confidence | None:
-        """Whether ``write`` changes ``region``'s view of its location between
-        replays: with HIGH confidence when it runs after the capture in the same
-        code, or in a function that also replays the graph; MEDIUM when it runs in
-        another function whose order relative to capture is not visible."""
-        if write.region is not None:
-            return None
-        home = self.region_function(region)
-        if write.function is home:
-            return Confidence.HIGH if write.line > region.end_line else None
-        if write.key[0] == "self" and self.sets_up(write.function, region):
-            return None
-        if write.function is self.module:
-            # module code around a capture made in a function: the first binding
-            # creates the value; only later ones change it
-            first = min(w.line for w in self.writes[write.key])
-            return Confidence.MEDIUM if write.line > first else None
-        if self.replays_in(write.function, region):
-            return Confidence.HIGH
-        return Confidence.MEDIUM
-
-    def sets_up(self, method: cst.CSTNode, region: Region) -> bool:
-        """Whether ``method`` runs before capture: ``__init__``, or a method that
-        ``__init__`` calls, or one the capturing function calls before the region."""
-        name = _name_of(method)
-        if name is None:
-            return False
-        if name in _INIT_METHODS:
-            return True
-        home = self.region_function(region)
-        for function, calls in self.self_calls.items():
-            init = _name_of(function) in _INIT_METHODS
-            for called, line in calls:
-                if called == name and (
-                    init or (function is home and line < region.line)
-                ):
-                    return True
-        return False
-
-    def changes(self, key: Key, region: Region) -> tuple[Write, Confidence] | None:
-        """The first write that changes ``key`` between replays of ``region``."""
-        best: tuple[Write, Confidence] | None = None
-        for write in self.writes.get(key, ()):
-            found = self.rebinds(write, region)
-            if found is Confidence.HIGH:
-                return write, found
-            if found is not None and best is None:
-                best = write, found
-        return best
 
 
 class _TestReads(cst.CSTVisitor):
@@ -410,10 +346,6 @@ def same(a: object, b: object) -> bool:
             return same(a[1], b[1])
         return all(same(x, y) for x, y in zip(a[1:], b[1:], strict=True))
     return a is b or a == b
-
-
-def _name_of(function: cst.CSTNode) -> str | None:
-    return function.name.value if isinstance(function, cst.FunctionDef) else None
 
 
 def host_state(

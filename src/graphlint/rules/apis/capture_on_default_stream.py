@@ -20,22 +20,22 @@ class CaptureOnDefaultStream(Rule):
     outcome = Outcome.CAPTURE_ERROR
 
     def visit_Module(self, node: cst.Module) -> None:
-        setup = self.context.facts.setup
         for region in self.context.facts.all_regions():
             root = region.root
-            if region.label != "capture_begin()" or not isinstance(root, cst.Expr):
-                continue
-            home = self.state.region_function(region)
             if (
-                any(b.encloses(home, region.line) for b in setup.side_streams)
-                or home in setup.stream_switches
-                or (region.graph or "").startswith("super(")
+                region.label != "capture_begin()"
+                or not isinstance(root, cst.Expr)
+                or region.open  # a primitive: its caller chooses the stream
+                or (region.graph or "").startswith("super(")  # a CUDAGraph subclass
+                or not self.flow.off_stream(region)
             ):
-                continue  # on a side stream, or a CUDAGraph subclass's own method
+                continue
+            site = self.flow.sites[root]
             self.report(
                 root,
                 region,
-                # a function may be called under a stream context
-                confidence=Confidence.HIGH if home is node else Confidence.MEDIUM,
+                confidence=Confidence.HIGH
+                if isinstance(site.function, cst.Module)
+                else Confidence.MEDIUM,
                 call=self.code_of(root),
             )

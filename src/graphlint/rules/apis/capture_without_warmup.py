@@ -28,23 +28,22 @@ class CaptureWithoutWarmup(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         setup = self.context.facts.setup
         for region in self.context.facts.all_regions():
-            if region.kind is not RegionKind.MANUAL or region.root is None:
-                continue
-            if region.via:
-                continue  # code reached from a capture elsewhere
             if (
-                setup.warmups_before(region)
-                or setup.called_before(region)
-                or self.state.loops.get(region.root)
+                region.kind is not RegionKind.MANUAL
+                or region.root is None
+                or region.via  # code reached from a capture elsewhere
+                or region.open  # a primitive: the captured work is its caller's
+                or not self.flow.unwarmed(region)
             ):
-                continue  # warmed up, or captured in a loop that may warm up first
-            home = self.state.region_function(region)
-            if any(b.function is not home for b in setup.side_streams):
-                continue  # a warm-up in another function may run first
+                continue
+            site = self.flow.sites[region.root]
             self.report(
                 self.anchor(region),
                 region,
-                confidence=Confidence.HIGH if home is node else Confidence.MEDIUM,
+                # module code runs as written; a test may have fixtures that warm up
+                confidence=Confidence.HIGH
+                if isinstance(site.function, cst.Module)
+                else Confidence.MEDIUM,
                 extra=(
                     "; `torch.backends.cudnn.benchmark = True` autotunes inside the "
                     "capture"

@@ -28,6 +28,11 @@ class DdpWarmupTooShort(Rule):
         for region in self.context.facts.all_regions():
             if region.kind is not RegionKind.MANUAL or region.via:
                 continue
+            if not any(  # the warm-up count matters for a captured DDP model
+                self.value(call.func).origin in setup.ddp
+                for call in self.flow.region_calls(region)
+            ):
+                continue
             for block in setup.warmups_before(region):
                 count = block.iterations
                 if count is not None and count < DDP_WARMUP and block.loop is not None:
