@@ -62,7 +62,7 @@ def analyse(
     """Compute a file's facts: one scope walk, then the two region walks."""
     scopes = ScopeBuilder(package)
     module.visit(scopes)
-    values = Values(scopes.names, scopes.scope_of, scopes.classes)
+    values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     regions, graphed_calls, unresolved = find_regions(
         module, scopes, values, positions, pragmas, markers, external, checks
     )

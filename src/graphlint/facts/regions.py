@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange
 from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
 from graphlint.facts.names import dotted
-from graphlint.facts.scopes import ScopeBuilder
+from graphlint.facts.scopes import ClassInfo, ScopeBuilder
 from graphlint.facts.values import Kind, Value, Values
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -232,7 +232,7 @@ class RegionFinder(cst.CSTVisitor):
             if value.function is not None:
                 found.append(value.function)
             elif value.kind is Kind.MODULE and value.local is not None:
-                forward = self.method(value.local.name, "forward")
+                forward = self.method(value.local, "forward")
                 if forward is not None:
                     found.append(forward)
         return list(dict.fromkeys(found))
@@ -246,27 +246,20 @@ class RegionFinder(cst.CSTVisitor):
                 return [self.values.binding(b) for b in bindings]
         return [self.values.of(expr)]
 
-    def method(self, class_name: str, name: str) -> cst.FunctionDef | None:
-        seen: set[str] = set()
-        todo = [class_name]
-        while todo:
-            current = todo.pop(0)
-            info = self.scopes.classes.get(current)
-            if info is None or current in seen:
-                continue
-            seen.add(current)
-            if name in info.methods:
-                return info.methods[name]
-            todo.extend(
-                b.value.value for b in info.node.bases if isinstance(b.value, cst.Name)
-            )
+    def method(self, info: ClassInfo, name: str) -> cst.FunctionDef | None:
+        for cls in self.values.bases(info):
+            if name in cls.methods:
+                return cls.methods[name]
         return None
 
-    def mark(self, fn: Callable, region: Region) -> None:
+    def mark(self, fn: Callable, region: Region, *, inputs: bool = True) -> None:
+        """Make ``fn``'s body a region; ``inputs``: the capture API passes its
+        arguments (only the graphed or compiled callable itself, not what it calls)."""
         if fn.body in self.roots:
             return
         self.roots[fn.body] = region
-        self.values.captured.setdefault(fn, region.kind)
+        if inputs:
+            self.values.captured.setdefault(fn, region.kind)
 
     # -- capture guards: ``if not is_capturing():``, early exits ---------------------
     def visit_If(self, node: cst.If) -> None:
@@ -562,7 +555,7 @@ def find_regions(
             region = replace(
                 external[path], root=function, end_line=finder.end(function)
             )
-            finder.mark(function, region)
+            finder.mark(function, region, inputs=False)
     scanner = BeginEndScanner(finder)
     scanner.scan(module.body)
     scanner.finish()

@@ -94,6 +94,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.names = Names()
         self.scope_of: dict[cst.CSTNode, Scope] = {}
         self.classes: dict[str, ClassInfo] = {}
+        self.class_infos: dict[cst.ClassDef, ClassInfo] = {}
         self.functions: dict[cst.CSTNode, Scope] = {}  # FunctionDef/Lambda -> its scope
         self.paths: dict[cst.FunctionDef, str] = {}  # "Cls.method", "outer.inner"
         self.module_scope: Scope | None = None
@@ -120,8 +121,9 @@ class ScopeBuilder(cst.CSTVisitor):
         scope = Scope("class", node, outer)
         info = ClassInfo(node, node.name.value, scope)
         scope.cls = info
-        # a nested class shadows nothing we track by name; keep the first definition
+        # by name, the first definition (module tables); by node, each one
         self.classes.setdefault(node.name.value, info)
+        self.class_infos[node] = info
         self._stack.append(scope)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:

@@ -147,16 +147,18 @@ class Values:
         names: Names,
         scope_of: dict[cst.CSTNode, Scope],
         classes: dict[str, ClassInfo],
+        class_infos: dict[cst.ClassDef, ClassInfo] | None = None,
     ) -> None:
         self.names = names
         self.scope_of = scope_of
         self.classes = classes
+        self.class_infos = class_infos or {}
         self._memo: dict[cst.CSTNode, Value] = {}
         self._busy: set[cst.CSTNode] = set()
         self._binding_memo: dict[int, Value] = {}
         self._binding_busy: set[int] = set()
         self._cuts = 0  # cycles cut so far (see ``_remember``)
-        self._module_classes: dict[str, bool] = {}
+        self._module_classes: dict[int, bool] = {}
         # functions whose arguments are provided by a capture API, and which kind
         self.captured: dict[cst.CSTNode, RegionKind] = {}
 
@@ -212,39 +214,57 @@ class Values:
 
     def is_module_class(self, info: ClassInfo) -> bool:
         """Whether a local class derives from ``torch.nn.Module``."""
-        known = self._module_classes.get(info.name)
+        known = self._module_classes.get(id(info))
         if known is not None:
             return known
-        self._module_classes[info.name] = False  # cycle guard
+        self._module_classes[id(info)] = False  # cycle guard
         result = False
         for base in info.node.bases:
             q = self.qualify(base.value)
+            local = self.local_class(base.value)
             if q is not None and api.is_module_class(q):
                 result = True
-            elif isinstance(base.value, cst.Name) and base.value.value in self.classes:
-                result = self.is_module_class(self.classes[base.value.value])
+            elif local is not None:
+                result = self.is_module_class(local)
             if result:
                 break
-        self._module_classes[info.name] = result
+        self._module_classes[id(info)] = result
         return result
+
+    def local_class(self, expr: cst.BaseExpression) -> ClassInfo | None:
+        """The class of this file a name refers to, by Python's scoping: of several
+        classes with one name (one per test function), the one in scope."""
+        if not isinstance(expr, cst.Name):
+            return None
+        scope = self.scope_of.get(expr)
+        for binding in (scope.lookup(expr.value) or []) if scope is not None else []:
+            if binding.how == "class" and isinstance(binding.node, cst.ClassDef):
+                found = self.class_infos.get(binding.node)
+                if found is not None:
+                    return found
+        return self.classes.get(expr.value)
+
+    def bases(self, info: ClassInfo) -> list[ClassInfo]:
+        """A class and its local base classes, nearest first."""
+        found: list[ClassInfo] = []
+        todo = [info]
+        while todo:
+            cls = todo.pop(0)
+            if any(cls is f for f in found):
+                continue
+            found.append(cls)
+            todo.extend(
+                base
+                for b in cls.node.bases
+                if (base := self.local_class(b.value)) is not None
+            )
+        return found
 
     def attribute_of_class(self, info: ClassInfo, attr: str) -> Value | None:
         """Join of all values assigned to ``self.<attr>`` in the class or its bases."""
-        seen: set[str] = set()
-        todo = [info]
-        while todo:
-            cls = todo.pop()
-            if cls.name in seen:
-                continue
-            seen.add(cls.name)
+        for cls in self.bases(info):
             if attr in cls.attrs:
                 return join_all(self.of(value) for value, _ in cls.attrs[attr])
-            for base in cls.node.bases:
-                if (
-                    isinstance(base.value, cst.Name)
-                    and base.value.value in self.classes
-                ):
-                    todo.append(self.classes[base.value.value])
         return None
 
     # -- names ---------------------------------------------------------------------
@@ -293,7 +313,7 @@ class Values:
         if b.how == "def" and isinstance(b.node, cst.FunctionDef):
             return Value(Kind.PYTHON, function=b.node)
         if b.how == "class" and isinstance(b.node, cst.ClassDef):
-            info = self.classes.get(b.node.name.value)
+            info = self.class_infos.get(b.node) or self.classes.get(b.node.name.value)
             return Value(Kind.PYTHON, local=info, is_class=True)
         return UNKNOWN
 
@@ -317,6 +337,13 @@ class Values:
             return Value(kind, cls=scope.cls.name, local=scope.cls)
         if param.annotation is not None:
             return self._annotation(param.annotation.annotation)
+        if param.default is not None:
+            # ``kind="causal"``, ``eps=1e-5``: a graphed callable's inputs are the
+            # tensors it is called with, not its options; ``mask=None`` may be either
+            default = param.default
+            if isinstance(default, cst.Name) and default.value == "None":
+                return UNKNOWN
+            return PYTHON if _is_literal(default) else self.of(default)
         if self.captured.get(scope.node) is RegionKind.GRAPHED:
             return TENSOR  # make_graphed_callables requires tensor arguments
         return UNKNOWN
@@ -682,6 +709,17 @@ def _is_true(arg: cst.Arg | None) -> bool:
         arg is not None
         and isinstance(arg.value, cst.Name)
         and arg.value.value == "True"
+    )
+
+
+def _is_literal(expr: cst.BaseExpression) -> bool:
+    """A str, number or bool written out (``-1`` too)."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False")
+    return isinstance(
+        expr, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
     )
 
 

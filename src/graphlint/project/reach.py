@@ -108,27 +108,53 @@ class Project:
         self.load = load
         self.eager = eager
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
-        self._modules: dict[str, ModuleSummary | None] = {}
+        self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
+        self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
         self.abandoned: list[tuple[str, str]] = []  # (file, callee) over the budget
 
     # -- loading ---------------------------------------------------------------------
-    def module(self, name: str) -> ModuleSummary | None:
-        if name in self._modules:
-            return self._modules[name]
-        self._modules[name] = None  # a cycle or a miss
+    def module(
+        self,
+        name: str,
+        near: ModuleSummary | None = None,
+        *,
+        prefer: Path | None = None,
+    ) -> ModuleSummary | None:
+        """The module ``name``, searched first under ``prefer`` or the root of the
+        module that imports it (``near``): sibling example folders may each have a
+        ``model.py``, and an import means the one beside it."""
+        first = prefer or (self._root_of.get(id(near)) if near is not None else None)
+        roots = [first, *(r for r in self.roots if r != first)] if first else self.roots
         parts = name.split(".")
-        for root in self.roots:
-            for candidate in (
-                root.joinpath(*parts).with_suffix(".py"),
-                root.joinpath(*parts, "__init__.py"),
-            ):
-                if os.path.lexists(candidate):  # a FIFO too: the loader says why
-                    summary = self.load(candidate, name)
-                    self._modules[name] = summary
-                    return summary
+        for root in roots:
+            key = (root, name)
+            if key not in self._modules:
+                self._modules[key] = None  # a cycle or a miss
+                self._modules[key] = self._load(root, parts, name)
+            found = self._modules[key]
+            if found is not None:
+                return found
         return None
+
+    def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
+        for candidate in (
+            root.joinpath(*parts).with_suffix(".py"),
+            root.joinpath(*parts, "__init__.py"),
+        ):
+            if os.path.lexists(candidate):  # a FIFO too: the loader says why
+                summary = self.load(candidate, name)
+                if summary is not None:
+                    self._root_of[id(summary)] = root
+                return summary
+        return None
+
+    def root_of_file(self, path: str) -> Path | None:
+        """The source root that holds ``path`` (the innermost)."""
+        real = Path(os.path.realpath(path))
+        holding = [r for r in self.roots if real.is_relative_to(r)]
+        return max(holding, key=lambda r: len(r.parts)) if holding else None
 
     # -- resolution ------------------------------------------------------------------
     def qualify(self, module: ModuleSummary, dotted: str) -> str:
@@ -158,12 +184,18 @@ class Project:
                 return [_Super(module, cls)] if cls is not None else []
             scope: str | None = fn.path
             while scope:
-                nested = module.functions.get(f"{scope}.{name}")
-                if nested is not None:
-                    return [_Fn(module, nested)]
+                # a class body's names are not visible from its methods
                 enclosing = module.functions.get(scope)
-                if enclosing is not None and name in enclosing.names:
-                    return self.refs(module, enclosing, enclosing.names[name], depth)
+                if enclosing is not None:
+                    nested = module.functions.get(f"{scope}.{name}")
+                    if nested is not None:
+                        return [_Fn(module, nested)]
+                    if name in enclosing.params:
+                        return []  # an argument: whatever the caller passes
+                    if name in enclosing.names:
+                        return self.refs(
+                            module, enclosing, enclosing.names[name], depth
+                        )
                 scope = scope.rpartition(".")[0]
         if name in module.functions:
             return [_Fn(module, module.functions[name])]
@@ -172,15 +204,17 @@ class Project:
         if name in module.names:
             return self.refs(module, None, module.names[name], depth)
         if name in module.imports:
-            return self.qualified(module.imports[name], depth)
+            return self.qualified(module.imports[name], depth, near=module)
         return []
 
-    def qualified(self, name: str, depth: int = 0) -> list[object]:
+    def qualified(
+        self, name: str, depth: int = 0, near: ModuleSummary | None = None
+    ) -> list[object]:
         """A dotted name from an import: the longest prefix that is a project module,
         then attributes inside it."""
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
-            found = self.module(".".join(parts[:cut]))
+            found = self.module(".".join(parts[:cut]), near)
             if found is not None:
                 values: list[object] = [_Mod(found)]
                 for attr in parts[cut:]:
@@ -274,8 +308,8 @@ class Project:
             if attr in module.names:
                 return self.refs(module, None, module.names[attr], depth)
             if attr in module.imports:
-                return self.qualified(module.imports[attr], depth + 1)
-            sub = self.module(f"{module.name}.{attr}")
+                return self.qualified(module.imports[attr], depth + 1, near=module)
+            sub = self.module(f"{module.name}.{attr}", module)
             return [_Mod(sub)] if sub is not None else []
         if isinstance(value, (_Cls, _Super)):
             classes = (
@@ -302,16 +336,16 @@ class Project:
     ) -> list[tuple[ModuleSummary, ClassSummary]]:
         found: list[tuple[ModuleSummary, ClassSummary]] = []
         todo = [(module, cls)]
-        seen = {(module.name, cls.name)}
+        seen = {(module.path, cls.name)}
         while todo:
             mod, current = todo.pop(0)
             for base in current.bases:
                 for value in self.dotted(mod, None, base):
                     if (
                         isinstance(value, _Cls)
-                        and (value.module.name, value.cls.name) not in seen
+                        and (value.module.path, value.cls.name) not in seen
                     ):
-                        seen.add((value.module.name, value.cls.name))
+                        seen.add((value.module.path, value.cls.name))
                         found.append((value.module, value.cls))
                         todo.append((value.module, value.cls))
         return found
@@ -418,7 +452,7 @@ class Project:
         ``roots`` are (module, function) pairs already analysed as regions."""
         queue: deque[tuple[_Fn, Reached]] = deque()
         for entry in entries:
-            module = self.module(entry.module)
+            module = self.module(entry.module, prefer=self.root_of_file(entry.path))
             if module is None:
                 continue
             fn = module.functions.get(entry.function) if entry.function else None
@@ -440,8 +474,12 @@ class Project:
         seen: set[tuple[str, str]] = set()
         while queue:
             target, how = queue.popleft()
-            key = (target.module.name, target.fn.path)
-            if key in seen or key in roots or self.is_eager(target):
+            key = (target.module.path, target.fn.path)
+            if (
+                key in seen
+                or (target.module.name, target.fn.path) in roots
+                or self.is_eager(target)
+            ):
                 continue
             seen.add(key)
             reached.setdefault(target.module.path, {})[target.fn.path] = how

@@ -54,6 +54,7 @@ class FunctionSummary:
     names: dict[str, list[Ref]] = field(default_factory=dict)  # locals
     decorators: list[str] = field(default_factory=list)
     returns: list[str] = field(default_factory=list)  # callees in return values
+    params: list[str] = field(default_factory=list)  # argument names
 
 
 @dataclass(eq=False)
@@ -151,6 +152,16 @@ class _Summarizer(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         path = ".".join([*self.stack, node.name])
         summary = FunctionSummary(path, node.lineno)
+        arguments = node.args
+        summary.params = [
+            a.arg
+            for a in (
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                *(x for x in (arguments.vararg, arguments.kwarg) if x is not None),
+            )
+        ]
         summary.decorators = [
             d
             for d in (
