@@ -183,6 +183,33 @@ def test_capture_markers_config(tmp_path: Path) -> None:
     assert "marked region" in out
 
 
+def test_capture_checks_config(tmp_path: Path) -> None:
+    """A project's own "is the stream capturing?" function guards like PyTorch's, in
+    the file and in code the region reaches in another file."""
+    (tmp_path / "m.py").write_text(
+        "import torch\nfrom mylib.graphs import capturing\nimport helper\n\n"
+        "def step(x: torch.Tensor, g: torch.cuda.CUDAGraph):\n"
+        "    with torch.cuda.graph(g):\n"
+        "        if not capturing():\n"
+        "            print(x.sum().item())\n"
+        "        helper.log(x)\n"
+    )
+    (tmp_path / "helper.py").write_text(
+        "import torch\nfrom mylib.graphs import capturing\n\n"
+        "def log(x: torch.Tensor):\n"
+        "    if capturing():\n"
+        "        return\n"
+        "    print(x.max().item())\n"
+    )
+    code, out, _ = run("check", "m.py", "--select", "GL1", cwd=tmp_path)
+    assert code == 1 and "m.py:8:19: GL101" in out and "helper.py:7:" in out
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.graphlint]\ncapture-checks = ["mylib.graphs.capturing"]\n'
+    )
+    code, out, _ = run("check", "m.py", "--select", "GL1", cwd=tmp_path)
+    assert code == 0, out
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
