@@ -63,18 +63,21 @@ def analyse(
     scopes = ScopeBuilder(package)
     module.visit(scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
-    regions, graphed_calls, unresolved = find_regions(
+    found = find_regions(
         module, scopes, values, positions, pragmas, markers, external, checks
     )
+    regions = found.regions
     values.reset()  # parameters of captured callables are now known
     state = host_state(module, values, regions, positions)
-    setup = capture_setup(module, values, state, positions, graphed_calls, regions)
-    streams = frozenset(block.node for block in setup.side_streams)
-    switchers = frozenset(setup.stream_switches)
-    flow = Flow(module, values, state, regions, positions, streams, switchers, path)
+    setup = capture_setup(
+        module, values, state, positions, found.graphed_calls, regions
+    )
+    flow = Flow(module, values, state, found, setup, positions, path)
     if regions:
         module.visit(flow)
-    return FileFacts(values, regions, state, setup, flow, scopes.paths, unresolved)
+    return FileFacts(
+        values, regions, state, setup, flow, scopes.paths, found.unresolved
+    )
 
 
 __all__ = ["CaptureSetup", "FileFacts", "Flow", "HostState", "Region", "analyse"]

@@ -35,7 +35,8 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts.names import dotted
-from graphlint.facts.regions import Region, first_arg
+from graphlint.facts.regions import Found, Region, first_arg
+from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState, Key, Write, same, within
 from graphlint.facts.values import Values
 
@@ -114,10 +115,9 @@ class Flow(cst.CSTVisitor):
         module: cst.Module,
         values: Values,
         state: HostState,
-        regions: Mapping[cst.CSTNode, Region],
+        found: Found,
+        setup: CaptureSetup,
         positions: Mapping[cst.CSTNode, CodeRange],
-        streams: frozenset[cst.CSTNode] = frozenset(),
-        switchers: frozenset[cst.CSTNode] = frozenset(),
         path: str | None = None,
     ) -> None:
         super().__init__()
@@ -126,15 +126,16 @@ class Flow(cst.CSTVisitor):
         self.state = state
         self.positions = positions
         self.path = path
-        self.regions = regions
-        self._stream_blocks = streams
-        self._switchers = switchers  # functions that set the current stream
+        self.regions = found.regions
+        self._conditions = found.conditions
+        self._stream_blocks = frozenset(block.node for block in setup.side_streams)
+        self._switchers = frozenset(setup.stream_switches)  # they set the stream
         self.events: dict[Function, _Events] = {}
         self.sites: dict[cst.CSTNode, Site] = {}
         # captures made in this file (not reached from elsewhere), by root
         self.captures: dict[cst.CSTNode, Region] = {
             r.root: r
-            for r in set(regions.values())
+            for r in set(found.regions.values())
             if r.kind is RegionKind.MANUAL and not r.via and r.root is not None
         }
         # the tests of the ``if``/``while`` blocks and early exits around a node
@@ -142,8 +143,7 @@ class Flow(cst.CSTVisitor):
         self._functions: list[Function] = [module]
         self._loops: list[list[cst.CSTNode]] = [[]]
         self._tests: list[tuple[cst.BaseExpression, ...]] = [()]
-        self._pushed_tests: dict[cst.CSTNode, int] = {}
-        self._entry_tests: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}
+        self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
         self._skip: set[cst.CSTNode] = set()  # not references to functions
 
@@ -164,10 +164,10 @@ class Flow(cst.CSTVisitor):
         return self.events.setdefault(self._functions[-1], _Events())
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        tests = self._guards_entered(node)
+        tests = self._conditions.get(node)
         if tests:
             self._tests.append((*self._tests[-1], *tests))
-            self._pushed_tests[node] = 1
+            self._pushed_tests.add(node)
         if isinstance(node, cst.FunctionDef):
             self._functions.append(node)
             self._loops.append([])
@@ -208,24 +208,9 @@ class Flow(cst.CSTVisitor):
             self._loops.pop()
         elif isinstance(original_node, _LOOP):
             self._loops[-1].pop()
-        if self._pushed_tests.pop(original_node, 0):
+        if original_node in self._pushed_tests:
+            self._pushed_tests.discard(original_node)
             self._tests.pop()
-
-    def _guards_entered(self, node: cst.CSTNode) -> tuple[cst.BaseExpression, ...]:
-        """Tests that decide whether ``node`` runs: it is the block of an ``if`` or a
-        ``while``, or it follows an ``if`` whose block always leaves."""
-        if isinstance(node, (cst.If, cst.While)):
-            for block in (node.body, node.orelse):
-                if block is not None:
-                    self._entry_tests[block] = (node.test,)
-        elif isinstance(node, cst.IndentedBlock):
-            exits: tuple[cst.BaseExpression, ...] = ()
-            for statement in node.body:
-                if exits:
-                    self._entry_tests[statement] = exits
-                if isinstance(statement, cst.If) and _leaves(statement.body):
-                    exits = (*exits, statement.test)
-        return self._entry_tests.pop(node, ())
 
     def _call(self, node: cst.Call) -> None:
         func = node.func
@@ -566,20 +551,6 @@ def _callee_name(node: cst.CSTNode) -> str | None:
 
 def _line(point: _Point) -> int:
     return point.call if point.call is not None else point.start[0]
-
-
-def _leaves(block: cst.BaseSuite) -> bool:
-    """Whether a block ends with ``return``, ``raise``, ``continue`` or ``break``."""
-    if isinstance(block, cst.IndentedBlock) and block.body:
-        last = block.body[-1]
-        body = last.body if isinstance(last, cst.SimpleStatementLine) else ()
-    elif isinstance(block, cst.SimpleStatementSuite):
-        body = block.body
-    else:
-        return False
-    return any(
-        isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in body
-    )
 
 
 def _vague(key: Key) -> bool:

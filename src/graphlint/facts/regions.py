@@ -80,6 +80,8 @@ class RegionFinder(cst.CSTVisitor):
         self.markers = BUILTIN_MARKERS | markers
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
+        # the tests each block or statement runs under (``entry_conditions``)
+        self.conditions: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
         # statements between ``capture_begin()`` and ``capture_end()``
         self.spans: dict[cst.CSTNode, Region] = {}
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
@@ -263,46 +265,25 @@ class RegionFinder(cst.CSTVisitor):
 
     # -- capture guards: ``if not is_capturing():``, early exits ---------------------
     def visit_If(self, node: cst.If) -> None:
-        holds = self.under_capture(node.test)
-        if holds is False:
-            self.excluded.add(node.body)
-        elif holds is True and node.orelse is not None:
-            self.excluded.add(node.orelse)
+        self.guard(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.guard(node)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.exclude_after_exit(node.body)
+        self.guard(node)
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.exclude_after_exit(node.body)
+        self.guard(node)
 
-    def exclude_after_exit(self, body: Sequence[cst.BaseStatement]) -> None:
-        """Statements after an early exit under capture (``if is_capturing(): raise``,
-        ``assert not is_capturing()``) never run while capturing."""
-        for index, statement in enumerate(body):
-            if self.exits_under_capture(statement):
-                self.excluded.update(body[index + 1 :])
-                return
-
-    def exits_under_capture(self, statement: cst.BaseStatement) -> bool:
-        if isinstance(statement, cst.SimpleStatementLine):
-            return any(
-                isinstance(small, cst.Assert)
-                and self.under_capture(small.test) is False
-                for small in statement.body
-            )
-        if isinstance(statement, cst.If):
-            holds = self.under_capture(statement.test)
-            if holds is True:
-                return always_exits(statement.body)
-            if holds is False:
-                orelse = statement.orelse
-                return isinstance(orelse, cst.Else) and always_exits(orelse.body)
-            return False
-        if isinstance(statement, cst.With) and isinstance(
-            statement.body, cst.IndentedBlock
-        ):  # a with block always runs its body
-            return any(self.exits_under_capture(s) for s in statement.body.body)
-        return False
+    def guard(self, node: cst.CSTNode) -> None:
+        """Record the conditions under which the blocks and statements in ``node``
+        run; one that cannot hold while capturing is excluded from capture."""
+        for block, test, holds in entry_conditions(node):
+            self.conditions.setdefault(block, []).append(test)
+            value = self.under_capture(test)
+            if value is not None and value is not holds:
+                self.excluded.add(block)
 
     def under_capture(self, test: cst.BaseExpression) -> bool | None:
         return guards.under_capture(self.formula(test), self.is_check)
@@ -344,18 +325,56 @@ class RegionFinder(cst.CSTVisitor):
         return guards.UNKNOWN
 
 
-def always_exits(block: cst.BaseSuite) -> bool:
-    """Whether a block ends by leaving the function (``return`` or ``raise``)."""
+Condition = tuple[cst.CSTNode, cst.BaseExpression, bool]
+
+
+def entry_conditions(node: cst.CSTNode) -> list[Condition]:
+    """What must hold for each part of ``node`` to run: (part, test, value). The
+    blocks of an ``if`` or ``while``; in a statement list, the statements after an
+    early exit (``if test: return``, ``assert test``) run only when it did not exit."""
+    if isinstance(node, (cst.If, cst.While)):
+        found: list[Condition] = [(node.body, node.test, True)]
+        if node.orelse is not None:  # ``while ... else`` runs once the test fails
+            found.append((node.orelse, node.test, False))
+        return found
+    if not isinstance(node, (cst.IndentedBlock, cst.Module)):
+        return []
+    found = []
+    exits: list[tuple[cst.BaseExpression, bool]] = []
+    for statement in node.body:
+        found.extend((statement, test, holds) for test, holds in exits)
+        exits.extend(_exit_of(statement))
+    return found
+
+
+def _exit_of(statement: cst.BaseStatement) -> list[tuple[cst.BaseExpression, bool]]:
+    """The condition under which code after ``statement`` still runs."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return [(s.test, True) for s in statement.body if isinstance(s, cst.Assert)]
+    if isinstance(statement, cst.If):
+        if leaves(statement.body):
+            return [(statement.test, False)]
+        if isinstance(statement.orelse, cst.Else) and leaves(statement.orelse.body):
+            return [(statement.test, True)]
+    return []
+
+
+def leaves(block: cst.BaseSuite) -> bool:
+    """Whether a block always ends by leaving it: ``return``, ``raise``, ``continue``
+    or ``break`` (the rest of the enclosing block is then skipped)."""
     if isinstance(block, cst.SimpleStatementSuite):
-        return any(isinstance(s, (cst.Return, cst.Raise)) for s in block.body)
+        return any(isinstance(s, _LEAVE) for s in block.body)
     if not isinstance(block, cst.IndentedBlock) or not block.body:
         return False
     last = block.body[-1]
     if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+        return any(isinstance(s, _LEAVE) for s in last.body)
     if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
-        return always_exits(last.body) and always_exits(last.orelse.body)
+        return leaves(last.body) and leaves(last.orelse.body)
     return False
+
+
+_LEAVE = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 class BeginEndScanner:
@@ -526,6 +545,21 @@ _KEEP = object()  # the node runs where its parent runs
 _EXCLUDED = object()  # a guarded block: never under capture
 
 
+@dataclass(frozen=True)
+class Found:
+    """What the region walks find in one file."""
+
+    regions: dict[cst.CSTNode, Region]  # every node under capture -> its region
+    # make_graphed_callables calls: their set-up matters even when their targets
+    # cannot be resolved
+    graphed_calls: list[cst.Call]
+    # graphed or compiled targets not defined in this file (the project pass
+    # follows them)
+    unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]]
+    # the tests each block or statement runs under (``entry_conditions``)
+    conditions: dict[cst.CSTNode, list[cst.BaseExpression]]
+
+
 def find_regions(
     module: cst.Module,
     scopes: ScopeBuilder,
@@ -535,18 +569,11 @@ def find_regions(
     markers: frozenset[str],
     external: Mapping[str, Region] | None = None,
     checks: frozenset[str] = frozenset(),
-) -> tuple[
-    dict[cst.CSTNode, Region],
-    list[cst.Call],
-    list[tuple[cst.Call, cst.BaseExpression, Region]],
-]:
-    """Map every node that runs under capture to its region; also return the
-    ``make_graphed_callables`` calls, whose set-up matters even when their
-    targets cannot be resolved, and the graphed or compiled targets that are not
-    defined in this file (the project pass follows them). ``external`` names
-    functions (by path, "Cls.method") that a region in other code reaches;
-    ``checks`` adds project functions that ask whether the stream is capturing,
-    by their qualified or local names."""
+) -> Found:
+    """Find the file's capture regions. ``external`` names functions (by path,
+    "Cls.method") that a region in other code reaches; ``checks`` adds project
+    functions that ask whether the stream is capturing, by their qualified or local
+    names."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
     finder.checks = checks | local_checks(finder, scopes)
     module.visit(finder)
@@ -566,7 +593,9 @@ def find_regions(
             scanner.finish()
     assigner = RegionAssigner(finder, pragmas)
     module.visit(assigner)
-    return assigner.regions, finder.graphed_calls, finder.unresolved
+    return Found(
+        assigner.regions, finder.graphed_calls, finder.unresolved, finder.conditions
+    )
 
 
 def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
@@ -628,4 +657,4 @@ def first_arg(call: cst.Call, *keywords: str) -> cst.BaseExpression | None:
     return None
 
 
-__all__ = ["Region", "find_regions"]
+__all__ = ["Found", "Region", "entry_conditions", "find_regions", "leaves"]

@@ -292,6 +292,12 @@ class _Summarizer(ast.NodeVisitor):
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
 
+    def visit_While(self, node: ast.While) -> None:
+        self.visit(node.test)
+        test = formula(node.test)
+        self.guarded_block(node.body, test)
+        self.guarded_block(node.orelse, guards.negate(test))
+
     def guarded_block(self, body: list[ast.stmt], test: guards.Formula) -> None:
         kept = guards.mentions_call(test)
         if kept:
@@ -344,11 +350,12 @@ def _guard_after(statement: ast.stmt) -> str | None:
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:
-    """Whether a block ends by leaving the function (``return`` or ``raise``)."""
+    """Whether a block always ends by leaving it: ``return``, ``raise``, ``continue``
+    or ``break`` (the rest of the enclosing block is then skipped)."""
     if not body:
         return False
     last = body[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
         return True
     return (
         isinstance(last, ast.If)
