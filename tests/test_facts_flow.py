@@ -235,3 +235,34 @@ def test_guards_keep_code_out_of_the_region() -> None:
         )
     )
     assert lines == {1, 2, 5, 7, 8}
+
+
+def test_releasing_state_or_resetting_the_graph_is_not_a_public_setter() -> None:
+    _, facts = facts_for(
+        """
+        import torch
+        class Runner:
+            def __init__(self):
+                self.x = torch.zeros(4, device="cuda")
+                self.g = torch.cuda.CUDAGraph()
+            def capture(self):
+                with torch.cuda.graph(self.g):
+                    self.y = self.x * 2
+            def run(self):
+                self.g.replay()
+                return self.y
+            def release(self):
+                self.x = None
+            def resize(self, n):
+                self.x = torch.zeros(n, device="cuda")
+                self.g = torch.cuda.CUDAGraph()
+            def swap(self, x):
+                self.x = x
+        """
+    )
+    region = facts.all_regions()[0]
+    found = {
+        w.line: facts.flow.between_replays(w, region) is not None
+        for w in writes_of(facts, "x")
+    }
+    assert found == {5: False, 14: False, 16: False, 19: True}

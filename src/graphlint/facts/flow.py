@@ -401,6 +401,15 @@ class Flow(cst.CSTVisitor):
             and graph is not None
             and graph[0] == "self"
             and graph[1] == write.key[1]
+            and write.how != "delete"
+            and not _is_none(write.value)  # releasing state, not a new value
+        ):
+            return False
+        if any(  # a method that also replaces or drops the graph resets it
+            w.function is method
+            for key, writes in self.state.writes.items()
+            if within(graph, key)
+            for w in writes
         ):
             return False
         name = method.name.value
@@ -551,6 +560,10 @@ def _callee_name(node: cst.CSTNode) -> str | None:
 
 def _line(point: _Point) -> int:
     return point.call if point.call is not None else point.start[0]
+
+
+def _is_none(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _vague(key: Key) -> bool:
