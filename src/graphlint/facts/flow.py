@@ -98,6 +98,18 @@ class _Events:
 
 
 @dataclass(frozen=True)
+class _Graph:
+    """A capture's graph: where it lives and where it is replayed."""
+
+    key: Key | None
+    replays: dict[Function, list[Site]]  # by function, only those that replay it
+    replayers: frozenset[Function]
+    capturing: frozenset[Function]  # functions that make this capture
+    confidence: Confidence  # MEDIUM when the graph's location is vague
+    first_replay: int  # the line of the first replay
+
+
+@dataclass(frozen=True)
 class _Point:
     """A capture, replay or write as seen from one function: directly, or in a call."""
 
@@ -146,6 +158,12 @@ class Flow(cst.CSTVisitor):
         self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
         self._skip: set[cst.CSTNode] = set()  # not references to functions
+        # indexes and answers, built on first use
+        self._callers: dict[cst.CSTNode, list[Site]] | None = None
+        self._ancestors: dict[Function, list[Function]] = {}
+        self._written: dict[Function, set[Key]] | None = None
+        self._graphs: dict[Region, _Graph] = {}
+        self._changes: dict[tuple[Key, Region], Change | None] = {}
 
     # -- the walk --------------------------------------------------------------------
     def site(self, node: cst.CSTNode) -> Site:
@@ -321,12 +339,17 @@ class Flow(cst.CSTVisitor):
     def changes(self, key: Key, region: Region) -> Change | None:
         """The first write to ``key`` that runs between ``region``'s capture and a
         replay of its graph (HIGH confidence first), or None without evidence."""
+        memo = (key, region)
+        if memo in self._changes:
+            return self._changes[memo]
         best: Change | None = None
         for write in self.state.writes.get(key, ()):
             found = self.between_replays(write, region)
             if found is not None and found.confidence is Confidence.HIGH:
-                return found
+                best = found
+                break
             best = best or found
+        self._changes[memo] = best
         return best
 
     def between_replays(self, write: Write, region: Region) -> Change | None:
@@ -336,58 +359,109 @@ class Flow(cst.CSTVisitor):
         site = self.sites.get(write.target)
         if write.region is not None or capture is None or site is None:
             return None
-        graph = self.graph_of(capture)
-        replays = {
-            function: [s for s, key in events.replays if _same_graph(graph, key)]
-            for function, events in self.events.items()
-        }
-        replayers = {f for f, found in replays.items() if found}
-        if not replayers:
+        graph = self._graph(capture)
+        if not graph.replayers:
             return None
-        capturing = {
+        # only the write's function and those that (transitively) call it can
+        # order it against a capture and a replay
+        for function in (site.function, *self.ancestors(site.function)):
+            found = self._ordered(write, site, function, capture, graph)
+            if found is not None:
+                return found
+        if self._public_setter(write, site, graph.key):
+            return Change(write, graph.first_replay, None, Confidence.MEDIUM)
+        return None
+
+    def _ordered(
+        self,
+        write: Write,
+        site: Site,
+        function: Function,
+        capture: Region,
+        graph: _Graph,
+    ) -> Change | None:
+        """Evidence, in one function, that ``write`` runs between the capture and a
+        replay (directly, or in the calls it makes)."""
+        direct = [site] if site.function is function else []
+        writes = self._points(function, direct, [site.function])
+        if not writes:
+            return None
+        events = self.events.get(function, _Events())
+        caps = self._points(
+            function,
+            [s for s, r in events.captures if r is capture],
+            graph.capturing,
+        )
+        later = self._points(function, graph.replays.get(function, []), graph.replayers)
+        confidence = graph.confidence
+        for w in writes:
+            for r in later:
+                if _precedes(w, r, caps):
+                    return Change(write, _line(r), w.call, confidence)
+        if self._local(write.key, function):
+            return None
+        if later and not caps and not isinstance(function, cst.Module):
+            # a function that replays a graph captured elsewhere runs again: what
+            # it writes after one replay precedes the next
+            return Change(write, _line(later[0]), writes[0].call, confidence)
+        reached = self.reach(function)
+        elsewhere = [
+            s
+            for f in graph.replayers
+            if f is not function and f not in reached
+            for s in graph.replays[f]
+        ]
+        for w in writes if elsewhere else ():
+            if any(c.end < w.start for c in caps) and not any(
+                w.start < r.start for r in later
+            ):
+                return Change(write, elsewhere[0].line, w.call, confidence)
+        return None
+
+    def _graph(self, capture: Region) -> _Graph:
+        """Where the graph a capture records into is replayed, once per capture."""
+        found = self._graphs.get(capture)
+        if found is not None:
+            return found
+        key = self.graph_of(capture)
+        replays = {
+            function: sites
+            for function, events in self.events.items()
+            if (sites := [s for s, k in events.replays if _same_graph(key, k)])
+        }
+        capturing = frozenset(
             f
             for f, events in self.events.items()
             if any(r is capture for _, r in events.captures)
-        }
-        exact = graph is not None and not _vague(graph)
-        confidence = Confidence.HIGH if exact else Confidence.MEDIUM
-        for function in self.events:
-            writes = self._points(
-                function, [site] if site.function is function else [], [site.function]
-            )
-            if not writes:
-                continue
-            caps = self._points(
-                function,
-                [s for s, r in self.events[function].captures if r is capture],
-                capturing,
-            )
-            later = self._points(function, replays[function], replayers)
-            for w in writes:
-                for r in later:
-                    if _precedes(w, r, caps):
-                        return Change(write, _line(r), w.call, confidence)
-            if self._local(write.key, function):
-                continue
-            if later and not caps and not isinstance(function, cst.Module):
-                # a function that replays a graph captured elsewhere runs again:
-                # what it writes after one replay precedes the next
-                return Change(write, _line(later[0]), writes[0].call, confidence)
-            elsewhere = [
-                s
-                for f in replayers
-                if f is not function and f not in self.reach(function)
-                for s in replays[f]
-            ]
-            for w in writes if elsewhere else ():
-                if any(c.end < w.start for c in caps) and not any(
-                    w.start < r.start for r in later
-                ):
-                    return Change(write, elsewhere[0].line, w.call, confidence)
-        if self._public_setter(write, site, graph):
-            line = min(s.line for f in replayers for s in replays[f])
-            return Change(write, line, None, Confidence.MEDIUM)
-        return None
+        )
+        exact = key is not None and not _vague(key)
+        first = min((s.line for sites in replays.values() for s in sites), default=0)
+        found = _Graph(
+            key,
+            replays,
+            frozenset(replays),
+            capturing,
+            Confidence.HIGH if exact else Confidence.MEDIUM,
+            first,
+        )
+        self._graphs[capture] = found
+        return found
+
+    def ancestors(self, function: Function) -> list[Function]:
+        """The functions of this file that (transitively) call ``function``."""
+        known = self._ancestors.get(function)
+        if known is not None:
+            return known
+        seen: dict[Function, None] = {}
+        todo = [function]
+        while todo:
+            for call in self.callers(todo.pop()):
+                if call.function not in seen and call.function is not function:
+                    seen[call.function] = None
+                    todo.append(call.function)
+        found = list(seen)
+        self._ancestors[function] = found
+        return found
 
     def _public_setter(self, write: Write, site: Site, graph: Key | None) -> bool:
         """Whether ``write`` changes the state of an object that owns the graph, in a
@@ -406,14 +480,22 @@ class Flow(cst.CSTVisitor):
         ):
             return False
         if any(  # a method that also replaces or drops the graph resets it
-            w.function is method
-            for key, writes in self.state.writes.items()
-            if within(graph, key)
-            for w in writes
+            within(graph, key) for key in self._written_in(method)
         ):
             return False
         name = method.name.value
         return name not in SETUP_METHODS and not self.callers(method)
+
+    def _written_in(self, function: Function) -> set[Key]:
+        """The locations a function writes itself."""
+        if self._written is None:
+            self._written = {}
+            for key, writes in self.state.writes.items():
+                for w in writes:
+                    site = self.sites.get(w.target)
+                    if site is not None:
+                        self._written.setdefault(site.function, set()).add(key)
+        return self._written.get(function, set())
 
     def _local(self, key: Key, function: Function) -> bool:
         """Whether ``key`` is a local of ``function`` (dead once it returns)."""
@@ -437,12 +519,13 @@ class Flow(cst.CSTVisitor):
     # -- set-up ----------------------------------------------------------------------
     def callers(self, function: Function) -> list[Site]:
         """Call sites in this file that run ``function`` (or hand it on)."""
-        return [
-            site
-            for events in self.events.values()
-            for site, callees in events.calls
-            if function in callees
-        ]
+        if self._callers is None:
+            self._callers = {}
+            for events in self.events.values():
+                for site, callees in events.calls:
+                    for callee in callees:
+                        self._callers.setdefault(callee, []).append(site)
+        return self._callers.get(function, [])
 
     def region_calls(self, capture: Region) -> list[cst.Call]:
         """The calls inside a capture made in this file."""

@@ -157,6 +157,9 @@ class Values:
         self._busy: set[cst.CSTNode] = set()
         self._binding_memo: dict[int, Value] = {}
         self._binding_busy: set[int] = set()
+        # values computed with a cycle cut, kept for the evaluation under way
+        self._partial: dict[cst.CSTNode, Value] = {}
+        self._binding_partial: dict[int, Value] = {}
         self._cuts = 0  # cycles cut so far (see ``_remember``)
         self._module_classes: dict[int, bool] = {}
         # functions whose arguments are provided by a capture API, and which kind
@@ -169,7 +172,7 @@ class Values:
 
     # -- entry points --------------------------------------------------------------
     def of(self, expr: cst.BaseExpression) -> Value:
-        cached = self._memo.get(expr)
+        cached = self._memo.get(expr) or self._partial.get(expr)
         if cached is not None:
             return cached
         if expr in self._busy:
@@ -181,18 +184,29 @@ class Values:
             value = self._eval(expr)
         finally:
             self._busy.discard(expr)
-        self._remember(self._memo, expr, value, cuts)
+        self._remember(self._memo, self._partial, expr, value, cuts)
         return value
 
     def _remember(
-        self, memo: dict[Any, Value], key: object, value: Value, cuts: int
+        self,
+        memo: dict[Any, Value],
+        partial: dict[Any, Value],
+        key: object,
+        value: Value,
+        cuts: int,
     ) -> None:
-        """Memoise a value, unless a cycle was cut while computing it inside a larger
-        evaluation: then it is partial, and depends on where evaluation started."""
-        if self._cuts == cuts or not (self._busy or self._binding_busy):
+        """Memoise a value. One computed while a cycle was cut inside a larger
+        evaluation is partial (it depends on where evaluation started): it is kept
+        only until that evaluation ends, so each node is evaluated once per query and
+        no query sees another's partial values."""
+        outermost = not (self._busy or self._binding_busy)
+        if self._cuts == cuts or outermost:
             memo[key] = value
-        elif memo.get(key) is BOTTOM:
-            del memo[key]
+        else:
+            partial[key] = value
+        if outermost:
+            self._partial.clear()
+            self._binding_partial.clear()
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Qualified name of ``expr`` unless a local binding shadows its root name."""
@@ -283,7 +297,7 @@ class Values:
         if key in self._binding_busy:
             self._cuts += 1
             return BOTTOM
-        cached = self._binding_memo.get(key)
+        cached = self._binding_memo.get(key) or self._binding_partial.get(key)
         if cached is not None:
             return cached
         cuts = self._cuts
@@ -292,7 +306,7 @@ class Values:
             value = self._binding_uncached(binding)
         finally:
             self._binding_busy.discard(key)
-        self._remember(self._binding_memo, key, value, cuts)
+        self._remember(self._binding_memo, self._binding_partial, key, value, cuts)
         return value
 
     def _binding_uncached(self, b: Binding) -> Value:
