@@ -266,3 +266,91 @@ def test_releasing_state_or_resetting_the_graph_is_not_a_public_setter() -> None
         for w in writes_of(facts, "x")
     }
     assert found == {5: False, 14: False, 16: False, 19: True}
+
+
+def test_entry_code_needs_a_visible_capture_before_the_write() -> None:
+    """Module code runs from the top: a capture behind a call graphlint cannot follow
+    may come after the write, so the write is no evidence; a loop still is."""
+    lines = change_lines(
+        """
+        import torch
+        g = torch.cuda.CUDAGraph()
+        x = torch.zeros(8, device="cuda")
+        class Runner:
+            def capture(self):
+                with torch.cuda.graph(g):
+                    self.out = x * 2
+        runner = make_runner()
+        runner.capture()
+        for _ in range(3):
+            x.copy_(torch.ones(8, device="cuda"))
+            g.replay()
+        for _ in range(3):
+            x = torch.ones(8, device="cuda")
+            g.replay()
+        """,
+        "x",
+    )
+    assert lines == {4: None, 15: (16, None)}
+
+
+def test_a_capture_made_once_inside_the_loop_is_not_a_fresh_capture() -> None:
+    lines = change_lines(
+        """
+        import torch
+        def main(model, n):
+            g = torch.cuda.CUDAGraph()
+            x = torch.zeros(8, device="cuda")
+            for i in range(n):
+                x = torch.randn(8, device="cuda")
+                if i == 3:
+                    with torch.cuda.graph(g):
+                        y = model(x)
+                if i >= 3:
+                    g.replay()
+        """,
+        "x",
+    )
+    assert lines == {5: None, 7: (12, None)}
+
+
+def test_memo_needs_a_test_that_the_state_is_missing() -> None:
+    _, facts = facts_for(
+        """
+        import torch
+        CACHE = {}
+        class Step:
+            def run(self, k, y):
+                found = CACHE.get(k)
+                if found is not None:
+                    return found
+                CACHE[k] = y
+                while len(self.streams) < 2:
+                    self.streams.append(torch.cuda.Stream())
+                if not hasattr(self, "buf") or self.buf is None:
+                    self.buf = y
+                if self.history is not None:
+                    self.history.append(y)
+                if self.calls < 1000:
+                    self.calls += 1
+                return y
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            Step().run(1, None)
+        """
+    )
+    memo = {
+        w.line: facts.flow.memo(w.target, w.key)
+        for name in ("CACHE", "buf", "calls")
+        for w in writes_of(facts, name)
+    }
+    assert memo == {3: False, 9: True, 13: True, 17: False}
+    calls = {
+        facts.flow.sites[node].line: facts.flow.memo(node, key)
+        for node in facts.flow.sites
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "append"
+        and (key := facts.state.key_of(node.func.value)) is not None
+    }
+    assert calls == {11: True, 15: False}

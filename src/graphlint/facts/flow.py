@@ -41,6 +41,7 @@ from graphlint.facts.state import HostState, Key, Write, same, within
 from graphlint.facts.values import Values
 
 Position = tuple[int, int]
+Condition = tuple[cst.BaseExpression, bool]  # a test, and the value it must have
 Function = cst.FunctionDef | cst.Module
 _LOOP = (cst.For, cst.While)
 _FAR = 1 << 30  # a column past the end of any line
@@ -117,6 +118,7 @@ class _Point:
     end: Position
     loops: tuple[cst.CSTNode, ...]
     call: int | None = None
+    tests: tuple[Position, ...] = ()  # where the conditions it runs under are
 
 
 class Flow(cst.CSTVisitor):
@@ -151,10 +153,11 @@ class Flow(cst.CSTVisitor):
             if r.kind is RegionKind.MANUAL and not r.via and r.root is not None
         }
         # the tests of the ``if``/``while`` blocks and early exits around a node
-        self.guard_tests: dict[cst.CSTNode, tuple[cst.BaseExpression, ...]] = {}
+        # and the value each must have for the node to run
+        self.guard_tests: dict[cst.CSTNode, tuple[Condition, ...]] = {}
         self._functions: list[Function] = [module]
         self._loops: list[list[cst.CSTNode]] = [[]]
-        self._tests: list[tuple[cst.BaseExpression, ...]] = [()]
+        self._tests: list[tuple[Condition, ...]] = [()]
         self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
         self._skip: set[cst.CSTNode] = set()  # not references to functions
@@ -301,13 +304,59 @@ class Flow(cst.CSTVisitor):
     ) -> list[_Point]:
         """Where, in ``function``, something happens: at its own sites, or in a
         call of a function that (transitively) holds one."""
-        found = [_Point(s.start, s.end, s.loops) for s in direct]
+        found = [
+            _Point(s.start, s.end, s.loops, None, self._conditions_at(s))
+            for s in direct
+        ]
         targets = set(holds)
         events = self.events.get(function)
         for site, callees in events.calls if events else ():
             if any(targets & self.reach(c) for c in callees):
-                found.append(_Point(site.start, site.end, site.loops, site.line))
+                found.append(
+                    _Point(
+                        site.start,
+                        site.end,
+                        site.loops,
+                        site.line,
+                        self._conditions_at(site),
+                    )
+                )
         return found
+
+    def _conditions_at(self, site: Site) -> tuple[Position, ...]:
+        return tuple(
+            (self.positions[t].start.line, self.positions[t].start.column)
+            for t, _ in self.guard_tests.get(site.node, ())
+        )
+
+    def _precedes(
+        self, write: _Point, replay: _Point, captures: list[_Point], entry: bool
+    ) -> bool:
+        """Whether, in one function, ``write`` can run after a capture and before
+        ``replay`` with no capture of the graph in between. In code that runs first
+        (``entry``: module code, a test, ``main``) a capture must be seen before the
+        write: it happens somewhere in that code, maybe out of sight."""
+        loop = _shared_loop(write, replay)
+        if loop is not None:
+            span = self.positions[loop]
+            start = (span.start.line, span.start.column)
+            end = (span.end.line, span.end.column)
+            fresh = [
+                c
+                for c in captures
+                if loop in c.loops and not any(start <= t <= end for t in c.tests)
+            ]
+            if fresh:  # a new graph each iteration: only a write after it counts
+                return any(c.end < write.start < replay.start for c in fresh)
+            # the replays of one iteration follow the writes of the one before
+            return not captures or min(c.start for c in captures) < replay.start
+        if not write.start < replay.start:
+            return False
+        if any(write.start < c.start and c.end < replay.start for c in captures):
+            return False  # captured again after the write: the replay sees it
+        if not captures:
+            return not entry
+        return any(c.end < write.start for c in captures)
 
     # -- queries ---------------------------------------------------------------------
     def capture_of(self, region: Region) -> Region | None:
@@ -394,22 +443,23 @@ class Flow(cst.CSTVisitor):
         )
         later = self._points(function, graph.replays.get(function, []), graph.replayers)
         confidence = graph.confidence
+        entry = _is_entry(function)
         for w in writes:
             for r in later:
-                if _precedes(w, r, caps):
+                if self._precedes(w, r, caps, entry):
                     return Change(write, _line(r), w.call, confidence)
         if self._local(write.key, function):
             return None
-        if later and not caps and not isinstance(function, cst.Module):
+        if later and not caps and not entry:
             # a function that replays a graph captured elsewhere runs again: what
             # it writes after one replay precedes the next
             return Change(write, _line(later[0]), writes[0].call, confidence)
         reached = self.reach(function)
         elsewhere = [
             s
-            for f in graph.replayers
+            for f, sites in graph.replays.items()
             if f is not function and f not in reached
-            for s in graph.replays[f]
+            for s in sites
         ]
         for w in writes if elsewhere else ():
             if any(c.end < w.start for c in caps) and not any(
@@ -505,16 +555,64 @@ class Flow(cst.CSTVisitor):
         return getattr(owner, "node", None) is function
 
     def memo(self, node: cst.CSTNode, key: Key) -> bool:
-        """Whether ``node`` runs only when a test of ``key`` says so: lazy
+        """Whether ``node`` runs only while ``key`` is not yet filled in: lazy
         initialisation (``if self.buf is None:``), a cache fill (``if k not in
-        cache:``, or after ``if k in cache: return ...``), growing to a size. Warm-up
-        runs it; the capture finds the work done."""
-        for test in self.guard_tests.get(node, ()):
-            for read in self.state.tests.get(test, ()):
-                found = self.state.key_of(read)
-                if found is not None and (within(found, key) or within(key, found)):
-                    return True
-        return False
+        cache:``, or after ``if k in cache: return ...``), growing to a size
+        (``while len(self.streams) < n:``). Warm-up runs it; the capture finds the
+        work done. A test that the state is present (``if self.log is not None:``)
+        or of its value (``if self.n < 10:``) is not a memo."""
+        return any(
+            self._absent(test, key) is holds
+            for test, holds in self.guard_tests.get(node, ())
+        )
+
+    def _absent(self, test: cst.BaseExpression, key: Key) -> bool | None:
+        """True when ``test`` holds exactly while ``key`` is missing or empty, False
+        when it holds while ``key`` is present, None for any other test."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._absent(test.expression, key)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            parts = {self._absent(test.left, key), self._absent(test.right, key)}
+            parts.discard(None)  # ``if debug and self.buf is None:`` still fills it
+            return parts.pop() if len(parts) == 1 else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            right = test.comparisons[0].comparator
+            if isinstance(op, (cst.In, cst.NotIn)) and self._about(right, key):
+                return isinstance(op, cst.NotIn)  # ``k not in cache``
+            is_none = isinstance(right, cst.Name) and right.value == "None"
+            equality = isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
+            if equality and is_none and self._about(test.left, key):
+                return isinstance(op, (cst.Is, cst.Equal))  # ``x is None``
+            if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and _is_len(
+                test.left
+            ):  # ``len(x) < n``: grow to a size
+                arg = test.left.args[0].value  # type: ignore[attr-defined]
+                return True if self._about(arg, key) else None
+            return None
+        if isinstance(test, cst.Call) and dotted(test.func) == "hasattr" and test.args:
+            return False if self._about(test.args[0].value, key) else None
+        return False if self._about(test, key) else None  # ``if x:``: present
+
+    def _about(self, expr: cst.BaseExpression, key: Key) -> bool:
+        """Whether ``expr`` reads ``key`` (or a location in or around it), directly
+        or through a local bound once from it (``found = cache.get(k)``)."""
+        if isinstance(expr, cst.Name):
+            scope = self.values.scope_of.get(expr)
+            bindings = scope.lookup(expr.value) if scope is not None else None
+            if bindings and len(bindings) == 1 and bindings[0].how == "assign":
+                value = bindings[0].value
+                if isinstance(value, cst.Call) and isinstance(
+                    value.func, cst.Attribute
+                ):
+                    return self._about(value.func.value, key)  # cache.get(k)
+                if isinstance(value, cst.Subscript):
+                    return self._about(value.value, key)
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "getattr" and expr.args:
+            return self._about(expr.args[0].value, key)
+        found = self.state.key_of(expr)
+        return found is not None and (within(found, key) or within(key, found))
 
     # -- set-up ----------------------------------------------------------------------
     def callers(self, function: Function) -> list[Site]:
@@ -629,6 +727,15 @@ class Flow(cst.CSTVisitor):
         return any(self.events.get(f, _Events()).streams for f in self.reach(function))
 
 
+def _is_len(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "len"
+        and len(expr.args) == 1
+    )
+
+
 def _is_entry(function: Function) -> bool:
     """Code nothing in the project calls first: module code, a test, ``main``."""
     if isinstance(function, cst.Module):
@@ -672,22 +779,6 @@ def _shared_loop(a: _Point, b: _Point) -> cst.CSTNode | None:
             break
         shared = x
     return shared
-
-
-def _precedes(write: _Point, replay: _Point, captures: list[_Point]) -> bool:
-    """Whether, in one function, ``write`` can run after a capture and before
-    ``replay`` with no capture of the graph in between."""
-    loop = _shared_loop(write, replay)
-    if loop is not None:
-        fresh = [c for c in captures if loop in c.loops]
-        if fresh:  # a new graph each iteration: only a write after it counts
-            return any(c.end < write.start < replay.start for c in fresh)
-        return not captures or min(c.start for c in captures) < replay.start
-    if not write.start < replay.start:
-        return False
-    if any(write.start < c.start and c.end < replay.start for c in captures):
-        return False  # captured again after the write: the replay sees it
-    return not captures or any(c.end < write.start for c in captures)
 
 
 __all__ = ["Change", "Flow", "Site"]

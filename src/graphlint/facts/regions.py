@@ -81,7 +81,7 @@ class RegionFinder(cst.CSTVisitor):
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
         # the tests each block or statement runs under (``entry_conditions``)
-        self.conditions: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
+        self.conditions: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]] = {}
         # statements between ``capture_begin()`` and ``capture_end()``
         self.spans: dict[cst.CSTNode, Region] = {}
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
@@ -280,7 +280,7 @@ class RegionFinder(cst.CSTVisitor):
         """Record the conditions under which the blocks and statements in ``node``
         run; one that cannot hold while capturing is excluded from capture."""
         for block, test, holds in entry_conditions(node):
-            self.conditions.setdefault(block, []).append(test)
+            self.conditions.setdefault(block, []).append((test, holds))
             value = self.under_capture(test)
             if value is not None and value is not holds:
                 self.excluded.add(block)
@@ -556,8 +556,9 @@ class Found:
     # graphed or compiled targets not defined in this file (the project pass
     # follows them)
     unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]]
-    # the tests each block or statement runs under (``entry_conditions``)
-    conditions: dict[cst.CSTNode, list[cst.BaseExpression]]
+    # the tests each block or statement runs under, and the value each must have
+    # (``entry_conditions``)
+    conditions: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]]
 
 
 def find_regions(
