@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
 
 from graphlint.diagnostics import Confidence
+from graphlint.engine import Settings
 from graphlint.facts import FileFacts, guards
 from graphlint.facts.state import Write
+from graphlint.project.check import check_project
 from graphlint.project.summary import formula
+from tests.conftest import expectations
 from tests.test_facts import facts_for
 
 
@@ -354,3 +358,58 @@ def test_memo_needs_a_test_that_the_state_is_missing() -> None:
         and (key := facts.state.key_of(node.func.value)) is not None
     }
     assert calls == {11: True, 15: False}
+
+
+def test_guards_agree_in_the_file_and_across_files(tmp_path: Path) -> None:
+    """The same guards hold whether the guarded code is in the capturing file
+    (LibCST) or reached in another (the ast summaries): a helper that returns a
+    check, a check kept in a local, an if/elif/else whose branches all leave; a
+    helper returning a negated condition is not a check."""
+    helpers = textwrap.dedent(
+        """
+        import torch
+        def cpu_only():
+            return not torch.cuda.is_available()
+        def capturing():
+            \"\"\"Whether the current stream is capturing.\"\"\"
+            return torch.cuda.is_current_stream_capturing()
+        def step(x):
+            if cpu_only():
+                return x
+            torch.cuda.synchronize()  # expect: GL103
+            live = torch.cuda.is_current_stream_capturing()
+            if not live:
+                torch.cuda.synchronize()
+            if capturing():
+                if x is None:
+                    return x
+                elif x.dim() == 1:
+                    return x
+                else:
+                    raise ValueError(x)
+            torch.cuda.synchronize()
+            return x
+        """
+    )
+    (tmp_path / "helpers.py").write_text(helpers)
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom helpers import step\n\n"
+        "def run(x: torch.Tensor, g: torch.cuda.CUDAGraph):\n"
+        "    with torch.cuda.graph(g):\n        step(x)\n"
+    )
+    results = check_project([tmp_path / "main.py"], Settings(), 1)
+    across = {
+        (Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics
+    }
+    assert across == {
+        ("helpers.py", line, code) for line, code in expectations(helpers)
+    }
+    # the same function captured in its own file
+    inline = (
+        helpers + "\ndef run(x, g):\n    with torch.cuda.graph(g):\n        step(x)\n"
+    )
+    (tmp_path / "helpers.py").write_text(inline)
+    results = check_project([tmp_path / "helpers.py"], Settings(), 1)
+    assert {(d.line, d.code) for r in results for d in r.diagnostics} == set(
+        expectations(helpers)
+    )

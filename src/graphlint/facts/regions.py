@@ -369,9 +369,17 @@ def leaves(block: cst.BaseSuite) -> bool:
     last = block.body[-1]
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, _LEAVE) for s in last.body)
-    if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
-        return leaves(last.body) and leaves(last.orelse.body)
-    return False
+    return isinstance(last, cst.If) and _every_branch_leaves(last)
+
+
+def _every_branch_leaves(node: cst.If) -> bool:
+    """``if``/``elif``/``else`` where each branch leaves."""
+    orelse = node.orelse
+    if not leaves(node.body) or orelse is None:
+        return False
+    if isinstance(orelse, cst.If):
+        return _every_branch_leaves(orelse)
+    return leaves(orelse.body)
 
 
 _LEAVE = (cst.Return, cst.Raise, cst.Continue, cst.Break)
@@ -605,9 +613,14 @@ def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
     found: set[str] = set()
     for function, path in scopes.paths.items():
         body = function.body
-        if not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+        if not isinstance(body, cst.IndentedBlock):
             continue
-        line = body.body[0]
+        statements = list(body.body)
+        if len(statements) == 2 and _is_docstring(statements[0]):
+            statements = statements[1:]
+        if len(statements) != 1:
+            continue
+        line = statements[0]
         if not isinstance(line, cst.SimpleStatementLine):
             continue
         returned = line.body[0]
@@ -620,6 +633,16 @@ def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
             method = scopes.functions[function].cls is not None
             found.update({path, f"self.{name}"} if method else {path, name})
     return frozenset(found)
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(
+            statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)
+        )
+    )
 
 
 def compile_label(call: cst.Call) -> str | None:

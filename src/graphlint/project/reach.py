@@ -410,18 +410,25 @@ class Project:
         callee: str,
         depth: int = 0,
     ) -> bool:
-        """Whether calling ``callee`` asks "is the current stream capturing?",
-        directly or through a project helper that returns that check."""
+        """Whether calling ``callee`` is true whenever the stream is capturing: a
+        capture check, directly or through a project helper whose return value is
+        one (``return torch.cuda.is_current_stream_capturing()``, not ``return not
+        torch.cuda.is_available()``)."""
         if self.qualify(module, callee) in self.known:
             return True
         if depth > 3:
             return False
         for target in self.resolve(module, fn, callee):
-            for returned in target.fn.returns:
-                if self.is_check(target.module, target.fn, returned, depth + 1):
-                    name = target.fn.path
-                    self._helpers.update({f"{target.module.name}.{name}", name})
-                    return True
+            if not target.fn.returns:
+                continue
+
+            def inner(name: str, target: _Fn = target) -> bool:
+                return self.is_check(target.module, target.fn, name, depth + 1)
+
+            if guards.under_capture(guards.decode(target.fn.returns), inner) is True:
+                name = target.fn.path
+                self._helpers.update({f"{target.module.name}.{name}", name})
+                return True
         return False
 
     def guarded(self, target: _Fn, encoded: tuple[str, ...]) -> bool:

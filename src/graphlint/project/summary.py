@@ -11,6 +11,7 @@ summaries; only the files a capture region reaches are then analysed with LibCST
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +54,10 @@ class FunctionSummary:
     calls: list[CallSite] = field(default_factory=list)
     names: dict[str, list[Ref]] = field(default_factory=dict)  # locals
     decorators: list[str] = field(default_factory=list)
-    returns: list[str] = field(default_factory=list)  # callees in return values
+    # what it returns, when its body is one ``return`` of a test that calls
+    # something (``return torch.cuda.is_current_stream_capturing()``): an encoded
+    # guard formula, so that callers can tell a capture check
+    returns: str = ""
     params: list[str] = field(default_factory=list)  # argument names
 
 
@@ -135,6 +139,8 @@ class _Summarizer(ast.NodeVisitor):
         self.functions: list[FunctionSummary] = []
         self.classes: list[ClassSummary | None] = []  # per stack entry
         self.guards: list[str] = []
+        # per enclosing function: its names assigned exactly once, and to what
+        self.locals: list[dict[str, ast.expr]] = []
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -182,7 +188,14 @@ class _Summarizer(ast.NodeVisitor):
         self.classes.append(None)
         self.functions.append(summary)
         saved, self.guards = self.guards, []
+        self.locals.append(_assigned_once(node))
+        returned = _only_return(node.body)
+        if returned is not None:
+            test = formula(returned, self.locals[-1])
+            if guards.mentions_call(test):
+                summary.returns = guards.encode(test)
         self.block(node.body)
+        self.locals.pop()
         self.guards = saved
         self.functions.pop()
         self.classes.pop()
@@ -232,15 +245,6 @@ class _Summarizer(ast.NodeVisitor):
             self.bind(node.target.id, Ref("element", items=(inner,)))
         self.generic_visit(node)
 
-    def visit_Return(self, node: ast.Return) -> None:
-        if node.value is not None and self.functions:
-            for sub in ast.walk(node.value):
-                if isinstance(sub, ast.Call):
-                    callee = dotted(sub.func)
-                    if callee is not None:
-                        self.functions[-1].returns.append(callee)
-        self.generic_visit(node)
-
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if alias.asname:
@@ -281,20 +285,20 @@ class _Summarizer(ast.NodeVisitor):
         depth = len(self.guards)
         for statement in body:
             self.visit(statement)
-            after = _guard_after(statement)
+            after = _guard_after(statement, self.locals[-1] if self.locals else {})
             if after is not None:
                 self.guards.append(after)
         del self.guards[depth:]
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        test = formula(node.test)
+        test = formula(node.test, self.locals[-1] if self.locals else {})
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
-        test = formula(node.test)
+        test = formula(node.test, self.locals[-1] if self.locals else {})
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
 
@@ -317,33 +321,77 @@ class _Summarizer(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def formula(test: ast.expr, depth: int = 0) -> guards.Formula:
-    """The guard formula of a test (see ``graphlint.facts.guards``)."""
+def formula(
+    test: ast.expr, names: Mapping[str, ast.expr] | None = None, depth: int = 0
+) -> guards.Formula:
+    """The guard formula of a test (see ``graphlint.facts.guards``); ``names`` are
+    the enclosing function's names assigned once (``live = is_capturing()``)."""
     if depth > guards.MAX_DEPTH:
         return guards.UNKNOWN
     if isinstance(test, ast.Call):
         name = dotted(test.func)
         return ["call", name] if name is not None else guards.UNKNOWN
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return guards.negate(formula(test.operand, depth + 1))
+        return guards.negate(formula(test.operand, names, depth + 1))
     if isinstance(test, ast.BoolOp):
         op = "and" if isinstance(test.op, ast.And) else "or"
-        return [op, *(formula(v, depth + 1) for v in test.values)]
+        return [op, *(formula(v, names, depth + 1) for v in test.values)]
     if isinstance(test, ast.Constant) and isinstance(test.value, bool):
         return ["const", test.value]
+    if isinstance(test, ast.Name) and names and test.id in names:
+        return formula(names[test.id], None, depth + 1)
     return guards.UNKNOWN
 
 
-def _guard_after(statement: ast.stmt) -> str | None:
+def _assigned_once(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> dict[str, ast.expr]:
+    """The function's names bound exactly once, by a plain ``name = value``."""
+    counts: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(function):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
+            targets = [node.target]
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    counts[name.id] = counts.get(name.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                values[target.id] = node.value
+    for arg in ast.walk(function.args):
+        if isinstance(arg, ast.arg):
+            counts[arg.arg] = counts.get(arg.arg, 0) + 2
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _only_return(body: list[ast.stmt]) -> ast.expr | None:
+    """``X`` when a body is ``return X`` (after a docstring, if any)."""
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+    ):
+        body = body[1:]
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        return body[0].value
+    return None
+
+
+def _guard_after(statement: ast.stmt, names: Mapping[str, ast.expr]) -> str | None:
     """What must hold for code after ``statement`` to run, when it exits early."""
     found: guards.Formula | None = None
     if isinstance(statement, ast.Assert):
-        found = formula(statement.test)
+        found = formula(statement.test, names)
     elif isinstance(statement, ast.If):
         if _always_exits(statement.body):
-            found = guards.negate(formula(statement.test))
+            found = guards.negate(formula(statement.test, names))
         elif _always_exits(statement.orelse):
-            found = formula(statement.test)
+            found = formula(statement.test, names)
     if found is None or not guards.mentions_call(found):
         return None
     return guards.encode(found)
