@@ -111,3 +111,32 @@ def test_summary_cache_is_used_and_lives_outside_the_tree(
         run("check", "--cache-dir", str(other), "app/train.py", cwd=project)[1] == first
     )
     assert any(other.rglob("*"))
+
+
+def test_annotated_parameters_and_module_lists_are_followed(tmp_path: Path) -> None:
+    """``model: Net`` reaches ``Net.forward`` (in another module), and a loop over
+    ``enumerate(self.blocks)`` built from a generator reaches each block's forward."""
+    (tmp_path / "net.py").write_text(
+        "import torch\nfrom torch import nn\n\n"
+        "class Block(nn.Module):\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        return x * x.sum().item()  # expect: GL101\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, n: int) -> None:\n"
+        "        super().__init__()\n"
+        "        self.blocks = nn.ModuleList(Block() for _ in range(n))\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        for i, block in enumerate(self.blocks):\n"
+        "            x = block(x)\n"
+        "        return x\n"
+    )
+    (tmp_path / "run.py").write_text(
+        "from typing import Optional\n\nimport torch\nfrom net import Net\n\n"
+        "def step(model: Optional[Net], x: torch.Tensor) -> torch.Tensor:\n"
+        "    return model(x)\n\n"
+        "step = torch.compile(step, mode='reduce-overhead')\n"
+    )
+    results = check_project([tmp_path / "run.py"], Settings(), 1)
+    assert {
+        (Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics
+    } == {("net.py", 6, "GL101")}

@@ -190,12 +190,12 @@ class Project:
                     nested = module.functions.get(f"{scope}.{name}")
                     if nested is not None:
                         return [_Fn(module, nested)]
-                    if name in enclosing.params:
-                        return []  # an argument: whatever the caller passes
-                    if name in enclosing.names:
+                    if name in enclosing.names:  # also ``model: Transformer``
                         return self.refs(
                             module, enclosing, enclosing.names[name], depth
                         )
+                    if name in enclosing.params:
+                        return []  # an argument: whatever the caller passes
                 scope = scope.rpartition(".")[0]
         if name in module.functions:
             return [_Fn(module, module.functions[name])]

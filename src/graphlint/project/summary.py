@@ -159,15 +159,17 @@ class _Summarizer(ast.NodeVisitor):
         path = ".".join([*self.stack, node.name])
         summary = FunctionSummary(path, node.lineno)
         arguments = node.args
-        summary.params = [
-            a.arg
-            for a in (
-                *arguments.posonlyargs,
-                *arguments.args,
-                *arguments.kwonlyargs,
-                *(x for x in (arguments.vararg, arguments.kwarg) if x is not None),
-            )
+        every = [
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            *(x for x in (arguments.vararg, arguments.kwarg) if x is not None),
         ]
+        summary.params = [a.arg for a in every]
+        for arg in every:  # ``model: Transformer`` holds an instance of it
+            annotated = _annotated_class(arg.annotation)
+            if annotated is not None:
+                summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
         summary.decorators = [
             d
             for d in (
@@ -240,9 +242,18 @@ class _Summarizer(ast.NodeVisitor):
             self.visit(node.value)
 
     def visit_For(self, node: ast.For) -> None:
-        inner = ref_of(node.iter)
-        if isinstance(node.target, ast.Name) and inner is not None:
-            self.bind(node.target.id, Ref("element", items=(inner,)))
+        iterable, target = node.iter, node.target
+        if (  # ``for i, layer in enumerate(self.layers):``
+            isinstance(iterable, ast.Call)
+            and dotted(iterable.func) == "enumerate"
+            and iterable.args
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
+            iterable, target = iterable.args[0], target.elts[1]
+        inner = ref_of(iterable)
+        if isinstance(target, ast.Name) and inner is not None:
+            self.bind(target.id, Ref("element", items=(inner,)))
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -367,6 +378,27 @@ def _assigned_once(
         if isinstance(arg, ast.arg):
             counts[arg.arg] = counts.get(arg.arg, 0) + 2
     return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _annotated_class(annotation: ast.expr | None) -> str | None:
+    """The class an annotation names: ``Transformer``, ``mod.Block``,
+    ``"Transformer"``, ``Optional[Block]``, ``Block | None``."""
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        return text if text.replace(".", "").replace("_", "").isalnum() else None
+    if isinstance(annotation, ast.Subscript):
+        outer = dotted(annotation.value) or ""
+        if outer.rsplit(".", 1)[-1] == "Optional":
+            return _annotated_class(annotation.slice)
+        return None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        for side in (annotation.left, annotation.right):
+            if not (isinstance(side, ast.Constant) and side.value is None):
+                return _annotated_class(side)
+        return None
+    return dotted(annotation)
 
 
 def _only_return(body: list[ast.stmt]) -> ast.expr | None:
