@@ -43,7 +43,7 @@ DEFAULT_MAX_MEMORY = 2048  # MiB of address space per worker
 _CANDIDATE = re.compile(
     r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|\.graph\(|capture_begin"
     r"|make_graphed_callables|graphlint|reduce-overhead|max-autotune"
-    r"|triton\.cudagraphs"
+    r"|triton\.cudagraphs|[\"']cudagraphs[\"']"
 )
 
 

@@ -650,6 +650,12 @@ def compile_label(call: cst.Call) -> str | None:
     for arg in call.args:
         if arg.keyword is None:
             continue
+        if (
+            arg.keyword.value == "backend"
+            and isinstance(arg.value, cst.SimpleString)
+            and arg.value.evaluated_value == "cudagraphs"
+        ):
+            return 'torch.compile(backend="cudagraphs")'
         if arg.keyword.value == "mode" and isinstance(arg.value, cst.SimpleString):
             mode = arg.value.evaluated_value
             if mode in CUDAGRAPH_COMPILE_MODES:
