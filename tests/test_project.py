@@ -140,3 +140,38 @@ def test_annotated_parameters_and_module_lists_are_followed(tmp_path: Path) -> N
     assert {
         (Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics
     } == {("net.py", 6, "GL101")}
+
+
+def test_module_dict_members_are_followed_and_their_outputs_are_tensors(
+    tmp_path: Path,
+) -> None:
+    """``nn.ModuleDict(dict(h=nn.ModuleList([...])))``: ``self.layers.h`` reaches each
+    block, and ``self.layers.head(x)`` is a tensor, so indexing it with a list under
+    capture is found in the reached model code."""
+    (tmp_path / "gpt.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class MLP(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * x.sum().item()  # expect: GL101\n\n"
+        "class GPT(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.layers = nn.ModuleDict(dict(\n"
+        "            emb=nn.Linear(4, 4), h=nn.ModuleList([MLP() for _ in range(2)])\n"
+        "        ))\n\n"
+        "    def forward(self, idx):\n"
+        "        x = self.layers.emb(idx)\n"
+        "        for block in self.layers.h:\n"
+        "            x = block(x)\n"
+        "        return x[:, [-1], :]  # expect: GL602\n"
+    )
+    (tmp_path / "drive.py").write_text(
+        "import torch\nfrom gpt import GPT\n\n"
+        "model = GPT().cuda()\n"
+        "idx = torch.randn(2, 3, 4, device='cuda', requires_grad=True)\n"
+        "graphed = torch.cuda.make_graphed_callables(model, (idx,))\n"
+    )
+    results = check_project([tmp_path / "drive.py"], Settings(), 1)
+    got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
+    source = (tmp_path / "gpt.py").read_text()
+    assert got == {("gpt.py", line, code) for line, code in expectations(source)}

@@ -118,8 +118,8 @@ def element_of(value: Value, index: int | None = None) -> Value:
         return value.element
     if value.kind is Kind.TENSOR:
         return Value(Kind.TENSOR, device=value.device, boolean=value.boolean)
-    if value.kind is Kind.MODULE and value.cls in api.MODULE_CONTAINERS:
-        return Value(Kind.MODULE)
+    if value.kind is Kind.MODULE:
+        return Value(Kind.MODULE)  # only containers iterate: their members
     return UNKNOWN
 
 
@@ -541,6 +541,11 @@ class Values:
                 if attr in base.local.methods:
                     return Value(Kind.PYTHON, function=base.local.methods[attr])
             if base.kind is Kind.MODULE:
+                if (
+                    base.cls in api.MODULE_CONTAINERS
+                    and attr not in api.MODULE_PY_ATTRS
+                ):
+                    return Value(Kind.MODULE)  # ``self.transformer.wte``: a member
                 if attr in api.MODULE_TENSOR_ATTRS:
                     return TENSOR
                 if attr in api.MODULE_PY_ATTRS:
@@ -672,6 +677,8 @@ class Values:
                 return Value(Kind.PYTHON, element=Value(Kind.MODULE))
             if name == "forward":
                 return TENSOR
+            if recv.cls in api.MODULE_CONTAINERS and name not in _CONTAINER_METHODS:
+                return TENSOR  # ``self.transformer.wte(idx)``: a member's output
         if recv.kind in (Kind.MODULE, Kind.OBJECT) and recv.local is not None:
             attr = self.attribute_of_class(recv.local, name)
             if attr is not None:
@@ -724,6 +731,35 @@ def _is_true(arg: cst.Arg | None) -> bool:
         and isinstance(arg.value, cst.Name)
         and arg.value.value == "True"
     )
+
+
+# Methods of nn.ModuleList / ModuleDict / Sequential themselves (not members).
+_CONTAINER_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "keys",
+        "items",
+        "values",
+        "update",
+        "clear",
+        "get",
+        "index",
+        "add_module",
+        "register_module",
+        "get_submodule",
+        "named_children",
+        "named_modules",
+        "state_dict",
+        "load_state_dict",
+        "zero_grad",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+    }
+)
 
 
 def _is_literal(expr: cst.BaseExpression) -> bool:

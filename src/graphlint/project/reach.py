@@ -261,8 +261,11 @@ class Project:
                 if isinstance(value, _Items):
                     found.extend(value.items)
             return found
-        # an instance: of a project class, or a module container of items
-        if self.qualify(module, ref.target) in MODULE_CONTAINERS:
+        # an instance: of a project class, or a container of items
+        if (
+            ref.target == "dict"
+            or self.qualify(module, ref.target) in MODULE_CONTAINERS
+        ):
             return [
                 _Items(
                     tuple(
@@ -299,6 +302,10 @@ class Project:
         self._step()
         if depth > _MAX_DEPTH:
             return []
+        if isinstance(value, _Items):
+            # ``self.transformer.h`` on an ``nn.ModuleDict``: one of its members
+            # (the summaries do not keep the keys: any member may be the one)
+            return list(value.items)
         if isinstance(value, _Mod):
             module = value.module
             if attr in module.functions:

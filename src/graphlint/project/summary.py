@@ -115,6 +115,8 @@ def ref_of(node: ast.expr) -> Ref | None:
                 items.extend(ref_of(el) for el in arg.elts)
         if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
             items.extend(ref_of(v) for v in node.args[0].values if v is not None)
+        if target == "dict":  # dict(wte=nn.Embedding(...), h=nn.ModuleList(...))
+            items.extend(ref_of(k.value) for k in node.keywords)
         return Ref("instance", target, tuple(i for i in items if i is not None))
     if isinstance(node, (ast.Name, ast.Attribute)):
         target = dotted(node)
