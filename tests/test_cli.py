@@ -183,6 +183,23 @@ def test_capture_markers_config(tmp_path: Path) -> None:
     assert "marked region" in out
 
 
+def test_capture_marker_on_a_class_marks_its_forward(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.graphlint]\ncapture-markers = ["mylib.compile.supported"]\n'
+    )
+    (tmp_path / "m.py").write_text(
+        "import torch\nfrom mylib.compile import supported\n\n"
+        "@supported\nclass Model(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor):\n"
+        "        return x.sum().item()\n\n"
+        "    def helper(self, x: torch.Tensor):\n"
+        "        return x.sum().item()\n"
+    )
+    code, out, _ = run("check", "m.py", cwd=tmp_path)
+    assert code == 1 and "m.py:7:16: GL101" in out and "m.py:10:" not in out
+    assert "marked region" in out
+
+
 def test_capture_checks_config(tmp_path: Path) -> None:
     """A project's own "is the stream capturing?" function guards like PyTorch's, in
     the file and in code the region reaches in another file."""

@@ -161,6 +161,25 @@ class RegionFinder(cst.CSTVisitor):
                 self.mark(node, region)
                 return
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """A marker on a class (``@support_torch_compile class Model(nn.Module)``)
+        marks its ``forward``."""
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
+            info = self.scopes.class_infos.get(node)
+            forward = self.method(info, "forward") if info is not None else None
+            if q in self.markers and forward is not None:
+                region = Region(
+                    RegionKind.MARKED,
+                    self.line(decorator),
+                    "marked",
+                    end_line=self.end(forward),
+                    root=forward,
+                )
+                self.mark(forward, region, inputs=False)
+                return
+
     def decorator_region(
         self, expr: cst.BaseExpression
     ) -> tuple[RegionKind, str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts import Region
 from graphlint.matchers import builtin
 from graphlint.rule import Rule
 
@@ -23,5 +24,24 @@ class HostIteratorAdvanced(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.captured(node)
-        if region is not None and builtin(self.context.facts, node) == "next":
-            self.report(node, region, call=self.code_of(node))
+        if region is None or builtin(self.context.facts, node) != "next":
+            return
+        if node.args and self.fresh(node.args[0].value, region):
+            return  # ``next(iter(d.values()))``: the first item, nothing advances
+        self.report(node, region, call=self.code_of(node))
+
+    def fresh(self, iterator: cst.BaseExpression, region: Region) -> bool:
+        """An iterator made in the same expression, or by the captured code itself:
+        it does not outlive the capture, so replays lose nothing."""
+        if isinstance(iterator, cst.GeneratorExp):
+            return True
+        if isinstance(iterator, cst.Call):
+            return builtin(self.context.facts, iterator) in _FRESH
+        key = self.state.key_of(iterator)
+        return key is not None and any(
+            write.region == region and write.how == "assign"
+            for write in self.state.writes.get(key, ())
+        )
+
+
+_FRESH = frozenset({"iter", "reversed", "enumerate", "zip", "map", "filter"})
