@@ -31,6 +31,9 @@ GRAPHED_CALLABLES = frozenset(
 )
 BUILTIN_MARKERS = frozenset({"graphlint.capture_region"})
 CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
+CUDAGRAPHS_OPTION = "triton.cudagraphs"
+CUDAGRAPHS_SWITCH = "torch._inductor.config.triton.cudagraphs"
+INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,10 @@ class RegionFinder(cst.CSTVisitor):
         self.markers = BUILTIN_MARKERS | markers
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
+        # Inductor's triton.cudagraphs: on for the module, and scopes patching it on
+        self.switched = False
+        self._patched = 0
+        self._patched_nodes: set[cst.CSTNode] = set()
         # the tests each block or statement runs under (``entry_conditions``)
         self.conditions: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]] = {}
         # statements between ``capture_begin()`` and ``capture_end()``
@@ -96,6 +103,7 @@ class RegionFinder(cst.CSTVisitor):
 
     # -- with torch.cuda.graph(...) / with graphlint.capture_region() ----------------
     def visit_With(self, node: cst.With) -> None:
+        self.enter_patched(node, [item.item for item in node.items])
         for item in node.items:
             found = self.capture_context(item.item, set())
             if found is not None:
@@ -147,6 +155,7 @@ class RegionFinder(cst.CSTVisitor):
 
     # -- decorators ----------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.enter_patched(node, [d.decorator for d in node.decorators])
         for decorator in node.decorators:
             found = self.decorator_region(decorator.decorator)
             if found is not None:
@@ -164,6 +173,7 @@ class RegionFinder(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """A marker on a class (``@support_torch_compile class Model(nn.Module)``)
         marks its ``forward``."""
+        self.enter_patched(node, [d.decorator for d in node.decorators])
         for decorator in node.decorators:
             expr = decorator.decorator
             q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
@@ -186,11 +196,59 @@ class RegionFinder(cst.CSTVisitor):
         q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
         if q in self.markers:
             return RegionKind.MARKED, "marked"
-        if q == "torch.compile" and isinstance(expr, cst.Call):
-            label = compile_label(expr)
+        if q == "torch.compile":
+            label = self.compile_label(expr if isinstance(expr, cst.Call) else None)
             if label is not None:
                 return RegionKind.COMPILE, label
         return None
+
+    def compile_label(self, call: cst.Call | None) -> str | None:
+        """The label of a ``torch.compile`` that uses CUDA graphs: by its own
+        arguments, or because Inductor's ``triton.cudagraphs`` is switched on for
+        the module or the enclosing scope."""
+        found = compile_label(call) if call is not None else None
+        if found is None and (self.switched or self._patched):
+            return "torch.compile (triton.cudagraphs on)"
+        return found
+
+    # -- torch._inductor.config: triton.cudagraphs switched on ---------------------
+    def switches_on(self, call: cst.BaseExpression) -> bool:
+        """``config.patch({"triton.cudagraphs": True})`` and its other spellings."""
+        if not isinstance(call, cst.Call):
+            return False
+        if self.values.qualify(call.func) not in INDUCTOR_PATCH:
+            return False
+        values = [a.value for a in call.args]
+        if (
+            len(values) == 2
+            and isinstance(values[0], cst.SimpleString)
+            and values[0].evaluated_value == CUDAGRAPHS_OPTION
+        ):
+            return _is_true(values[1])
+        return any(
+            isinstance(value, cst.Dict) and _dict_switches_on(value) for value in values
+        )
+
+    def enter_patched(
+        self, node: cst.CSTNode, items: Sequence[cst.BaseExpression]
+    ) -> None:
+        if any(self.switches_on(item) for item in items):
+            self._patched += 1
+            self._patched_nodes.add(node)
+
+    def leave_patched(self, node: cst.CSTNode) -> None:
+        if node in self._patched_nodes:
+            self._patched_nodes.discard(node)
+            self._patched -= 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.leave_patched(original_node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.leave_patched(original_node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.leave_patched(original_node)
 
     # -- make_graphed_callables(...), torch.compile(fn, mode=...), m.compile(...) ----
     def visit_Call(self, node: cst.Call) -> None:
@@ -205,7 +263,7 @@ class RegionFinder(cst.CSTVisitor):
                 RegionKind.GRAPHED, self.line(node), "make_graphed_callables"
             )
         elif q == "torch.compile":
-            label = compile_label(node)
+            label = self.compile_label(node)
             target = first_arg(node, "model")
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
@@ -214,12 +272,12 @@ class RegionFinder(cst.CSTVisitor):
             and self.values.qualify(func.func) == "torch.compile"
         ):
             # torch.compile(mode=...)(fn)
-            label = compile_label(func)
+            label = self.compile_label(func)
             target = first_arg(node, "model")
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         elif isinstance(func, cst.Attribute) and func.attr.value == "compile":
-            label = compile_label(node)
+            label = self.compile_label(node)
             if label is not None and self.values.of(func.value).kind in (
                 Kind.MODULE,
                 Kind.UNKNOWN,  # an instance of a class from another module
@@ -604,6 +662,7 @@ def find_regions(
     names."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
     finder.checks = checks | local_checks(finder, scopes)
+    finder.switched = switched_on(module, values)
     module.visit(finder)
     for function, path in scopes.paths.items():
         if external and path in external:
@@ -654,6 +713,34 @@ def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
     return frozenset(found)
 
 
+def switched_on(module: cst.Module, values: Values) -> bool:
+    """Whether module code sets ``torch._inductor.config.triton.cudagraphs = True``:
+    every CUDA-graph-less ``torch.compile`` of the module then captures."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and _is_true(small.value):
+                for target in small.targets:
+                    if values.qualify(target.target) == CUDAGRAPHS_SWITCH:
+                        return True
+    return False
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _dict_switches_on(value: cst.Dict) -> bool:
+    return any(
+        isinstance(element, cst.DictElement)
+        and isinstance(element.key, cst.SimpleString)
+        and element.key.evaluated_value == CUDAGRAPHS_OPTION
+        and _is_true(element.value)
+        for element in value.elements
+    )
+
+
 def _is_docstring(statement: cst.BaseStatement) -> bool:
     return (
         isinstance(statement, cst.SimpleStatementLine)
@@ -679,16 +766,12 @@ def compile_label(call: cst.Call) -> str | None:
             mode = arg.value.evaluated_value
             if mode in CUDAGRAPH_COMPILE_MODES:
                 return f'torch.compile(mode="{mode}")'
-        if arg.keyword.value == "options" and isinstance(arg.value, cst.Dict):
-            for element in arg.value.elements:
-                if (
-                    isinstance(element, cst.DictElement)
-                    and isinstance(element.key, cst.SimpleString)
-                    and element.key.evaluated_value == "triton.cudagraphs"
-                    and isinstance(element.value, cst.Name)
-                    and element.value.value == "True"
-                ):
-                    return 'torch.compile(options={"triton.cudagraphs": True})'
+        if (
+            arg.keyword.value == "options"
+            and isinstance(arg.value, cst.Dict)
+            and _dict_switches_on(arg.value)
+        ):
+            return 'torch.compile(options={"triton.cudagraphs": True})'
     return None
 
 
