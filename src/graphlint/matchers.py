@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from graphlint.facts.names import is_true
 from graphlint.facts.values import Device, Value
 
 if TYPE_CHECKING:
@@ -41,10 +42,9 @@ def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
-def is_true(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
 def on_device(value: Value) -> bool:
     """A tensor that is not known to live on the host."""
     return value.is_tensor and value.device is not Device.CPU
+
+
+__all__ = ["builtin", "is_true", "keyword", "method", "on_device", "positional"]

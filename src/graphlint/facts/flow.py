@@ -34,7 +34,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
-from graphlint.facts.names import dotted
+from graphlint.facts.names import dotted, is_none
 from graphlint.facts.regions import Found, Region, first_arg
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState, Key, Write, same, within
@@ -526,7 +526,7 @@ class Flow(cst.CSTVisitor):
             and graph[0] == "self"
             and graph[1] == write.key[1]
             and write.how != "delete"
-            and not _is_none(write.value)  # releasing state, not a new value
+            and not is_none(write.value)  # releasing state, not a new value
         ):
             return False
         if any(  # a method that also replaces or drops the graph resets it
@@ -581,9 +581,8 @@ class Flow(cst.CSTVisitor):
             right = test.comparisons[0].comparator
             if isinstance(op, (cst.In, cst.NotIn)) and self._about(right, key):
                 return isinstance(op, cst.NotIn)  # ``k not in cache``
-            is_none = isinstance(right, cst.Name) and right.value == "None"
             equality = isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
-            if equality and is_none and self._about(test.left, key):
+            if equality and is_none(right) and self._about(test.left, key):
                 return isinstance(op, (cst.Is, cst.Equal))  # ``x is None``
             if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and _is_len(
                 test.left
@@ -750,10 +749,6 @@ def _callee_name(node: cst.CSTNode) -> str | None:
 
 def _line(point: _Point) -> int:
     return point.call if point.call is not None else point.start[0]
-
-
-def _is_none(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _vague(key: Key) -> bool:

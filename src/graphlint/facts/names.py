@@ -31,6 +31,16 @@ _CANONICAL: dict[str, str] = {
 }
 
 
+def is_true(expr: cst.BaseExpression | None) -> bool:
+    """``True`` written out."""
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def is_none(expr: cst.BaseExpression | None) -> bool:
+    """``None`` written out."""
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
 def canonical(name: str) -> str:
     """Map a qualified name to the spelling graphlint's tables use."""
     for long, short in _CANONICAL.items():

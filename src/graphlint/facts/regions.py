@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
-from graphlint.facts.names import dotted
+from graphlint.facts.names import dotted, is_true
 from graphlint.facts.scopes import ClassInfo, ScopeBuilder
 from graphlint.facts.values import Kind, Value, Values
 
@@ -224,7 +224,7 @@ class RegionFinder(cst.CSTVisitor):
             and isinstance(values[0], cst.SimpleString)
             and values[0].evaluated_value == CUDAGRAPHS_OPTION
         ):
-            return _is_true(values[1])
+            return is_true(values[1])
         return any(
             isinstance(value, cst.Dict) and _dict_switches_on(value) for value in values
         )
@@ -720,15 +720,11 @@ def switched_on(module: cst.Module, values: Values) -> bool:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            if isinstance(small, cst.Assign) and _is_true(small.value):
+            if isinstance(small, cst.Assign) and is_true(small.value):
                 for target in small.targets:
                     if values.qualify(target.target) == CUDAGRAPHS_SWITCH:
                         return True
     return False
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def _dict_switches_on(value: cst.Dict) -> bool:
@@ -736,7 +732,7 @@ def _dict_switches_on(value: cst.Dict) -> bool:
         isinstance(element, cst.DictElement)
         and isinstance(element.key, cst.SimpleString)
         and element.key.evaluated_value == CUDAGRAPHS_OPTION
-        and _is_true(element.value)
+        and is_true(element.value)
         for element in value.elements
     )
 

@@ -20,7 +20,7 @@ import libcst as cst
 
 from graphlint.diagnostics import RegionKind
 from graphlint.facts import torchapi as api
-from graphlint.facts.names import Names, dotted
+from graphlint.facts.names import Names, dotted, is_none, is_true
 from graphlint.facts.scopes import Binding, ClassInfo, Scope
 
 
@@ -355,7 +355,7 @@ class Values:
             # ``kind="causal"``, ``eps=1e-5``: a graphed callable's inputs are the
             # tensors it is called with, not its options; ``mask=None`` may be either
             default = param.default
-            if isinstance(default, cst.Name) and default.value == "None":
+            if is_none(default):
                 return UNKNOWN
             return PYTHON if _is_literal(default) else self.of(default)
         if self.captured.get(scope.node) is RegionKind.GRAPHED:
@@ -608,7 +608,8 @@ class Values:
         if not api.returns_tensor(q):
             return PYTHON if q.startswith("torch.") else UNKNOWN
         name = q.rsplit(".", 1)[-1]
-        pinned = _is_true(keywords.get("pin_memory"))
+        pin = keywords.get("pin_memory")
+        pinned = is_true(pin.value if pin is not None else None)
         if "device" in keywords:
             device = self.device_of_spec(keywords["device"].value)
         elif name in api.FACTORIES or q in api.CPU_FACTORIES:
@@ -723,14 +724,6 @@ class Values:
         if name in api.PYTHON_BUILTINS:
             return PYTHON
         return UNKNOWN
-
-
-def _is_true(arg: cst.Arg | None) -> bool:
-    return (
-        arg is not None
-        and isinstance(arg.value, cst.Name)
-        and arg.value.value == "True"
-    )
 
 
 # Methods of nn.ModuleList / ModuleDict / Sequential themselves (not members).
