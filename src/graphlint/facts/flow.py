@@ -613,6 +613,17 @@ class Flow(cst.CSTVisitor):
         found = self.state.key_of(expr)
         return found is not None and (within(found, key) or within(key, found))
 
+    def in_replay_loop(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` (a call or a write) runs in a loop that also replays a
+        graph."""
+        site = self.sites.get(node)
+        loops = set(site.loops) if site is not None else set()
+        return bool(loops) and any(
+            loops & set(replay.loops)
+            for events in self.events.values()
+            for replay, _ in events.replays
+        )
+
     # -- set-up ----------------------------------------------------------------------
     def callers(self, function: Function) -> list[Site]:
         """Call sites in this file that run ``function`` (or hand it on)."""

@@ -24,8 +24,6 @@ from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Values
 
 Key = tuple[object, ...]
-_LOOP = (cst.For, cst.While)
-_LOOPED = (cst.Call, cst.Assign, cst.AugAssign, cst.With, cst.Expr)
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,10 +64,6 @@ class HostState(cst.CSTVisitor):
         # if/while/ternary tests and the outermost locations each one reads
         self.tests: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
         self.in_test: set[cst.CSTNode] = set()
-        # loops enclosing each call and assignment, innermost last
-        self.loops: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
-        # ``g.replay()``: graph source text -> (function, enclosing loops)
-        self.replays: list[tuple[str, cst.CSTNode, tuple[cst.CSTNode, ...]]] = []
         # ``g.register_generator_state(gen)``: (graph source text, generator key)
         self.registered: list[tuple[str, Key | None]] = []
         # optimizers (by the call that built them) whose step a region captures
@@ -77,8 +71,6 @@ class HostState(cst.CSTVisitor):
         self._stores: set[cst.CSTNode] = set()
         self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
-        self._loops: list[cst.CSTNode] = []
-        self._saved_loops: list[list[cst.CSTNode]] = []
 
     # -- keys ------------------------------------------------------------------------
     def key_of(self, expr: cst.BaseExpression) -> Key | None:
@@ -133,21 +125,7 @@ class HostState(cst.CSTVisitor):
             isinstance(node, cst.Name) and node not in self._not_read
         ):
             self._read(node)
-        if isinstance(node, _LOOP):
-            self._loops.append(node)
-        if isinstance(node, _LOOPED) and self._loops:
-            self.loops[node] = tuple(self._loops)
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            saved, self._loops = self._loops, []
-            self._saved_loops.append(saved)
         return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, _LOOP):
-            self._loops.pop()
-        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            self._loops = self._saved_loops.pop()
-        super().on_leave(original_node)
 
     def _skip_names(self, node: cst.CSTNode) -> None:
         """Mark names that do not read a variable: ``.attr``, ``kw=``, definitions."""
@@ -191,11 +169,7 @@ class HostState(cst.CSTVisitor):
         if not isinstance(func, cst.Attribute):
             return
         name = func.attr.value
-        if name == "replay":
-            self.replays.append(
-                (source(func.value), self.function_of(node), tuple(self._loops))
-            )
-        elif name == "register_generator_state" and node.args:
+        if name == "register_generator_state" and node.args:
             key = self.key_of(node.args[0].value)
             self.registered.append((source(func.value), key))
         elif name == "step":
@@ -299,13 +273,6 @@ class HostState(cst.CSTVisitor):
         if isinstance(root, (cst.FunctionDef, cst.Lambda)):
             return root
         return self.function_of(root)
-
-    def in_replay_loop(self, node: cst.CSTNode) -> bool:
-        """Whether ``node`` runs in a loop that also replays a graph."""
-        loops = self.loops.get(node, ())
-        return any(
-            set(loops) & set(replay_loops) for _, _, replay_loops in self.replays
-        )
 
 
 class _TestReads(cst.CSTVisitor):

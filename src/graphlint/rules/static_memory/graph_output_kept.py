@@ -38,11 +38,13 @@ class GraphOutputKept(Rule):
                 self.check(element, node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(t.target, cst.Subscript) for t in node.targets):
-            self.check(node.value, node)
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                self.check(node.value, target.target)
+                return
 
     def check(self, expr: cst.BaseExpression, statement: cst.CSTNode) -> None:
-        if self.region(statement) is not None or not self.state.in_replay_loop(
+        if self.region(statement) is not None or not self.flow.in_replay_loop(
             statement
         ):
             return
