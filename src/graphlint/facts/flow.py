@@ -96,6 +96,8 @@ class _Events:
     replays: list[tuple[Site, Key | None]] = field(default_factory=list)
     calls: list[tuple[Site, tuple[cst.FunctionDef, ...]]] = field(default_factory=list)
     streams: list[Site] = field(default_factory=list)  # side-stream ``with`` blocks
+    # calls made outside any capture, by dotted name (``model``, ``self.step``)
+    named: list[tuple[Site, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,9 @@ class Flow(cst.CSTVisitor):
 
     def _call(self, node: cst.Call) -> None:
         func = node.func
+        name = dotted(func)
+        if name is not None and node not in self.regions:
+            self.here().named.append((self.sites[node], name))
         if isinstance(func, cst.Attribute) and func.attr.value == "replay":
             self.here().replays.append(
                 (self.sites[node], self.state.key_of(func.value))
@@ -255,7 +260,7 @@ class Flow(cst.CSTVisitor):
             ):
                 return
         elif not any(
-            node.attr.value in c.methods for c in self.values.classes.values()
+            node.attr.value in c.methods for c in self.values.class_infos.values()
         ):
             return
         function = self.values.of(node).function
@@ -680,11 +685,7 @@ class Flow(cst.CSTVisitor):
                 ):
                     return True
             return any(
-                s.start < site.start and _callee_name(node) in names
-                for node, s in self.sites.items()
-                if isinstance(node, cst.Call)
-                and s.function is site.function
-                and node not in self.regions
+                s.start < site.start and name in names for s, name in events.named
             )
 
         return self._visible_without(root, ready)
@@ -728,9 +729,9 @@ class Flow(cst.CSTVisitor):
     def _calls_named(self, function: Function, names: set[str]) -> bool:
         """Whether ``function`` or what it calls makes a call by one of ``names``."""
         return any(
-            _callee_name(node) in names
-            for node, s in self.sites.items()
-            if isinstance(node, cst.Call) and s.function in self.reach(function)
+            name in names
+            for f in self.reach(function)
+            for _, name in self.events.get(f, _Events()).named
         )
 
     def _has_stream(self, function: Function) -> bool:
@@ -752,10 +753,6 @@ def _is_entry(function: Function) -> bool:
         return True
     name = function.name.value
     return name.startswith("test") or name == "main"
-
-
-def _callee_name(node: cst.CSTNode) -> str | None:
-    return dotted(node.func) if isinstance(node, cst.Call) else None
 
 
 def _line(point: _Point) -> int:
