@@ -35,7 +35,7 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts.names import dotted, is_none
-from graphlint.facts.regions import Found, Region, first_arg
+from graphlint.facts.regions import Found, Region
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState, Key, Write, same, within
 from graphlint.facts.values import Values
@@ -376,20 +376,6 @@ class Flow(cst.CSTVisitor):
                 return capture
         return None
 
-    def graph_of(self, capture: Region) -> Key | None:
-        """The host location of the graph a capture records into."""
-        root = capture.root
-        expr: cst.BaseExpression | None = None
-        if isinstance(root, cst.With):
-            for item in root.items:
-                if isinstance(item.item, cst.Call):
-                    expr = first_arg(item.item, "cuda_graph")
-                    break
-        elif isinstance(root, cst.Expr) and isinstance(root.value, cst.Call):
-            func = root.value.func
-            expr = func.value if isinstance(func, cst.Attribute) else None
-        return self.state.key_of(expr) if expr is not None else None
-
     def changes(self, key: Key, region: Region) -> Change | None:
         """The first write to ``key`` that runs between ``region``'s capture and a
         replay of its graph (HIGH confidence first), or None without evidence."""
@@ -478,7 +464,8 @@ class Flow(cst.CSTVisitor):
         found = self._graphs.get(capture)
         if found is not None:
             return found
-        key = self.graph_of(capture)
+        expr = capture.graph_expr
+        key = self.state.key_of(expr) if expr is not None else None
         replays = {
             function: sites
             for function, events in self.events.items()

@@ -52,6 +52,8 @@ class Region:
     end_line: int = 0
     root: cst.CSTNode | None = field(default=None, compare=False)
     graph: str | None = None
+    # the expression of that graph object, for its host location
+    graph_expr: cst.BaseExpression | None = field(default=None, compare=False)
     origin: str | None = None  # the region's file, for code reached from another file
     via: tuple[Hop, ...] = ()  # calls from the region to this code
     open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
@@ -117,14 +119,15 @@ class RegionFinder(cst.CSTVisitor):
                         confidence,
                         end_line=self.end(node),
                         root=node,
-                        graph=graph,
+                        graph=source(graph) if graph is not None else None,
+                        graph_expr=graph,
                     ),
                 )
                 return
 
     def capture_context(
         self, expr: cst.BaseExpression, seen: set[cst.CSTNode]
-    ) -> tuple[RegionKind, str, Confidence, str | None] | None:
+    ) -> tuple[RegionKind, str, Confidence, cst.BaseExpression | None] | None:
         if expr in seen:
             return None
         seen.add(expr)
@@ -139,8 +142,7 @@ class RegionFinder(cst.CSTVisitor):
             q = self.values.qualify(expr.func)
             if q in CAPTURE_CONTEXTS:
                 graph = first_arg(expr, "cuda_graph")
-                text = source(graph) if graph is not None else None
-                return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH, text
+                return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH, graph
             if q in self.markers:
                 return RegionKind.MARKED, "marked", Confidence.HIGH, None
             return None
@@ -467,8 +469,11 @@ class BeginEndScanner:
 
     def __init__(self, finder: RegionFinder) -> None:
         self.finder = finder
-        # receiver source -> the capture_begin() statement and the nodes after it
-        self.open: dict[str, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+        # receiver source -> the capture_begin() statement, the nodes after it, and
+        # the receiver
+        self.open: dict[
+            str, tuple[cst.CSTNode, list[cst.CSTNode], cst.BaseExpression]
+        ] = {}
 
     def scan(
         self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]
@@ -508,7 +513,7 @@ class BeginEndScanner:
             return False
         receiver = source(func.value)
         if func.attr.value == "capture_begin":
-            self.open.setdefault(receiver, (small, []))
+            self.open.setdefault(receiver, (small, [], func.value))
             return True
         if func.attr.value == "capture_end" and receiver in self.open:
             self.close(receiver, small)
@@ -520,7 +525,7 @@ class BeginEndScanner:
         first[1].append(node)
 
     def close(self, receiver: str, end: cst.CSTNode | None) -> None:
-        begin, nodes = self.open.pop(receiver)
+        begin, nodes, graph = self.open.pop(receiver)
         last = end if end is not None else (nodes[-1] if nodes else begin)
         region = Region(
             RegionKind.MANUAL,
@@ -529,6 +534,7 @@ class BeginEndScanner:
             end_line=self.finder.end(last),
             root=begin,
             graph=receiver,
+            graph_expr=graph,
             open=end is None,
         )
         for node in nodes:
