@@ -236,3 +236,21 @@ def test_unresolvable_graphed_target_is_not_a_region() -> None:
             return x.sum().item()
         """
     )
+
+
+def test_an_inductor_switch_does_not_make_re_compile_a_region() -> None:
+    _, facts = facts_for(
+        """
+        import re
+        import torch
+        import torch._inductor.config
+        torch._inductor.config.triton.cudagraphs = True
+        pattern = re.compile("x")
+        model = torch.nn.Linear(2, 2)
+        fast = model.compile()
+        """
+    )
+    # the module's compile is one (of a library class, not followed), re's is not
+    assert [cst.Module([]).code_for_node(t) for _, t, _ in facts.unresolved] == [
+        "model"
+    ]

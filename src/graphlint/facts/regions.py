@@ -199,12 +199,12 @@ class RegionFinder(cst.CSTVisitor):
         if q in self.markers:
             return RegionKind.MARKED, "marked"
         if q == "torch.compile":
-            label = self.compile_label(expr if isinstance(expr, cst.Call) else None)
+            label = self.cudagraph_label(expr if isinstance(expr, cst.Call) else None)
             if label is not None:
                 return RegionKind.COMPILE, label
         return None
 
-    def compile_label(self, call: cst.Call | None) -> str | None:
+    def cudagraph_label(self, call: cst.Call | None) -> str | None:
         """The label of a ``torch.compile`` that uses CUDA graphs: by its own
         arguments, or because Inductor's ``triton.cudagraphs`` is switched on for
         the module or the enclosing scope."""
@@ -265,7 +265,7 @@ class RegionFinder(cst.CSTVisitor):
                 RegionKind.GRAPHED, self.line(node), "make_graphed_callables"
             )
         elif q == "torch.compile":
-            label = self.compile_label(node)
+            label = self.cudagraph_label(node)
             target = first_arg(node, "model")
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
@@ -274,16 +274,22 @@ class RegionFinder(cst.CSTVisitor):
             and self.values.qualify(func.func) == "torch.compile"
         ):
             # torch.compile(mode=...)(fn)
-            label = self.compile_label(func)
+            label = self.cudagraph_label(func)
             target = first_arg(node, "model")
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         elif isinstance(func, cst.Attribute) and func.attr.value == "compile":
-            label = self.compile_label(node)
-            if label is not None and self.values.of(func.value).kind in (
-                Kind.MODULE,
-                Kind.UNKNOWN,  # an instance of a class from another module
-            ):
+            kind = self.values.of(func.value).kind
+            # an instance of a class from another module is unknown: only its own
+            # arguments tell its compile from ``re.compile``, not a switch
+            label = (
+                self.cudagraph_label(node)
+                if kind is Kind.MODULE
+                else compile_label(node)
+                if kind is Kind.UNKNOWN
+                else None
+            )
+            if label is not None:
                 target = func.value
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         if target is None or region is None:
