@@ -11,7 +11,7 @@ summaries; only the files a capture region reaches are then analysed with LibCST
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,8 +141,10 @@ class _Summarizer(ast.NodeVisitor):
         self.functions: list[FunctionSummary] = []
         self.classes: list[ClassSummary | None] = []  # per stack entry
         self.guards: list[str] = []
-        # per enclosing function: its names assigned exactly once, and to what
-        self.locals: list[dict[str, ast.expr]] = []
+        # the enclosing functions, and (computed when a test needs them) their
+        # names assigned exactly once, with their values
+        self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self._once: dict[ast.AST, dict[str, ast.expr]] = {}
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -192,14 +194,14 @@ class _Summarizer(ast.NodeVisitor):
         self.classes.append(None)
         self.functions.append(summary)
         saved, self.guards = self.guards, []
-        self.locals.append(_assigned_once(node))
+        self.enclosing.append(node)
         returned = _only_return(node.body)
         if returned is not None:
-            test = formula(returned, self.locals[-1])
+            test = formula(returned, self.local)
             if guards.mentions_call(test):
                 summary.returns = guards.encode(test)
         self.block(node.body)
-        self.locals.pop()
+        self.enclosing.pop()
         self.guards = saved
         self.functions.pop()
         self.classes.pop()
@@ -298,22 +300,33 @@ class _Summarizer(ast.NodeVisitor):
         depth = len(self.guards)
         for statement in body:
             self.visit(statement)
-            after = _guard_after(statement, self.locals[-1] if self.locals else {})
+            after = _guard_after(statement, self.local)
             if after is not None:
                 self.guards.append(after)
         del self.guards[depth:]
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        test = formula(node.test, self.locals[-1] if self.locals else {})
+        test = formula(node.test, self.local)
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
-        test = formula(node.test, self.locals[-1] if self.locals else {})
+        test = formula(node.test, self.local)
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
+
+    def local(self, name: str) -> ast.expr | None:
+        """The value of an enclosing function's name assigned exactly once (``live =
+        is_capturing()``); the function is read for it only when a test asks."""
+        if not self.enclosing:
+            return None
+        function = self.enclosing[-1]
+        once = self._once.get(function)
+        if once is None:
+            once = self._once[function] = _assigned_once(function)
+        return once.get(name)
 
     def guarded_block(self, body: list[ast.stmt], test: guards.Formula) -> None:
         kept = guards.mentions_call(test)
@@ -334,25 +347,29 @@ class _Summarizer(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+Local = Callable[[str], "ast.expr | None"]  # a name's value, assigned once
+
+
 def formula(
-    test: ast.expr, names: Mapping[str, ast.expr] | None = None, depth: int = 0
+    test: ast.expr, local: Local | None = None, depth: int = 0
 ) -> guards.Formula:
-    """The guard formula of a test (see ``graphlint.facts.guards``); ``names`` are
-    the enclosing function's names assigned once (``live = is_capturing()``)."""
+    """The guard formula of a test (see ``graphlint.facts.guards``); ``local`` gives
+    the value of a name assigned once in the enclosing function."""
     if depth > guards.MAX_DEPTH:
         return guards.UNKNOWN
     if isinstance(test, ast.Call):
         name = dotted(test.func)
         return ["call", name] if name is not None else guards.UNKNOWN
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return guards.negate(formula(test.operand, names, depth + 1))
+        return guards.negate(formula(test.operand, local, depth + 1))
     if isinstance(test, ast.BoolOp):
         op = "and" if isinstance(test.op, ast.And) else "or"
-        return [op, *(formula(v, names, depth + 1) for v in test.values)]
+        return [op, *(formula(v, local, depth + 1) for v in test.values)]
     if isinstance(test, ast.Constant) and isinstance(test.value, bool):
         return ["const", test.value]
-    if isinstance(test, ast.Name) and names and test.id in names:
-        return formula(names[test.id], None, depth + 1)
+    value = local(test.id) if isinstance(test, ast.Name) and local else None
+    if value is not None:
+        return formula(value, None, depth + 1)
     return guards.UNKNOWN
 
 
@@ -416,16 +433,16 @@ def _only_return(body: list[ast.stmt]) -> ast.expr | None:
     return None
 
 
-def _guard_after(statement: ast.stmt, names: Mapping[str, ast.expr]) -> str | None:
+def _guard_after(statement: ast.stmt, local: Local) -> str | None:
     """What must hold for code after ``statement`` to run, when it exits early."""
     found: guards.Formula | None = None
     if isinstance(statement, ast.Assert):
-        found = formula(statement.test, names)
+        found = formula(statement.test, local)
     elif isinstance(statement, ast.If):
         if _always_exits(statement.body):
-            found = guards.negate(formula(statement.test, names))
+            found = guards.negate(formula(statement.test, local))
         elif _always_exits(statement.orelse):
-            found = formula(statement.test, names)
+            found = formula(statement.test, local)
     if found is None or not guards.mentions_call(found):
         return None
     return guards.encode(found)
