@@ -92,15 +92,6 @@ def mentions_call(formula: Formula) -> bool:
     return any(isinstance(part, list) and mentions_call(part) for part in formula[1:])
 
 
-def calls_in(formula: Formula) -> list[str]:
-    """The names a formula calls."""
-    if not formula:
-        return []
-    if formula[0] == "call":
-        return [str(formula[1])]
-    return [n for part in formula[1:] if isinstance(part, list) for n in calls_in(part)]
-
-
 def encode(formula: Formula) -> str:
     return json.dumps(formula, separators=(",", ":"))
 
@@ -125,7 +116,6 @@ __all__ = [
     "TRUE_WHILE_CAPTURING",
     "UNKNOWN",
     "Formula",
-    "calls_in",
     "decode",
     "encode",
     "mentions_call",

@@ -147,12 +147,12 @@ class Values:
         names: Names,
         scope_of: dict[cst.CSTNode, Scope],
         classes: dict[str, ClassInfo],
-        class_infos: dict[cst.ClassDef, ClassInfo] | None = None,
+        class_infos: dict[cst.ClassDef, ClassInfo],
     ) -> None:
         self.names = names
         self.scope_of = scope_of
         self.classes = classes
-        self.class_infos = class_infos or {}
+        self.class_infos = class_infos  # each class by its definition
         self._memo: dict[cst.CSTNode, Value] = {}
         self._busy: set[cst.CSTNode] = set()
         self._binding_memo: dict[int, Value] = {}
