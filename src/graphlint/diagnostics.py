@@ -78,6 +78,15 @@ class RegionRef:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """Another place in the diagnostic's file that is part of its evidence."""
+
+    line: int  # 1-based
+    col: int  # 0-based
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding. Lines are 1-based, columns 0-based (LibCST's convention)."""
 
@@ -94,6 +103,7 @@ class Diagnostic:
     outcome: Outcome
     region: RegionRef | None = None
     fix_hint: str | None = None
+    related: tuple[Related, ...] = ()
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

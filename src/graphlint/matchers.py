@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.facts.names import is_true
+from graphlint.facts.names import is_true, keyword
 from graphlint.facts.values import Device, Value
 
 if TYPE_CHECKING:
@@ -33,13 +33,6 @@ def builtin(facts: FileFacts, call: cst.Call) -> str | None:
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
-
-
-def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
 
 
 def on_device(value: Value) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -29,6 +29,7 @@ from graphlint.diagnostics import (
     Diagnostic,
     Outcome,
     RegionRef,
+    Related,
     Severity,
 )
 
@@ -80,6 +81,9 @@ class Check:
     severity: ClassVar[Severity | None] = None  # None: derived from outcome and region
     # what the hazard does, when the outcome's standard wording does not fit
     consequence: ClassVar[str | None] = None
+    # what torch.compile(fullgraph=True) raises on the hazard, measured; None: the
+    # hazard is no compile error there
+    fullgraph_error: ClassVar[str | None] = None
     default_enabled: ClassVar[bool] = True
     name: ClassVar[str]  # derived from the class name
 
@@ -190,9 +194,13 @@ class Rule(Check, cst.BatchableCSTVisitor):
         region: Region,
         *,
         confidence: Confidence = Confidence.HIGH,
+        fullgraph_error: str | None = None,
+        related: Sequence[tuple[cst.CSTNode, str]] = (),
         **fmt: object,
     ) -> None:
-        """Record a finding on ``node``: suppression, severity and wording live here."""
+        """Record a finding on ``node``: suppression, severity and wording live here.
+        ``fullgraph_error`` overrides the class's for this finding; ``related`` are
+        other nodes of the file that are part of the evidence, with what each is."""
         pos = self.context.positions[node]
         line = pos.start.line
         suppressed = self.context.suppressed.get(line, frozenset())
@@ -208,6 +216,13 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 Severity.WARNING
                 if is_compile or self.outcome is Outcome.PERF
                 else Severity.ERROR
+            )
+        error = fullgraph_error or self.fullgraph_error
+        if region.fullgraph and error is not None:
+            severity = Severity.ERROR
+            consequence = (
+                "fails to compile: fullgraph=True turns the graph break into an "
+                f'error ("{error}")'
             )
         message = f"{self.message.format(**fmt)}: {consequence}"
         self.context.diagnostics.append(
@@ -227,6 +242,14 @@ class Rule(Check, cst.BatchableCSTVisitor):
                     region.kind, region.line, region.label, region.origin, region.via
                 ),
                 fix_hint=self.fix_title.format(**fmt) if self.fix_title else None,
+                related=tuple(
+                    Related(
+                        self.context.positions[other].start.line,
+                        self.context.positions[other].start.column,
+                        text,
+                    )
+                    for other, text in related
+                ),
             )
         )
 

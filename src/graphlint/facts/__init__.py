@@ -31,8 +31,11 @@ class FileFacts:
 
     @property
     def captures(self) -> bool:
-        """Whether the file captures anything (else region rules have nothing to do)."""
-        return bool(self.regions or self.setup.graphed_calls)
+        """Whether the file captures anything (else region rules have nothing to do):
+        a region, a graphed callable, or a call of a CUDA-graph-compiled callable."""
+        return bool(
+            self.regions or self.setup.graphed_calls or self.flow.compiled_calls
+        )
 
     def all_regions(self) -> list[Region]:
         """Each region once, in source order."""
@@ -73,7 +76,7 @@ def analyse(
         module, values, state, positions, found.graphed_calls, regions
     )
     flow = Flow(module, values, state, found, setup, positions, path)
-    if regions:
+    if regions or found.compiles:  # calls of compiled callables matter too
         module.visit(flow)
     return FileFacts(
         values, regions, state, setup, flow, scopes.paths, found.unresolved

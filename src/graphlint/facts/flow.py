@@ -44,6 +44,15 @@ Position = tuple[int, int]
 Condition = tuple[cst.BaseExpression, bool]  # a test, and the value it must have
 Function = cst.FunctionDef | cst.Module
 _LOOP = (cst.For, cst.While)
+_NO_GRAD = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
 _FAR = 1 << 30  # a column past the end of any line
 _CALLER_DEPTH = 8  # callers followed up from a capture, to find its set-up
 # methods that run before anything else of their object: constructors and test set-up
@@ -61,6 +70,7 @@ class Site:
     start: Position
     end: Position
     loops: tuple[cst.CSTNode, ...]  # outermost first
+    grad_off: bool = False  # under ``torch.no_grad()``/``inference_mode()`` here
 
     @property
     def line(self) -> int:
@@ -98,6 +108,8 @@ class _Events:
     streams: list[Site] = field(default_factory=list)  # side-stream ``with`` blocks
     # calls made outside any capture, by dotted name (``model``, ``self.step``)
     named: list[tuple[Site, str]] = field(default_factory=list)
+    # calls of CUDA-graph-compiled callables: each replays (or records) their graph
+    compiled: list[tuple[Site, Region]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -159,6 +171,10 @@ class Flow(cst.CSTVisitor):
         self.guard_tests: dict[cst.CSTNode, tuple[Condition, ...]] = {}
         self._functions: list[Function] = [module]
         self._loops: list[list[cst.CSTNode]] = [[]]
+        self._compiles = found.compiles
+        self.compiled_calls: dict[cst.CSTNode, Region] = {}
+        self._grad_off: list[int] = [0]  # per function: no-grad scopes open
+        self._grad_blocks: set[cst.CSTNode] = set()
         self._tests: list[tuple[Condition, ...]] = [()]
         self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
@@ -179,6 +195,7 @@ class Flow(cst.CSTVisitor):
             (pos.start.line, pos.start.column),
             (pos.end.line, pos.end.column),
             tuple(self._loops[-1]),
+            self._grad_off[-1] > 0,
         )
         self.sites[node] = found
         return found
@@ -194,8 +211,15 @@ class Flow(cst.CSTVisitor):
         if isinstance(node, cst.FunctionDef):
             self._functions.append(node)
             self._loops.append([])
+            decorated = any(self._no_grad(d.decorator) for d in node.decorators)
+            self._grad_off.append(int(decorated))
         elif isinstance(node, _LOOP):
             self._loops[-1].append(node)
+        elif isinstance(node, cst.With) and any(
+            self._no_grad(item.item) for item in node.items
+        ):
+            self._grad_off[-1] += 1
+            self._grad_blocks.add(node)
         if node in self.captures:
             region = self.captures[node]
             site = self.site(node)
@@ -229,8 +253,11 @@ class Flow(cst.CSTVisitor):
         if isinstance(original_node, cst.FunctionDef):
             self._functions.pop()
             self._loops.pop()
+            self._grad_off.pop()
         elif isinstance(original_node, _LOOP):
             self._loops[-1].pop()
+        elif original_node in self._grad_blocks:
+            self._grad_off[-1] -= 1
         if original_node in self._pushed_tests:
             self._pushed_tests.discard(original_node)
             self._tests.pop()
@@ -248,6 +275,36 @@ class Flow(cst.CSTVisitor):
         callees = self.callees(node)
         if callees:
             self.here().calls.append((self.sites[node], callees))
+        compiled = self._compiled(func)
+        if compiled is not None:
+            self.compiled_calls[node] = compiled
+            self.here().compiled.append((self.sites[node], compiled))
+
+    def _no_grad(self, expr: cst.BaseExpression) -> bool:
+        """``torch.no_grad()``, ``torch.inference_mode()`` (or bare, as decorators)."""
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        return self.values.qualify(func) in _NO_GRAD
+
+    def _compiled(self, func: cst.BaseExpression) -> Region | None:
+        """The compile region of a callable bound to a CUDA-graph ``torch.compile``
+        (``f = torch.compile(f, mode=...)``, ``self.model = torch.compile(...)``, a
+        decorated function), when any binding of it is one."""
+        made: list[cst.CSTNode] = []
+        if isinstance(func, cst.Name):
+            scope = self.values.scope_of.get(func)
+            for binding in (scope.lookup(func.value) or []) if scope else []:
+                if binding.how == "assign" and binding.value is not None:
+                    made.append(binding.value)
+                elif binding.how == "def" and binding.node is not None:
+                    made.append(binding.node)
+        elif isinstance(func, cst.Attribute):
+            local = self.values.of(func.value).local
+            for value, _ in local.attrs.get(func.attr.value, []) if local else []:
+                made.append(value)
+        for node in made:
+            if node in self._compiles:
+                return self._compiles[node]
+        return None
 
     def _reference(self, node: cst.Name | cst.Attribute) -> None:
         """A function handed on or stored (``model.forward = self.step``) may run
@@ -604,6 +661,41 @@ class Flow(cst.CSTVisitor):
             return self._about(expr.args[0].value, key)
         found = self.state.key_of(expr)
         return found is not None and (within(found, key) or within(key, found))
+
+    def compiled_output(self, expr: cst.BaseExpression) -> tuple[Site, Region] | None:
+        """The call of a CUDA-graph-compiled callable whose output ``expr`` is, or a
+        view of it (``out[0]``), through a name bound to that call."""
+        while isinstance(expr, cst.Subscript):
+            expr = expr.value
+        if isinstance(expr, cst.Call) and expr in self.compiled_calls:
+            return self.sites[expr], self.compiled_calls[expr]
+        if not isinstance(expr, cst.Name):
+            return None
+        scope = self.values.scope_of.get(expr)
+        for binding in (scope.lookup(expr.value) or []) if scope else []:
+            made = binding.value
+            if binding.how == "assign" and made in self.compiled_calls:
+                return self.sites[made], self.compiled_calls[made]
+        return None
+
+    def without_grad(self, site: Site) -> bool:
+        """Whether ``site`` runs with autograd off: in a ``no_grad``/``inference_mode``
+        block or function, or called only from such places in this file (no way up
+        to module code or an uncalled function avoids them)."""
+        if site.grad_off:
+            return True
+        seen: set[Function] = {site.function}
+        todo = [site.function]
+        while todo:
+            function = todo.pop()
+            callers = self.callers(function) if function is not self.module else []
+            if not callers:
+                return False  # an entry point with autograd on
+            for call in callers:
+                if not call.grad_off and call.function not in seen:
+                    seen.add(call.function)
+                    todo.append(call.function)
+        return True
 
     def in_replay_loop(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a call or a write) runs in a loop that also replays a

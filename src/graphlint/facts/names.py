@@ -36,6 +36,14 @@ def is_true(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
+def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value of ``name=`` in ``call``, if given."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
 def is_none(expr: cst.BaseExpression | None) -> bool:
     """``None`` written out."""
     return isinstance(expr, cst.Name) and expr.value == "None"

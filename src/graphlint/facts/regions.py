@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
-from graphlint.facts.names import dotted, is_true
+from graphlint.facts.names import dotted, is_true, keyword
 from graphlint.facts.scopes import ClassInfo, ScopeBuilder
 from graphlint.facts.values import Kind, Value, Values
 
@@ -34,6 +34,7 @@ CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 CUDAGRAPHS_OPTION = "triton.cudagraphs"
 CUDAGRAPHS_SWITCH = "torch._inductor.config.triton.cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
+FULLGRAPH = "fullgraph=True"  # in a compile region's label
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,11 @@ class Region:
     origin: str | None = None  # the region's file, for code reached from another file
     via: tuple[Hop, ...] = ()  # calls from the region to this code
     open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
+
+    @property
+    def fullgraph(self) -> bool:
+        """A ``torch.compile(..., fullgraph=True)``: a graph break fails compilation."""
+        return self.kind is RegionKind.COMPILE and FULLGRAPH in self.label
 
     def spans(self, line: int) -> bool:
         """Whether ``line`` lies within the region's source lines."""
@@ -96,6 +102,9 @@ class RegionFinder(cst.CSTVisitor):
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
         # make_graphed_callables / compile targets not defined in this file
         self.unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]] = []
+        # what makes a CUDA-graph-compiled callable: the compile call, or the
+        # function a compile decorator replaces
+        self.compiles: dict[cst.CSTNode, Region] = {}
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
@@ -170,6 +179,8 @@ class RegionFinder(cst.CSTVisitor):
                     root=node,
                 )
                 self.mark(node, region)
+                if kind is RegionKind.COMPILE:
+                    self.compiles[node] = region
                 return
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -210,7 +221,12 @@ class RegionFinder(cst.CSTVisitor):
         the module or the enclosing scope."""
         found = compile_label(call) if call is not None else None
         if found is None and (self.switched or self._patched):
-            return "torch.compile (triton.cudagraphs on)"
+            full = call is not None and is_true(keyword(call, "fullgraph"))
+            return (
+                f"torch.compile({FULLGRAPH}, triton.cudagraphs on)"
+                if full
+                else ("torch.compile (triton.cudagraphs on)")
+            )
         return found
 
     # -- torch._inductor.config: triton.cudagraphs switched on ---------------------
@@ -294,6 +310,8 @@ class RegionFinder(cst.CSTVisitor):
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         if target is None or region is None:
             return
+        if region.kind is RegionKind.COMPILE:
+            self.compiles[node] = region
         if not self.callables(target):
             self.unresolved.append((node, target, region))
         for fn in self.callables(target):
@@ -656,6 +674,8 @@ class Found:
     # the tests each block or statement runs under, and the value each must have
     # (``entry_conditions``)
     conditions: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]]
+    # compile calls and compile-decorated functions: their results replay CUDA graphs
+    compiles: dict[cst.CSTNode, Region] = field(default_factory=dict)
 
 
 def find_regions(
@@ -693,7 +713,11 @@ def find_regions(
     assigner = RegionAssigner(finder, pragmas)
     module.visit(assigner)
     return Found(
-        assigner.regions, finder.graphed_calls, finder.unresolved, finder.conditions
+        assigner.regions,
+        finder.graphed_calls,
+        finder.unresolved,
+        finder.conditions,
+        finder.compiles,
     )
 
 
@@ -760,7 +784,15 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
 
 
 def compile_label(call: cst.Call) -> str | None:
-    """A ``torch.compile(mode=...)`` label if the call uses CUDA graphs, else None."""
+    """A ``torch.compile(mode=...)`` label if the call uses CUDA graphs, else None.
+    ``fullgraph=True`` is part of it: a graph break is then an error."""
+    found = _cudagraph_setting(call)
+    if found is None or not is_true(keyword(call, "fullgraph")):
+        return found
+    return f"{found[:-1]}, {FULLGRAPH})"
+
+
+def _cudagraph_setting(call: cst.Call) -> str | None:
     for arg in call.args:
         if arg.keyword is None:
             continue

@@ -50,6 +50,7 @@ class Block:
     cache_enabled: bool = True  # autocast(cache_enabled=False) -> False
     iterations: int | None = None  # ``for _ in range(N)`` inside a side stream
     loop: cst.BaseExpression | None = None  # that ``range(N)`` call
+    item: cst.BaseExpression | None = None  # the context expression, ``autocast()``
 
     def encloses(self, function: cst.CSTNode, line: int) -> bool:
         return function is self.function and self.line <= line <= self.end_line
@@ -90,7 +91,9 @@ class CaptureSetup(cst.CSTVisitor):
             elif q in AUTOCAST_CONTEXTS:
                 cache = keyword(call, "cache_enabled")
                 disabled = isinstance(cache, cst.Name) and cache.value == "False"
-                self.autocasts.append(self.block(node, cache_enabled=not disabled))
+                self.autocasts.append(
+                    self.block(node, cache_enabled=not disabled, item=call)
+                )
 
     def block(self, node: cst.With, **details: Any) -> Block:
         return Block(

@@ -51,8 +51,23 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
             },
         },
     }
+    related = [
+        {
+            "location": {
+                "uri": _uri(d.path),
+                "range": {
+                    "start": {"line": other.line - 1, "character": other.col},
+                    "end": {"line": other.line - 1, "character": other.col},
+                },
+            },
+            "message": other.message,
+        }
+        for other in d.related
+    ]
+    if related:
+        item["relatedInformation"] = related
     if d.region is not None and d.region.via:
-        item["relatedInformation"] = [
+        item["relatedInformation"] = related + [
             {
                 "location": {
                     "uri": _uri(hop.path),

@@ -37,6 +37,9 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
         line += printable(f" [{region.label} region, line {region.line}]")
     if d.confidence is Confidence.MEDIUM:
         line += " (inferred)"
+    for other in d.related:
+        note = f"    note: line {other.line}: {other.message}"
+        line += "\n" + _paint(printable(note), _DIM, color)
     if d.fix_hint:
         line += "\n" + _paint(f"    help: {printable(d.fix_hint)}", _DIM, color)
     return line

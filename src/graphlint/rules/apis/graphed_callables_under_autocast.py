@@ -13,7 +13,7 @@ class GraphedCallablesUnderAutocast(Rule):
     """`make_graphed_callables` under `torch.autocast` without `cache_enabled=False`."""
 
     code = "GL706"
-    message = "`{call}` runs inside an autocast block with its cast cache enabled"
+    message = "`{autocast}` keeps its cast cache enabled around `{call}` (line {line})"
     fix_title = (
         "Use `torch.autocast(..., cache_enabled=False)` around graphed callables"
     )
@@ -27,5 +27,14 @@ class GraphedCallablesUnderAutocast(Rule):
         for block in self.context.facts.setup.autocasts:
             if block.cache_enabled and block.encloses(function, line):
                 region = Region(RegionKind.GRAPHED, line, "make_graphed_callables")
-                self.report(node, region, call=self.code_of(node.func) + "(...)")
+                anchor = block.item or block.node
+                call = self.code_of(node.func) + "(...)"
+                self.report(
+                    anchor,
+                    region,
+                    related=[(node, f"{call} graphs callables here")],
+                    autocast=self.code_of(anchor),
+                    call=call,
+                    line=line,
+                )
                 return

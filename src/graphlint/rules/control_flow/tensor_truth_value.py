@@ -20,6 +20,7 @@ class TensorTruthValue(Rule):
         "one graph per branch (`torch.cond` fails under manual capture)"
     )
     outcome = Outcome.CAPTURE_ERROR
+    fullgraph_error = "Data-dependent branching"
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts import Region
@@ -13,6 +14,9 @@ from graphlint.rule import Rule, RuleContext
 _READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
 _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _NUMPY_CONVERSIONS = frozenset({"numpy.asarray", "numpy.array"})
+# what fullgraph=True raises when Python branches on an ``.item()`` (measured)
+_GUARD_ERROR = "Could not guard on data-dependent expression"
+_ITEM = m.Call(func=m.Attribute(attr=m.Name("item")))
 
 
 class DeviceToHostCopy(Rule):
@@ -29,6 +33,26 @@ class DeviceToHostCopy(Rule):
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)
         self._loop_bounds: set[cst.CSTNode] = set()  # reported by GL202 instead
+        self._tested: set[cst.CSTNode] = set()  # ``.item()`` calls Python branches on
+
+    def visit_If(self, node: cst.If) -> None:
+        self.tested(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.tested(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.tested(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.tested(node.test)
+
+    def tested(self, test: cst.BaseExpression) -> None:
+        """Under ``fullgraph=True`` an ``.item()`` compiles into the graph unless
+        Python branches on it (measured on 2.11): remember the ones a test reads."""
+        region = self.region(test)
+        if region is not None and region.fullgraph:
+            self._tested.update(m.findall(test, _ITEM))
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)
@@ -55,6 +79,9 @@ class DeviceToHostCopy(Rule):
         if attr == "to":
             if self.copies_to_cpu(node):
                 self.report_receiver(node, receiver, region)
+        elif attr == "item" and region.fullgraph:
+            if node in self._tested:
+                self.report_receiver(node, receiver, region, _GUARD_ERROR)
         elif attr in _READ_METHODS:
             self.report_receiver(node, receiver, region)
 
@@ -67,15 +94,23 @@ class DeviceToHostCopy(Rule):
         return self.context.facts.values.device_of_spec(target) is Device.CPU
 
     def report_receiver(
-        self, node: cst.Call, receiver: cst.BaseExpression, region: Region
+        self,
+        node: cst.Call,
+        receiver: cst.BaseExpression,
+        region: Region,
+        fullgraph_error: str | None = None,
     ) -> None:
         value = self.value(receiver)
         if value.is_tensor and value.device is not Device.CPU:
-            self.report(node, region, call=self.code_of(node))
+            confidence = Confidence.HIGH
         elif value.kind in (Kind.UNKNOWN, Kind.BOTTOM):
-            self.report(
-                node,
-                region,
-                confidence=Confidence.MEDIUM,
-                call=self.code_of(node),
-            )
+            confidence = Confidence.MEDIUM
+        else:
+            return
+        self.report(
+            node,
+            region,
+            confidence=confidence,
+            fullgraph_error=fullgraph_error,
+            call=self.code_of(node),
+        )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome
+from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.values import Kind
 from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule, RuleContext
 
@@ -50,14 +51,27 @@ class DynamicShapeOp(Rule):
                 self.report(node, region, call=self.code_of(node))
         elif q is None and (found := method(node)) is not None:
             receiver, attr = found
-            if not on_device(self.value(receiver)):
+            confidence = self.confidence(receiver)
+            if confidence is None:
                 return
             if attr in _METHODS or (
                 attr == "repeat_interleave"
                 and args
                 and self.tensor_repeats(node, args[0])
             ):
-                self.report(node, region, call=self.code_of(node))
+                self.report(
+                    node, region, confidence=confidence, call=self.code_of(node)
+                )
+
+    def confidence(self, receiver: cst.BaseExpression) -> Confidence | None:
+        """High for a device tensor; medium for a receiver of unknown type, as
+        GL101 does for ``.item()``; None for anything else."""
+        value = self.value(receiver)
+        if on_device(value):
+            return Confidence.HIGH
+        if value.kind in (Kind.UNKNOWN, Kind.BOTTOM):
+            return Confidence.MEDIUM
+        return None
 
     def tensor_repeats(self, node: cst.Call, repeats: cst.BaseExpression) -> bool:
         return self.value(repeats).is_tensor and keyword(node, "output_size") is None
@@ -72,10 +86,13 @@ class DynamicShapeOp(Rule):
         if node in self._stores:
             return
         region = self.region(node)
-        if region is None or not on_device(self.value(node.value)):
+        confidence = self.confidence(node.value) if region is not None else None
+        if region is None or confidence is None:
             return
         for element in node.slice:
             index = element.slice
             if isinstance(index, cst.Index) and self.value(index.value).boolean:
-                self.report(node, region, call=self.code_of(node))
+                self.report(
+                    node, region, confidence=confidence, call=self.code_of(node)
+                )
                 return

@@ -1,0 +1,123 @@
+"""torch.compile's CUDA graphs (cudagraph trees) follow their own measurements
+(../shared/ground-truth/README.md, "cudagraph trees"): fullgraph=True makes some graph
+breaks compile errors, and outputs are overwritten by the next call."""
+
+from __future__ import annotations
+
+import textwrap
+
+from graphlint.diagnostics import Confidence, Diagnostic, Severity
+from graphlint.engine import Settings, lint_source
+from tests.conftest import FIXTURES
+
+
+def lint(source: str, code: str) -> list[Diagnostic]:
+    return lint_source(
+        textwrap.dedent(source), "t.py", Settings(enabled=frozenset({code}))
+    )
+
+
+def by_line(path: str, code: str) -> dict[int, Diagnostic]:
+    source = (FIXTURES / path).read_text(encoding="utf-8")
+    found = lint_source(source, path, Settings(enabled=frozenset({code})))
+    return {d.line: d for d in found}
+
+
+def test_fullgraph_makes_a_data_dependent_branch_an_error() -> None:
+    found = by_line("GL201-tensor-truth-value/bad_fullgraph.py", "GL201")
+    strict, lenient = found[8], found[15]
+    assert strict.severity is Severity.ERROR
+    assert "fullgraph=True" in strict.message and "Data-dependent" in strict.message
+    assert strict.region is not None and "fullgraph=True" in strict.region.label
+    assert lenient.severity is Severity.WARNING
+    assert "graph is split" in lenient.message
+
+
+def test_fullgraph_item_is_reported_only_when_python_branches_on_it() -> None:
+    found = by_line("GL101-device-to-host-copy/bad_fullgraph.py", "GL101")
+    assert found[8].severity is Severity.ERROR
+    assert "Could not guard" in found[8].message
+    assert found[15].severity is Severity.WARNING
+    assert not by_line("GL101-device-to-host-copy/good_fullgraph.py", "GL101")
+
+
+def test_fullgraph_is_read_from_a_compiled_module_too() -> None:
+    found = lint(
+        """
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                if x.sum() > 0:
+                    return x
+                return -x
+
+        m = torch.compile(M(), mode="max-autotune", fullgraph=True)
+        """,
+        "GL201",
+    )
+    assert [d.severity for d in found] == [Severity.ERROR]
+
+
+def test_kept_compiled_output_names_the_call_and_its_loop() -> None:
+    found = by_line("GL303-graph-output-kept/bad_compiled.py", "GL303")
+    tokens = found[15]
+    assert tokens.severity is Severity.ERROR
+    assert tokens.confidence is Confidence.HIGH  # generate() is under no_grad
+    assert "`decode_one_token` (compiled with CUDA graphs at line 27)" in (
+        tokens.message
+    )
+    assert "its next call (line 14, in the same loop)" in tokens.message
+    assert found[41].confidence is Confidence.HIGH  # inference_mode
+    assert found[53].confidence is Confidence.HIGH  # self.model, under no_grad
+
+
+def test_kept_compiled_output_with_autograd_on_is_medium() -> None:
+    """Measured: with autograd on and no backward yet, the next call did not
+    overwrite the output, so the evidence is partial."""
+    found = lint(
+        """
+        import torch
+
+        model = torch.compile(torch.nn.Linear(4, 4).cuda(), mode="reduce-overhead")
+
+        def run(batches):
+            outs = []
+            for batch in batches:
+                outs.append(model(batch))
+            return outs
+        """,
+        "GL303",
+    )
+    assert [d.confidence for d in found] == [Confidence.MEDIUM]
+
+
+def test_dynamic_shape_ops_on_unknown_receivers_are_medium() -> None:
+    found = by_line("GL105-dynamic-shape-op/bad_unknown.py", "GL105")
+    assert {d.confidence for d in found.values()} == {Confidence.MEDIUM}
+    known = by_line("GL105-dynamic-shape-op/bad.py", "GL105")
+    assert Confidence.HIGH in {d.confidence for d in known.values()}
+
+
+def test_autocast_finding_sits_on_the_autocast_and_points_at_the_call() -> None:
+    from graphlint.output.lsp import diagnostic_to_lsp
+    from graphlint.output.text import format_diagnostic
+
+    [found] = lint(
+        """
+        import torch
+
+        model = torch.nn.Linear(8, 8).cuda()
+        x = torch.randn(4, 8, device="cuda", requires_grad=True)
+        with torch.autocast("cuda"):
+            graphed = torch.cuda.make_graphed_callables(model, (x,))
+        """,
+        "GL706",
+    )
+    assert (found.line, found.col) == (6, 5)
+    assert [(r.line, r.col) for r in found.related] == [(7, 14)]
+    assert "    note: line 7: torch.cuda.make_graphed_callables(...)" in (
+        format_diagnostic(found)
+    )
+    [related] = diagnostic_to_lsp(found)["relatedInformation"]
+    assert related["location"]["range"]["start"] == {"line": 6, "character": 14}
