@@ -8,6 +8,8 @@ import textwrap
 
 from graphlint.diagnostics import Confidence, Diagnostic, Severity
 from graphlint.engine import Settings, lint_source
+from graphlint.output.lsp import diagnostic_to_lsp
+from graphlint.output.text import format_diagnostic
 from tests.conftest import FIXTURES
 
 
@@ -100,9 +102,6 @@ def test_dynamic_shape_ops_on_unknown_receivers_are_medium() -> None:
 
 
 def test_autocast_finding_sits_on_the_autocast_and_points_at_the_call() -> None:
-    from graphlint.output.lsp import diagnostic_to_lsp
-    from graphlint.output.text import format_diagnostic
-
     [found] = lint(
         """
         import torch

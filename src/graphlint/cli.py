@@ -33,7 +33,7 @@ from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, OutputFormat
 from graphlint.output.escape import printable
-from graphlint.project.check import check_project
+from graphlint.project.check import Checked, survey_project
 from graphlint.read import real_path, tool_diagnostic
 from graphlint.rule import all_checks
 from graphlint.rules.tool.file_checks import UnreadableFile
@@ -192,10 +192,19 @@ def check(
             "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."
         ),
     ] = None,
+    show_reach: Annotated[
+        bool,
+        typer.Option(
+            "--show-reach",
+            help="Also list every capture region, the functions it reaches, and "
+            "every call out of them that was not followed, with the reason (with "
+            '--format lsp: an object, {"files": [...], "reach": {...}}).',
+        ),
+    ] = False,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
     with _interruptible():
-        results = _lint(
+        checked = _lint(
             paths or [Path(".")],
             config_file=config_file,
             select=select,
@@ -206,9 +215,11 @@ def check(
             target_version=target_version,
             jobs=jobs,
         )
+    results = checked.results
     formatter = FORMATTERS[output_format]
     use_color = _use_color(color)
-    typer.echo(formatter(results, use_color), nl=False, color=use_color)
+    text = formatter(results, use_color, survey=checked.survey, show_reach=show_reach)
+    typer.echo(text, nl=False, color=use_color)
     if any(r.internal_error for r in results):
         raise typer.Exit(EXIT_ERROR)
     found = any(r.diagnostics for r in results)
@@ -226,8 +237,9 @@ def _lint(
     cache_dir: Path | None = None,
     target_version: str | None = None,
     jobs: int | None = None,
-) -> list[FileResult]:
-    """What ``check`` finds in ``targets``, with the configuration that governs them."""
+) -> Checked:
+    """What ``check`` finds in ``targets``, with the configuration that governs
+    them, and what the analysis saw."""
     cwd = real_path(Path.cwd())
     try:
         source = config_file if config_file is not None else find(targets[0], warn)
@@ -246,7 +258,7 @@ def _lint(
     except MissingPathError as error:
         fail(f"no such file or directory: {error}")
     shown = [_display(f, cwd) for f in found.files]
-    results = check_project(
+    checked = survey_project(
         shown,
         settings,
         jobs,
@@ -262,8 +274,8 @@ def _lint(
         for path, reason in found.unreadable:  # the link itself, not where it leads
             where = str(_display(path.parent, cwd) / path.name)
             problem = tool_diagnostic(UnreadableFile, where, detail=reason)
-            results.append(FileResult(where, (problem,)))
-    return results
+            checked.results.append(FileResult(where, (problem,)))
+    return checked
 
 
 def _with_flags(
@@ -373,7 +385,7 @@ def confirm(
     )
     files = [script, *(Path(s.path) for s in sites if Path(s.path).is_file())]
     unique = list({real_path(path): path for path in files}.values())
-    results = _lint(unique)
+    results = _lint(unique).results
     merged = report.merge(results, sites, device=device, runs=runs, ended=ended)
     typer.echo(report.FORMATTERS[output_format.value](merged), nl=False)
     raise typer.Exit(EXIT_FOUND if merged.failed else EXIT_CLEAN)

@@ -111,6 +111,23 @@ class Diagnostic:
 
 
 @dataclass(frozen=True, slots=True)
+class RegionSite:
+    """A capture region found in a checked file: where it captures, and what."""
+
+    path: str
+    line: int  # 1-based, where it starts
+    kind: RegionKind
+    label: str
+    # the functions it captures, when it captures functions: defined in the file
+    # ("Model.forward"), or elsewhere, as written at the capture ("model")
+    targets: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line, self.kind.value, self.label)
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
     """Everything graphlint says about one file."""
 
@@ -120,3 +137,63 @@ class FileResult:
     # for the project pass: calls made inside regions, and functions that are regions
     entries: tuple[object, ...] = ()
     roots: tuple[str, ...] = ()
+    regions: tuple[RegionSite, ...] = ()  # found by pass one; () for a reached file
+
+
+class Reason(str, enum.Enum):
+    """Why a call made under capture was not followed into the code it runs."""
+
+    PARAMETER = "parameter"  # the callee comes in as an argument
+    UNTRACKED = "untracked value"  # a local, attribute or call result not modelled
+    OUTSIDE = "outside the checked files"  # a module not under the source roots
+    UNSUMMARISED = "not summarised"  # its module could not be read or parsed (GL0xx)
+    UNRESOLVED = "unresolved name"  # bound nowhere the summaries see
+    ATTRIBUTE = "dynamic attribute"  # a class or module without that attribute
+    COMPUTED = "computed callee"  # ``self.layers[i](x)``, ``make()(x)``
+    NOT_CALLABLE = "not callable"  # a project value with no code to run when called
+    BUDGET = "budget exhausted"  # resolution took over ``reach.BUDGET`` steps
+    EAGER = "eager function"  # ``eager-functions`` says it never runs under capture
+
+
+@dataclass(frozen=True, slots=True)
+class Unfollowed:
+    """A call in a region or in code a region reaches that was not followed."""
+
+    path: str
+    line: int  # 1-based
+    col: int  # 0-based
+    callee: str  # as written
+    reason: Reason
+    detail: str  # where resolution stopped, in words
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.callee)
+
+
+@dataclass(frozen=True, slots=True)
+class ReachedFunction:
+    """A project function that runs under capture because a region calls it."""
+
+    path: str
+    line: int
+    function: str  # "Block.forward"
+    excluded: bool = False  # in a file the configuration excludes: not analysed
+    region: bool = False  # a region itself (listed with its own reach)
+
+
+@dataclass(frozen=True, slots=True)
+class RegionReach:
+    """A region and the functions its calls reach, in every file."""
+
+    region: RegionSite
+    reached: tuple[ReachedFunction, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Survey:
+    """What the analysis saw: the regions, what they reach, the calls not followed.
+    Formatters show it; nothing here is a finding."""
+
+    regions: tuple[RegionReach, ...] = ()
+    unfollowed: tuple[Unfollowed, ...] = ()

@@ -16,10 +16,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.comments import scan
-from graphlint.diagnostics import Diagnostic, FileResult, RegionKind
+from graphlint.diagnostics import Diagnostic, FileResult, RegionKind, RegionSite
 from graphlint.facts import FileFacts, Region, analyse
 from graphlint.facts.names import dotted
+from graphlint.facts.regions import source
 from graphlint.project.reach import Entry, Reached
+from graphlint.project.summary import shorten
 from graphlint.read import (
     RUNNING,
     Version,
@@ -78,11 +80,13 @@ def lint_source(
 @dataclass(frozen=True)
 class Analysis:
     """What one LibCST pass over a file yields: its diagnostics, the calls its regions
-    make (for the project pass) and the functions that are regions themselves."""
+    make (for the project pass), the functions that are regions themselves, and the
+    regions."""
 
     diagnostics: list[Diagnostic]
     entries: list[Entry]
     roots: list[str]
+    regions: list[RegionSite] = field(default_factory=list)
 
 
 def analyse_source(
@@ -135,16 +139,50 @@ def analyse_source(
             region.kind.value,
             region.label,
             region.line,
+            computed=computed,
         )
         for call, target, region in [*calls, *facts.unresolved]
-        if (callee := dotted(target)) is not None
+        for callee, computed in _callee(target)
     ]
     roots = [
         facts.paths[region.root]
         for region in facts.all_regions()
         if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths
     ]
-    return Analysis(diagnostics, entries, roots)
+    return Analysis(diagnostics, entries, roots, _sites(facts, path))
+
+
+def _callee(target: cst.BaseExpression) -> list[tuple[str, bool]]:
+    """How a region's call names what it calls: ``[(dotted, False)]``; for an
+    expression that may be project code (``self.layers[i]``, ``make()``) ``[(its
+    source, True)]``, which is not followed; none for a method of a computed value
+    (``x.float().sum``: almost always a tensor's) or a lambda."""
+    name = dotted(target)
+    if name is not None:
+        return [(name, False)]
+    if isinstance(target, (cst.Name, cst.Attribute, cst.Lambda)):
+        return []
+    return [(shorten(source(target)), True)]
+
+
+def _sites(facts: FileFacts, path: str) -> list[RegionSite]:
+    """The file's regions, once per capture: a region that captures functions
+    lists them (those defined here by path, those defined elsewhere as written)."""
+    targets: dict[RegionSite, list[str]] = {}
+    for region in facts.all_regions():
+        site = RegionSite(path, region.line, region.kind, region.label)
+        found = targets.setdefault(site, [])
+        if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths:
+            found.append(facts.paths[region.root])
+        elif isinstance(region.root, cst.Lambda):
+            found.append("lambda")
+    for _, target, region in facts.unresolved:
+        site = RegionSite(path, region.line, region.kind, region.label)
+        targets.setdefault(site, []).append(shorten(source(target)))
+    return [
+        RegionSite(s.path, s.line, s.kind, s.label, tuple(dict.fromkeys(t)))
+        for s, t in targets.items()
+    ]
 
 
 def _function_path(facts: FileFacts, node: cst.CSTNode) -> str | None:
@@ -184,7 +222,11 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
     if isinstance(found, Analysis):
         kept = tuple(d for d in found.diagnostics if d.code in settings.enabled)
         return FileResult(
-            display, kept, entries=tuple(found.entries), roots=tuple(found.roots)
+            display,
+            kept,
+            entries=tuple(found.entries),
+            roots=tuple(found.roots),
+            regions=tuple(found.regions),
         )
     # in the project pass too: a file only reached, or one that pass one skipped
     # before parsing, says here why its reached functions were not analysed

@@ -7,6 +7,10 @@ fields: the region, the fix hint, the measured outcome and the confidence.
 File URIs percent-encode the path's bytes, so a file name that is not UTF-8 keeps its
 real bytes (``%FF``); in the other strings such a byte is escaped (``\\xff``), so that
 the document is valid UTF-8 JSON.
+
+With ``--show-reach`` the document is an object instead: ``{"files": <the list
+above>, "reach": <the survey>}`` (``format_survey``); without it, the list is all
+there is, so that editors reading it are unaffected.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphlint.diagnostics import Diagnostic, FileResult
+from graphlint.diagnostics import Diagnostic, FileResult, Survey
 from graphlint.docs import doc_path
 from graphlint.output.escape import encodable
 
@@ -104,13 +108,67 @@ def _uri(path: str) -> str:
     return Path(os.path.realpath(path)).as_uri()
 
 
-def format_lsp(results: Sequence[FileResult], color: bool = False) -> str:
+def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
+    """What the analysis saw: counts, regions with the functions they reach, and
+    the calls not followed. Lines and columns are 1-based, as in the text output;
+    paths are shown as in it too."""
+    document = {
+        "counts": {
+            "files": checked,
+            "regions": len(survey.regions),
+            "unfollowed": len(survey.unfollowed),
+        },
+        "regions": [
+            {
+                "kind": reach.region.kind.value,
+                "path": reach.region.path,
+                "line": reach.region.line,
+                "label": reach.region.label,
+                "targets": list(reach.region.targets),
+                "reached": [
+                    {
+                        "path": fn.path,
+                        "line": fn.line,
+                        "function": fn.function,
+                        "excluded": fn.excluded,
+                        "region": fn.region,
+                    }
+                    for fn in reach.reached
+                ],
+            }
+            for reach in survey.regions
+        ],
+        "unfollowed": [
+            {
+                "path": call.path,
+                "line": call.line,
+                "column": call.col + 1,
+                "callee": call.callee,
+                "reason": call.reason.value,
+                "detail": call.detail,
+            }
+            for call in survey.unfollowed
+        ],
+    }
+    return {key: _encodable(value) for key, value in document.items()}
+
+
+def format_lsp(
+    results: Sequence[FileResult],
+    color: bool = False,
+    *,
+    survey: Survey | None = None,
+    show_reach: bool = False,
+) -> str:
     del color  # JSON is never coloured
-    document = [
+    files = [
         {
             "uri": _uri(result.path),
             "diagnostics": [diagnostic_to_lsp(d) for d in result.diagnostics],
         }
         for result in results
     ]
+    document: object = files
+    if show_reach and survey is not None:
+        document = {"files": files, "reach": survey_to_json(survey, len(results))}
     return json.dumps(document, indent=2) + "\n"

@@ -1,10 +1,24 @@
-"""Human output: ``path:line:col: CODE message``, the fix hint below, a summary last."""
+"""Human output: ``path:line:col: CODE message``, the fix hint below, a summary last.
+
+The summary says what the analysis saw (its ``Survey``): how many capture regions,
+how many calls out of them were not followed, or that there was no region to check,
+so that a clean run and a run that saw nothing read differently. ``--show-reach``
+lists the survey itself.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphlint.diagnostics import Confidence, Diagnostic, FileResult, Severity
+from graphlint.diagnostics import (
+    Confidence,
+    Diagnostic,
+    FileResult,
+    RegionReach,
+    Severity,
+    Survey,
+    Unfollowed,
+)
 from graphlint.output.escape import printable
 
 _RESET = "\x1b[0m"
@@ -45,7 +59,78 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     return line
 
 
-def format_text(results: Sequence[FileResult], color: bool = False) -> str:
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def format_region(reach: RegionReach, color: bool = False) -> str:
+    """A region, what it captures, and the functions it reaches, one a line."""
+    site = reach.region
+    where = _paint(printable(f"{site.path}:{site.line}:"), _BOLD, color)
+    line = f"{where} {printable(site.label)} region"
+    if not site.label.startswith(site.kind.value):  # ``capture_begin()``, a marker
+        line += f" [{printable(site.kind.value)}]"
+    if site.targets:
+        line += f" capturing {printable(', '.join(site.targets))}"
+    if not reach.reached:
+        return line + " (reaches no project function)"
+    lines = [line]
+    for fn in reach.reached:
+        note = " (a region itself)" if fn.region else ""
+        note += " (excluded: not analysed)" if fn.excluded else ""
+        lines.append(
+            f"    reaches {printable(f'{fn.path}:{fn.line} {fn.function}')}{note}"
+        )
+    return "\n".join(lines)
+
+
+def format_unfollowed(call: Unfollowed, color: bool = False) -> str:
+    where = _paint(printable(f"{call.path}:{call.line}:{call.col + 1}:"), _BOLD, color)
+    return (
+        f"{where} `{printable(call.callee)}` not followed, "
+        f"{printable(call.reason.value)}: {printable(call.detail)}"
+    )
+
+
+def format_survey(survey: Survey, color: bool = False) -> str:
+    """The ``--show-reach`` listing: every region and what it reaches, then every
+    call not followed, with the reason."""
+    parts = [_paint(f"Capture regions ({len(survey.regions)}):", _BOLD, color)]
+    parts.extend(f"  {format_region(r, color)}" for r in survey.regions)
+    if not survey.regions:
+        parts.append("  (none)")
+    parts.append(
+        _paint(f"Calls not followed ({len(survey.unfollowed)}):", _BOLD, color)
+    )
+    parts.extend(f"  {format_unfollowed(c, color)}" for c in survey.unfollowed)
+    if not survey.unfollowed:
+        parts.append("  (none)")
+    return "\n".join(parts)
+
+
+def _seen(survey: Survey, show_reach: bool) -> str:
+    """``4 capture regions, 2 calls not followed (--show-reach)``."""
+    text = _plural(len(survey.regions), "capture region")
+    return text + _not_followed(survey, show_reach, ", ")
+
+
+def _not_followed(survey: Survey, show_reach: bool, lead: str) -> str:
+    count = len(survey.unfollowed)
+    if not count:
+        return ""
+    hint = "" if show_reach else " (--show-reach)"
+    return f"{lead}{count} call{'' if count == 1 else 's'} not followed{hint}"
+
+
+def format_text(
+    results: Sequence[FileResult],
+    color: bool = False,
+    *,
+    survey: Survey | None = None,
+    show_reach: bool = False,
+) -> str:
+    """The diagnostics, the survey when ``show_reach``, and the summary line (which
+    counts regions and calls not followed when a ``survey`` is given)."""
     blocks: list[str] = []
     counts = dict.fromkeys(Severity, 0)
     files = 0
@@ -58,13 +143,38 @@ def format_text(results: Sequence[FileResult], color: bool = False) -> str:
         blocks.append(
             "\n".join(format_diagnostic(d, color) for d in result.diagnostics)
         )
+    if survey is not None and show_reach:
+        blocks.append(format_survey(survey, color))
+    head = "\n\n".join(blocks) + "\n\n" if blocks else ""
+    return head + summary_line(counts, files, len(results), survey, show_reach)
+
+
+def summary_line(
+    counts: dict[Severity, int],
+    files: int,
+    checked: int,
+    survey: Survey | None,
+    show_reach: bool = False,
+) -> str:
+    """The last line: what was found in how many files, and what was seen."""
     total = sum(counts.values())
-    checked = len(results)
     noun = "file" if checked == 1 else "files"
-    if total == 0:
+    if total == 0 and survey is None:
         return f"No CUDA-graph capture hazards found ({checked} {noun} checked).\n"
+    if total == 0 and survey is not None and not survey.regions:
+        return (
+            f"No capture regions found in {checked} {noun} checked: nothing to "
+            'analyse (see "Capture regions" in the README; capture-markers marks '
+            "your own).\n"
+        )
+    if total == 0 and survey is not None:
+        regions = _plural(len(survey.regions), "capture region")
+        return (
+            f"No CUDA-graph capture hazards found in {regions} ({checked} {noun} "
+            f"checked){_not_followed(survey, show_reach, '; ')}.\n"
+        )
     parts = [
-        f"{counts[s]} {name}{'s' if counts[s] != 1 else ''}"
+        _plural(counts[s], name)
         for s, name in (
             (Severity.ERROR, "error"),
             (Severity.WARNING, "warning"),
@@ -73,8 +183,8 @@ def format_text(results: Sequence[FileResult], color: bool = False) -> str:
         )
         if counts[s]
     ]
-    summary = (
-        f"Found {total} diagnostic{'s' if total != 1 else ''} ({', '.join(parts)}) "
-        f"in {files} of {checked} {noun} checked."
+    seen = f"; {_seen(survey, show_reach)}" if survey is not None else ""
+    return (
+        f"Found {_plural(total, 'diagnostic')} ({', '.join(parts)}) "
+        f"in {files} of {checked} {noun} checked{seen}.\n"
     )
-    return "\n\n".join(blocks) + "\n\n" + summary + "\n"

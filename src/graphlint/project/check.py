@@ -10,17 +10,26 @@
 3. The project pass analyses the reached functions as regions, in their own files
    (also files that were not named on the command line), and adds what it finds.
 
-One worker pool serves all three.
+One worker pool serves all three. What the passes saw (the regions, the functions
+each reaches, the calls not followed) comes back as a ``Survey``.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphlint.cache import Cache
-from graphlint.diagnostics import Diagnostic, FileResult
+from graphlint.diagnostics import (
+    Diagnostic,
+    FileResult,
+    RegionReach,
+    RegionSite,
+    Survey,
+    Unfollowed,
+)
 from graphlint.engine import Job, Settings
 from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
@@ -82,6 +91,14 @@ class _Summaries:
         return found
 
 
+@dataclass(frozen=True)
+class Checked:
+    """What checking a project gives: a result per file, and what the analysis saw."""
+
+    results: list[FileResult]
+    survey: Survey = field(default_factory=Survey)
+
+
 def check_project(
     files: Sequence[Path],
     settings: Settings,
@@ -94,13 +111,38 @@ def check_project(
     display: Callable[[Path], str] = str,
 ) -> list[FileResult]:
     """Check ``files`` and the project code their capture regions reach."""
+    return survey_project(
+        files,
+        settings,
+        jobs,
+        roots=roots,
+        eager=eager,
+        cache=cache,
+        excluded=excluded,
+        display=display,
+    ).results
+
+
+def survey_project(
+    files: Sequence[Path],
+    settings: Settings,
+    jobs: int | None = None,
+    *,
+    roots: Iterable[Path] = (),
+    eager: frozenset[str] = frozenset(),
+    cache: Cache | None = None,
+    excluded: Callable[[Path], bool] = lambda path: False,
+    display: Callable[[Path], str] = str,
+) -> Checked:
+    """``check_project``, with the ``Survey`` of what the analysis saw."""
     if not files:
-        return []
+        return Checked([])
     with Pool(min(jobs or default_jobs(), len(files)), settings) as pool:
         results = run_files(pool, files)
+        sites = list(dict.fromkeys(s for r in results for s in r.regions))
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         if not entries:
-            return results
+            return Checked(results, _survey(sites))
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
             [*roots, *(source_root(f) for f in files)],
@@ -125,7 +167,24 @@ def check_project(
         FileResult(path, (_abandoned(path, callee),))
         for path, callee in dict.fromkeys(project.abandoned)
     ]
-    return _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
+    merged = _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
+    survey = project.survey(sites, lambda path: excluded(Path(path)))
+    return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _survey(
+    sites: list[RegionSite],
+    reached: Sequence[RegionReach] | None = None,
+    unfollowed: Iterable[Unfollowed] = (),
+) -> Survey:
+    """The survey, sorted: regions by file and line, calls by site, each once."""
+    regions = (
+        reached
+        if reached is not None
+        else [RegionReach(s, ()) for s in sorted(sites, key=lambda s: s.key)]
+    )
+    calls = sorted(dict.fromkeys(unfollowed), key=lambda u: u.sort_key)
+    return Survey(tuple(regions), tuple(calls))
 
 
 def _abandoned(path: str, callee: str) -> Diagnostic:
@@ -152,9 +211,12 @@ def _merge(
         new = (d for d in found.diagnostics if d.code in enabled)
         diagnostics = tuple(sorted({*old.diagnostics, *new}, key=lambda d: d.sort_key))
         merged[index] = FileResult(
-            old.path, diagnostics, old.internal_error or found.internal_error
+            old.path,
+            diagnostics,
+            old.internal_error or found.internal_error,
+            regions=old.regions,
         )
     return merged
 
 
-__all__ = ["check_project", "source_root"]
+__all__ = ["Checked", "check_project", "source_root", "survey_project"]

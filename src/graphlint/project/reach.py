@@ -4,21 +4,33 @@ every project function they reach, with the chain of calls that reaches it.
 Modules are summarised lazily, when a call first resolves into them, so a run reads
 only what a region can reach. Resolution never guesses: a call whose target is not a
 project function (a parameter of unknown type, a library, dynamic dispatch) ends the
-chain there.
+chain there, and the resolver says why (``Unfollowed``, for ``--show-reach`` and the
+summary line). Calls of PyTorch, the standard library and builtins are not counted as
+not followed: the rules see those calls where they are made.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphlint.diagnostics import Hop
+from graphlint.diagnostics import (
+    Hop,
+    ReachedFunction,
+    Reason,
+    RegionReach,
+    RegionSite,
+    Unfollowed,
+)
 from graphlint.facts import guards
 from graphlint.facts.torchapi import MODULE_CONTAINERS
 from graphlint.project.summary import (
+    CallSite,
     ClassSummary,
     FunctionSummary,
     ModuleSummary,
@@ -46,6 +58,14 @@ class Entry:
     kind: str  # the region's RegionKind value
     label: str
     region_line: int
+    # the callee is an expression, not a dotted name: ``callee`` is its source and
+    # the call is recorded as not followed
+    computed: bool = False
+
+    @property
+    def region(self) -> tuple[str, int, str, str]:
+        """The key of its region (``RegionSite.key``)."""
+        return (self.path, self.region_line, self.kind, self.label)
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,31 @@ class _Super:
     cls: ClassSummary
 
 
+@dataclass(frozen=True)
+class _Opaque:
+    """A value resolution cannot follow, and why: ``detail`` says where it stopped;
+    ``qualified`` is its dotted name when it comes from outside the project
+    (``torch.nn.Linear``, ``numpy.add``), else ""."""
+
+    reason: Reason
+    detail: str
+    qualified: str = ""
+
+    def attribute(self, attr: str) -> _Opaque:
+        qualified = f"{self.qualified}.{attr}" if self.qualified else ""
+        return _Opaque(self.reason, self.detail, qualified)
+
+
+# outside the project, but not "not followed": the rules check these calls where they
+# are made (PyTorch), or they are Python itself
+_CHECKED_AT_CALL = frozenset({"torch", "builtins", *sys.stdlib_module_names})
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _checked_at_call(value: _Opaque) -> bool:
+    return value.qualified.split(".", 1)[0] in _CHECKED_AT_CALL
+
+
 Loader = Callable[[Path, str], "ModuleSummary | None"]
 
 
@@ -113,6 +158,14 @@ class Project:
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
         self.abandoned: list[tuple[str, str]] = []  # (file, callee) over the budget
+        self._unsummarised: set[str] = set()  # modules whose file gave no summary
+        # what ``reach`` saw: the calls it did not follow, and the project functions
+        # each reached function calls (its edges), by (file, function path)
+        self.unfollowed: list[Unfollowed] = []
+        self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self.starts: dict[tuple[str, int, str, str], list[tuple[str, str]]] = {}
+        self.lines: dict[tuple[str, str], int] = {}
+        self.regions: set[tuple[str, str]] = set()  # reached, but regions themselves
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -147,6 +200,8 @@ class Project:
                 summary = self.load(candidate, name)
                 if summary is not None:
                     self._root_of[id(summary)] = root
+                else:
+                    self._unsummarised.add(name)
                 return summary
         return None
 
@@ -191,11 +246,14 @@ class Project:
                     if nested is not None:
                         return [_Fn(module, nested)]
                     if name in enclosing.names:  # also ``model: Transformer``
-                        return self.refs(
+                        values = self.refs(
                             module, enclosing, enclosing.names[name], depth
                         )
-                    if name in enclosing.params:
-                        return []  # an argument: whatever the caller passes
+                        if name in enclosing.untracked:  # ``h = h.float()``
+                            values.append(_untracked(enclosing, name))
+                        return values
+                    if name in enclosing.params:  # whatever the caller passes
+                        return [_untracked(enclosing, name)]
                 scope = scope.rpartition(".")[0]
         if name in module.functions:
             return [_Fn(module, module.functions[name])]
@@ -205,7 +263,25 @@ class Project:
             return self.refs(module, None, module.names[name], depth)
         if name in module.imports:
             return self.qualified(module.imports[name], depth, near=module)
-        return []
+        return [self._unbound(module, fn, name)]
+
+    def _unbound(
+        self, module: ModuleSummary, fn: FunctionSummary | None, name: str
+    ) -> _Opaque:
+        """Why ``name`` has no value the summaries model."""
+        scope = fn.path if fn is not None else ""
+        while scope:
+            enclosing = module.functions.get(scope)
+            if enclosing is not None and name in enclosing.untracked:
+                return _untracked(enclosing, name)
+            scope = scope.rpartition(".")[0]
+        if name in _BUILTINS:
+            return _Opaque(Reason.OUTSIDE, f"`{name}` is a builtin", f"builtins.{name}")
+        if name in ("self", "super()"):
+            detail = f"`{name}` where graphlint does not know the class"
+            return _Opaque(Reason.UNRESOLVED, detail)
+        detail = f"`{name}` is bound nowhere in `{module.name}` that graphlint sees"
+        return _Opaque(Reason.UNRESOLVED, detail)
 
     def qualified(
         self, name: str, depth: int = 0, near: ModuleSummary | None = None
@@ -224,7 +300,13 @@ class Project:
                         for v in self.attribute(value, attr, depth + 1)
                     ]
                 return values
-        return []
+        for cut in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:cut])
+            if prefix in self._unsummarised:
+                detail = f"module `{prefix}` could not be summarised"
+                return [_Opaque(Reason.UNSUMMARISED, detail)]
+        detail = f"module `{parts[0]}` is not under the source roots"
+        return [_Opaque(Reason.OUTSIDE, detail, name)]
 
     def refs(
         self,
@@ -260,6 +342,8 @@ class Project:
             for value in self.ref(module, fn, ref.items[0], depth + 1):
                 if isinstance(value, _Items):
                     found.extend(value.items)
+                elif isinstance(value, _Opaque):  # ``x[0]``: the reason carries over
+                    found.append(value.attribute("[]"))
             return found
         # an instance: of a project class, or a container of items
         if (
@@ -278,10 +362,24 @@ class Project:
                 )
             ]
         return [
-            _Cls(value.module, value.cls, True)
+            result
             for value in self.dotted(module, fn, ref.target, depth + 1)
-            if isinstance(value, _Cls) and not value.instance
+            if (result := self._result(value, ref.target)) is not None
         ]
+
+    @staticmethod
+    def _result(value: object, callee: str) -> object | None:
+        """What calling ``value`` gives, as far as the resolver tracks it: an
+        instance of a project class; an opaque value (the reason carries over);
+        nothing it models from a project function or instance."""
+        if isinstance(value, _Cls) and not value.instance:
+            return _Cls(value.module, value.cls, True)
+        if isinstance(value, _Opaque):
+            return value.attribute("()") if value.qualified else value
+        if isinstance(value, (_Fn, _Cls)):
+            detail = f"what `{callee}(...)` returns is not tracked"
+            return _Opaque(Reason.UNTRACKED, detail)
+        return None
 
     def dotted(
         self,
@@ -299,6 +397,8 @@ class Project:
         return values
 
     def attribute(self, value: object, attr: str, depth: int = 0) -> list[object]:
+        if isinstance(value, _Opaque):  # free: the budget counts the resolver's work
+            return [value.attribute(attr)]
         self._step()
         if depth > _MAX_DEPTH:
             return []
@@ -317,20 +417,43 @@ class Project:
             if attr in module.imports:
                 return self.qualified(module.imports[attr], depth + 1, near=module)
             sub = self.module(f"{module.name}.{attr}", module)
-            return [_Mod(sub)] if sub is not None else []
+            if sub is not None:
+                return [_Mod(sub)]
+            detail = f"module `{module.name}` defines no `{attr}`"
+            return [_Opaque(Reason.ATTRIBUTE, detail)]
         if isinstance(value, (_Cls, _Super)):
-            classes = (
-                self.bases(value.module, value.cls)
-                if isinstance(value, _Super)
-                else [(value.module, value.cls), *self.bases(value.module, value.cls)]
-            )
+            found, library = self._hierarchy(value.module, value.cls)
+            own = [] if isinstance(value, _Super) else [(value.module, value.cls)]
+            classes = [*own, *found]
+            instance = isinstance(value, _Super) or value.instance
             for module, cls in classes:
                 if attr in cls.methods:
                     return [_Fn(module, module.functions[cls.methods[attr]])]
-                if attr in cls.attrs and (isinstance(value, _Super) or value.instance):
+                if attr in cls.attrs and instance:
                     init = module.functions.get(f"{cls.name}.__init__")
                     return self.refs(module, init, cls.attrs[attr], depth)
+            return [self._missing(value.cls, classes, library, attr)]
+        if isinstance(value, _Fn):
+            detail = f"`{attr}` of the function `{value.fn.path}` is not tracked"
+            return [_Opaque(Reason.ATTRIBUTE, detail)]
         return []
+
+    @staticmethod
+    def _missing(
+        cls: ClassSummary,
+        classes: list[tuple[ModuleSummary, ClassSummary]],
+        library: list[_Opaque],
+        attr: str,
+    ) -> _Opaque:
+        """Why an attribute of a project class has no value the summaries model."""
+        owner = next((c for _, c in classes if attr in c.untracked), None)
+        if owner is not None:
+            detail = f"the value of `{owner.name}.{attr}` is not tracked"
+            return _Opaque(Reason.UNTRACKED, detail)
+        for base in library:  # inherited from a library class (``nn.Module``)
+            return base.attribute(attr)
+        detail = f"`{cls.name}` defines no `{attr}`"
+        return _Opaque(Reason.ATTRIBUTE, detail)
 
     def class_of(
         self, module: ModuleSummary, fn: FunctionSummary
@@ -341,13 +464,23 @@ class Project:
     def bases(
         self, module: ModuleSummary, cls: ClassSummary
     ) -> list[tuple[ModuleSummary, ClassSummary]]:
+        return self._hierarchy(module, cls)[0]
+
+    def _hierarchy(
+        self, module: ModuleSummary, cls: ClassSummary
+    ) -> tuple[list[tuple[ModuleSummary, ClassSummary]], list[_Opaque]]:
+        """The project base classes of ``cls``, breadth first, and its bases from
+        outside the project (``torch.nn.Module``)."""
         found: list[tuple[ModuleSummary, ClassSummary]] = []
+        library: list[_Opaque] = []
         todo = [(module, cls)]
         seen = {(module.path, cls.name)}
         while todo:
             mod, current = todo.pop(0)
             for base in current.bases:
                 for value in self.dotted(mod, None, base):
+                    if isinstance(value, _Opaque) and value.qualified:
+                        library.append(value)
                     if (
                         isinstance(value, _Cls)
                         and (value.module.path, value.cls.name) not in seen
@@ -355,7 +488,7 @@ class Project:
                         seen.add((value.module.path, value.cls.name))
                         found.append((value.module, value.cls))
                         todo.append((value.module, value.cls))
-        return found
+        return found, library
 
     def called(self, value: object) -> Iterator[_Fn]:
         """The project functions that calling ``value`` runs."""
@@ -382,16 +515,26 @@ class Project:
         budget of steps (``BUDGET``): a module can be written to make name lookups
         fan out without bound, and this runs in the main process. A call over the
         budget is not followed, and ``abandoned`` says where it was."""
+        return self.resolve_why(module, fn, callee)[0]
+
+    def resolve_why(
+        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+    ) -> tuple[list[_Fn], _Opaque | None]:
+        """``resolve``, and when it finds nothing to follow, why (None: nothing
+        that counts as not followed, a call of PyTorch or of Python itself)."""
         if self._steps is not None:  # nested (a guard helper): the outer budget
             return self._resolve(module, fn, callee)
         self._steps = 0
         try:
             return self._resolve(module, fn, callee)
         except RecursionError:  # pathological import cycles: the call ends here
-            return []
+            detail = "resolving it recursed too deeply (an import cycle?)"
+            return [], _Opaque(Reason.BUDGET, detail)
         except _OverBudget:
             self.abandoned.append((module.path, callee))
-            return []
+            return [], _Opaque(
+                Reason.BUDGET, f"resolving it took over {BUDGET:,} steps"
+            )
         finally:
             self._steps = None
 
@@ -403,11 +546,31 @@ class Project:
 
     def _resolve(
         self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
-    ) -> list[_Fn]:
-        found = [
-            t for value in self.dotted(module, fn, callee) for t in self.called(value)
-        ]
-        return list(dict.fromkeys(found))
+    ) -> tuple[list[_Fn], _Opaque | None]:
+        values = self.dotted(module, fn, callee)
+        found = [t for value in values for t in self.called(value)]
+        if found:
+            return list(dict.fromkeys(found)), None
+        if not values:  # ``h = h.float()`` only, ``fn: Callable[...]``
+            values = [self._ran_out(module, fn, callee)]
+        return [], _why(values, callee)
+
+    @staticmethod
+    def _ran_out(
+        module: ModuleSummary, fn: FunctionSummary | None, callee: str
+    ) -> _Opaque:
+        """Why a callee whose name is bound resolved to nothing: a parameter or
+        local (``fn: Callable[...]``, ``h = h.float()``), else a chain too long."""
+        head = callee.split(".", 1)[0]
+        scope = fn.path if fn is not None else ""
+        while scope:
+            enclosing = module.functions.get(scope)
+            if enclosing is not None and (
+                head in enclosing.untracked or head in enclosing.params
+            ):
+                return _untracked(enclosing, head)
+            scope = scope.rpartition(".")[0]
+        return _Opaque(Reason.UNRESOLVED, f"`{callee}` could not be resolved")
 
     # -- guards and eager functions ----------------------------------------------------
     def is_check(
@@ -459,18 +622,62 @@ class Project:
         )
 
     # -- reachability ----------------------------------------------------------------
+    def _follow(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        site: CallSite | Entry,
+        path: str,
+    ) -> list[_Fn]:
+        """The project functions a call site runs; one that runs none is recorded
+        in ``unfollowed`` with the reason."""
+        targets: list[_Fn] = []
+        why: _Opaque | None
+        if site.computed:
+            why = _Opaque(Reason.COMPUTED, "the callee is an expression")
+        else:
+            targets, why = self.resolve_why(module, fn, site.callee)
+        lazy = [t for t in targets if not self.is_eager(t)]
+        if targets and not lazy:
+            names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in targets)
+            why = _Opaque(Reason.EAGER, f"{names} never runs under capture")
+        if why is not None:
+            self.unfollowed.append(
+                Unfollowed(
+                    path, site.line, site.col, site.callee, why.reason, why.detail
+                )
+            )
+        return targets
+
     def reach(
         self, entries: Iterable[Entry], roots: set[tuple[str, str]]
     ) -> dict[str, dict[str, Reached]]:
         """Breadth first from the region calls: file -> function path -> how reached.
-        ``roots`` are (module, function) pairs already analysed as regions."""
+        ``roots`` are (module, function) pairs already analysed as regions. Records
+        the calls not followed (``unfollowed``), the calls each region's own code
+        makes (``starts``) and those of each reached function (``edges``)."""
         queue: deque[tuple[_Fn, Reached]] = deque()
         for entry in entries:
             module = self.module(entry.module, prefer=self.root_of_file(entry.path))
             if module is None:
+                why = "the file could not be summarised"
+                self.unfollowed.append(
+                    Unfollowed(
+                        entry.path,
+                        entry.line,
+                        entry.col,
+                        entry.callee,
+                        Reason.UNSUMMARISED,
+                        why,
+                    )
+                )
                 continue
             fn = module.functions.get(entry.function) if entry.function else None
-            for target in self.resolve(module, fn, entry.callee):
+            targets = self._follow(module, fn, entry, entry.path)
+            self.starts.setdefault(entry.region, []).extend(
+                (t.module.path, t.fn.path) for t in targets
+            )
+            for target in targets:
                 hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
                 queue.append(
                     (
@@ -489,18 +696,22 @@ class Project:
         while queue:
             target, how = queue.popleft()
             key = (target.module.path, target.fn.path)
-            if (
-                key in seen
-                or (target.module.name, target.fn.path) in roots
-                or self.is_eager(target)
-            ):
+            if (target.module.name, target.fn.path) in roots:
+                self.regions.add(key)
+                self.lines[key] = target.fn.line
+                continue
+            if key in seen or self.is_eager(target):
                 continue
             seen.add(key)
             reached.setdefault(target.module.path, {})[target.fn.path] = how
+            self.lines[key] = target.fn.line
+            edges = self.edges.setdefault(key, [])
             for site in target.fn.calls:
                 if self.guarded(target, site.guards):
                     continue
-                for callee in self.resolve(target.module, target.fn, site.callee):
+                callees = self._follow(target.module, target.fn, site, key[0])
+                edges.extend((c.module.path, c.fn.path) for c in callees)
+                for callee in callees:
                     hop = Hop(
                         target.module.path, site.line, site.col, f"{callee.fn.path}()"
                     )
@@ -517,6 +728,82 @@ class Project:
                         )
                     )
         return reached
+
+    def survey(
+        self,
+        sites: Iterable[RegionSite],
+        excluded: Callable[[str], bool] = lambda path: False,
+    ) -> list[RegionReach]:
+        """Each region with the functions its calls reach (run after ``reach``),
+        sorted by file, line and name; ``excluded`` says which files are not
+        analysed."""
+        found: list[RegionReach] = []
+        for site in sorted(sites, key=lambda s: s.key):
+            todo = list(self.starts.get(site.key, ()))
+            seen: set[tuple[str, str]] = set()
+            while todo:
+                key = todo.pop()
+                if key in seen or key not in self.lines:  # eager: not reached
+                    continue
+                seen.add(key)
+                todo.extend(self.edges.get(key, ()))  # none from a region
+            reached = sorted(
+                (
+                    ReachedFunction(
+                        path,
+                        self.lines[path, name],
+                        name,
+                        excluded(path),
+                        (path, name) in self.regions,
+                    )
+                    for path, name in seen
+                ),
+                key=lambda r: (r.path, r.line, r.function),
+            )
+            found.append(RegionReach(site, tuple(reached)))
+        return found
+
+
+def _untracked(fn: FunctionSummary, name: str) -> _Opaque:
+    """The value of a parameter or local that the summaries do not model."""
+    if name in fn.params:
+        return _Opaque(Reason.PARAMETER, f"`{name}` is a parameter of `{fn.path}`")
+    detail = f"the value of `{name}` in `{fn.path}` is not tracked"
+    return _Opaque(Reason.UNTRACKED, detail)
+
+
+def _why(values: list[object], callee: str) -> _Opaque | None:
+    """Why calling any of ``values`` runs no project function; None when the call
+    is one the rules check where it is made (PyTorch, Python itself) or runs no
+    code of its own (a class without ``__init__`` builds an instance)."""
+    flat: list[object] = []
+    todo = list(values)
+    seen: set[int] = set()
+    while todo:
+        value = todo.pop(0)
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, _Items):
+            todo.extend(value.items)
+        else:
+            flat.append(value)
+    opaque = [v for v in flat if isinstance(v, _Opaque)]
+    counted = [v for v in opaque if not _checked_at_call(v)]
+    if counted:
+        return counted[0]
+    if opaque:
+        return None
+    for value in flat:
+        if isinstance(value, _Cls) and value.instance:
+            detail = f"`{value.cls.name}` defines no `forward` or `__call__`"
+            return _Opaque(Reason.NOT_CALLABLE, detail)
+        if isinstance(value, _Mod):
+            detail = f"`{value.module.name}` is a module"
+            return _Opaque(Reason.NOT_CALLABLE, detail)
+    if any(isinstance(v, _Cls) for v in flat):
+        return None
+    return _Opaque(Reason.UNRESOLVED, f"`{callee}` could not be resolved")
 
 
 __all__ = ["BUDGET", "Entry", "Loader", "Project", "Reached"]

@@ -45,6 +45,9 @@ class CallSite:
     # conditions the call runs under, as encoded guard formulas (``facts.guards``):
     # only those that call something, which may be a capture check
     guards: tuple[str, ...] = ()
+    # the callee is not a dotted name (``self.layers[i](x)``, ``make()(x)``):
+    # ``callee`` is its source, shortened, and the call cannot be followed
+    computed: bool = False
 
 
 @dataclass(eq=False)
@@ -59,6 +62,9 @@ class FunctionSummary:
     # guard formula, so that callers can tell a capture check
     returns: str = ""
     params: list[str] = field(default_factory=list)  # argument names
+    # local names bound, somewhere, to a value ``names`` does not model (``h = x +
+    # y``, ``a, b = f()``, a parameter without a class annotation)
+    untracked: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -67,6 +73,8 @@ class ClassSummary:
     bases: list[str]
     methods: dict[str, str] = field(default_factory=dict)  # name -> function path
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
+    # ``self.`` attributes bound to a value ``attrs`` does not model
+    untracked: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -174,6 +182,8 @@ class _Summarizer(ast.NodeVisitor):
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
                 summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
+            else:
+                summary.untracked.append(arg.arg)
         summary.decorators = [
             d
             for d in (
@@ -201,6 +211,7 @@ class _Summarizer(ast.NodeVisitor):
             if guards.mentions_call(test):
                 summary.returns = guards.encode(test)
         self.block(node.body)
+        summary.untracked = list(dict.fromkeys(summary.untracked))
         self.enclosing.pop()
         self.guards = saved
         self.functions.pop()
@@ -221,13 +232,32 @@ class _Summarizer(ast.NodeVisitor):
         ref = ref_of(value) if value is not None else None
         if isinstance(target, ast.Name) and ref is not None:
             self.bind(target.id, ref)
-        elif isinstance(target, ast.Attribute) and ref is not None:
+        elif isinstance(target, ast.Name):
+            self.untracked(target.id)
+        elif isinstance(target, ast.Attribute):
             cls = self.method_class()
             if cls is not None and dotted(target.value) == "self":
-                cls.attrs.setdefault(target.attr, []).append(ref)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self.assign(element, None)
+                if ref is not None:
+                    cls.attrs.setdefault(target.attr, []).append(ref)
+                elif target.attr not in cls.untracked:
+                    cls.untracked.append(target.attr)
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            elements = target.elts if not isinstance(target, ast.Starred) else [target]
+            for element in elements:
+                self.assign(
+                    element.value if isinstance(element, ast.Starred) else element,
+                    None,
+                )
+
+    def untracked(self, name: str) -> None:
+        """A local bound to a value that is not modelled (kept to say why a call of
+        it is not followed)."""
+        if self.functions:
+            self.functions[-1].untracked.append(name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store):  # ``for``/``with`` targets, ``:=``
+            self.untracked(node.id)
 
     def method_class(self) -> ClassSummary | None:
         """The class of the method being summarised (``self`` is its instance)."""
@@ -238,12 +268,27 @@ class _Summarizer(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self.assign(target, node.value)
+            self.field(target)
         self.visit(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.field(node.target)
         if node.value is not None:
             self.assign(node.target, node.value)
             self.visit(node.value)
+        elif isinstance(node.target, ast.Name):
+            self.untracked(node.target.id)
+
+    def field(self, target: ast.expr) -> None:
+        """A name bound in a class body (``x: torch.Tensor``, a dataclass field):
+        an attribute whose value is not tracked."""
+        cls = self.classes[-1] if self.classes else None
+        if (
+            cls is not None
+            and isinstance(target, ast.Name)
+            and target.id not in cls.untracked
+        ):
+            cls.untracked.append(target.id)
 
     def visit_For(self, node: ast.For) -> None:
         iterable, target = node.iter, node.target
@@ -338,13 +383,35 @@ class _Summarizer(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = dotted(node.func)
+        where = (node.lineno, node.col_offset)
         if callee is not None:
-            site = CallSite(node.lineno, node.col_offset, callee, tuple(self.guards))
-            if self.functions:
-                self.functions[-1].calls.append(site)
-            else:
-                self.module.calls.append(site)
+            site = CallSite(*where, callee, tuple(self.guards))
+        elif _is_computed(node.func):
+            text = shorten(ast.unparse(node.func))
+            site = CallSite(*where, text, tuple(self.guards), computed=True)
+        else:
+            site = None
+        if site is not None and self.functions:
+            self.functions[-1].calls.append(site)
+        elif site is not None:
+            self.module.calls.append(site)
         self.generic_visit(node)
+
+
+_SHORT = 60  # characters of a computed callee's source that a summary keeps
+
+
+def shorten(text: str) -> str:
+    """``text`` on one line, at most ``_SHORT`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= _SHORT else line[: _SHORT - 3] + "..."
+
+
+def _is_computed(func: ast.expr) -> bool:
+    """A callee that is an expression rather than a name, and may be project code:
+    ``self.layers[i]``, ``make()``, ``(f or g)``. A method of a computed value
+    (``x.float().sum``) is not one: the value is almost always a tensor."""
+    return not isinstance(func, (ast.Name, ast.Attribute, ast.Lambda))
 
 
 Local = Callable[[str], "ast.expr | None"]  # a name's value, assigned once
