@@ -1,5 +1,6 @@
 """rules/README.md maps every measured non-ok pattern to a code, and each mapping is
-proven by a capture in fixtures/_ground_truth/cases.py that the code reports."""
+proven by a region in fixtures/_ground_truth/ (cases.py: manual capture,
+compiled.py: torch.compile) that the code reports."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ import pytest
 from tests.conftest import FIXTURES, ROOT, RULE_DOCS, expectations
 
 ROW = re.compile(r"^\| `(?P<case>\w+)` \| (?P<outcome>[\w-]+) \| (?P<codes>.*) \|$")
-CASES = FIXTURES / "_ground_truth" / "cases.py"
-MEASURED = ROOT.parent / "shared" / "ground-truth" / "h200-torch2.11.jsonl"
+# manual capture, and torch.compile's CUDA graphs
+CASES = [FIXTURES / "_ground_truth" / name for name in ("cases.py", "compiled.py")]
+MEASURED = [
+    ROOT.parent / "shared" / "ground-truth" / name
+    for name in ("h200-torch2.11.jsonl", "h100-torch2.11-compile.jsonl")
+]
 
 
 def table() -> dict[str, tuple[str, set[str]]]:
@@ -27,29 +32,39 @@ def table() -> dict[str, tuple[str, set[str]]]:
 
 
 def test_each_mapping_is_proven_by_the_fixture() -> None:
-    source = CASES.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    expected = expectations(source)
+    sources = [path.read_text(encoding="utf-8") for path in CASES]
     for case, (_, codes) in table().items():
         if not codes:
             continue
-        found = [
-            n for n, text in enumerate(lines, 1) if re.search(rf"#.*\b{case}\b", text)
-        ]
-        assert found, f"{case} has no capture in {CASES.name}"
-        near = {code for line, code in expected if found[0] <= line <= found[0] + 3}
-        assert codes & near, (
-            f"{case}: {sorted(codes)} not expected near line {found[0]}"
-        )
+        proven = False
+        for source in sources:
+            lines = source.splitlines()
+            found = [
+                n
+                for n, text in enumerate(lines, 1)
+                if re.search(rf"#.*\b{case}\b", text)
+            ]
+            if found:
+                expected = expectations(source)
+                near = {c for line, c in expected if found[0] <= line <= found[0] + 3}
+                assert codes & near, (
+                    f"{case}: {sorted(codes)} not expected near line {found[0]}"
+                )
+                proven = True
+        assert proven, f"{case} has no region in {[p.name for p in CASES]}"
 
 
-@pytest.mark.skipif(not MEASURED.is_file(), reason="../shared/ground-truth not present")
+@pytest.mark.skipif(
+    not all(path.is_file() for path in MEASURED),
+    reason="../shared/ground-truth not present",
+)
 def test_table_covers_every_measured_non_ok_pattern() -> None:
     measured = {}
-    for line in MEASURED.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if "case" in record:
-            measured[record["case"]] = record["outcome"]
+    for path in MEASURED:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if "case" in record:
+                measured[record["case"]] = record["outcome"]
     rows = table()
     assert set(rows) == {case for case, outcome in measured.items() if outcome != "ok"}
     for case, (outcome, _) in rows.items():

@@ -110,6 +110,7 @@ class _Events:
     named: list[tuple[Site, str]] = field(default_factory=list)
     # calls of CUDA-graph-compiled callables: each replays (or records) their graph
     compiled: list[tuple[Site, Region]] = field(default_factory=list)
+    backwards: list[Site] = field(default_factory=list)  # ``loss.backward()``
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,8 @@ class Flow(cst.CSTVisitor):
         callees = self.callees(node)
         if callees:
             self.here().calls.append((self.sites[node], callees))
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            self.here().backwards.append(self.sites[node])
         compiled = self._compiled(func)
         if compiled is not None:
             self.compiled_calls[node] = compiled
@@ -674,9 +677,19 @@ class Flow(cst.CSTVisitor):
         scope = self.values.scope_of.get(expr)
         for binding in (scope.lookup(expr.value) or []) if scope else []:
             made = binding.value
+            while isinstance(made, cst.Subscript):  # ``f(x)[0]``: a view of it
+                made = made.value
             if binding.how == "assign" and made in self.compiled_calls:
                 return self.sites[made], self.compiled_calls[made]
         return None
+
+    def backward_in_loop(self, site: Site) -> bool:
+        """Whether a ``.backward()`` shares a loop with ``site`` (a training step)."""
+        events = self.events.get(site.function)
+        loops = set(site.loops)
+        return events is not None and any(
+            loops & set(other.loops) for other in events.backwards
+        )
 
     def without_grad(self, site: Site) -> bool:
         """Whether ``site`` runs with autograd off: in a ``no_grad``/``inference_mode``

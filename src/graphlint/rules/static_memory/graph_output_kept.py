@@ -5,6 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
+from graphlint.facts import Region
+from graphlint.facts.flow import Site
 from graphlint.facts.values import Kind
 from graphlint.matchers import method, positional
 from graphlint.rule import Rule
@@ -13,20 +15,18 @@ _STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft"})
 
 
 class GraphOutputKept(Rule):
-    """A graph output is stored across replays (or calls of a compiled callable)
-    without `.clone()`."""
+    """A graph output is kept across replays or compiled calls without `.clone()`."""
 
     code = "GL303"
-    message = (
-        "`{expr}` is an output of {graph}: {next} overwrites it in place, so every "
-        "stored entry ends up equal"
-    )
-    fix_title = "Store a copy: `{expr}.clone()`"
+    message = "`{expr}` is an output of {graph}: {what}"
+    fix_title = "Keep a copy: `{expr}.clone()`"
     outcome = Outcome.SILENT_WRONG
-    severity = Severity.ERROR  # a wrong result under torch.compile too
-    consequence = "stored results alias one buffer"
+    severity = Severity.ERROR  # a wrong result (or an error) under torch.compile too
+    consequence = "results alias one reused buffer"
 
     def visit_Call(self, node: cst.Call) -> None:
+        if node in self.flow.compiled_calls:
+            self.fed_back(node)
         found = method(node)
         if found is None or found[1] not in _STORE_METHODS:
             return
@@ -65,15 +65,15 @@ class GraphOutputKept(Rule):
                     confidence=confidence,
                     expr=self.code_of(expr),
                     graph=f"the graph captured at line {region.line}",
-                    next="the next replay",
+                    what="the next replay overwrites it in place, so every stored "
+                    "entry ends up equal",
                 )
                 return
 
     def compiled(self, expr: cst.BaseExpression, statement: cst.CSTNode) -> bool:
         """CUDA-graph trees reuse a compiled callable's output memory on its next
-        call (with autograd off; measured: reading the kept tensor raises, or
-        silently holds the newer result). Reported when the store and the call share
-        a loop; at medium confidence unless autograd is visibly off."""
+        call (measured: reading the kept tensor raises, or silently holds the newer
+        result). Reported when the store and the call share a loop."""
         found = self.flow.compiled_output(expr)
         site = self.flow.sites.get(statement)
         if found is None or site is None:
@@ -81,19 +81,49 @@ class GraphOutputKept(Rule):
         call, region = found
         if call.function is not site.function or not set(call.loops) & set(site.loops):
             return False
-        callee = call.node.func if isinstance(call.node, cst.Call) else call.node
         self.report(
             expr,
             region,
-            # the output of a compiled call is a tensor unless known otherwise
-            confidence=Confidence.HIGH
-            if self.flow.without_grad(call)
-            else Confidence.MEDIUM,
+            confidence=self.evidence(call),
             expr=self.code_of(expr),
-            graph=(
-                f"`{self.code_of(callee)}` (compiled with CUDA graphs at line "
-                f"{region.line})"
-            ),
-            next=f"its next call (line {call.line}, in the same loop)",
+            graph=self.callable_of(call, region),
+            what=f"its next call (line {call.line}, in the same loop) overwrites it "
+            "in place, so every stored entry ends up equal",
         )
         return True
+
+    def fed_back(self, node: cst.Call) -> None:
+        """``x = f(x)`` in a loop: the next call overwrites the output it reads
+        (measured: "accessing tensor output of CUDAGraphs that has been overwritten
+        by a subsequent run")."""
+        call = self.flow.sites[node]
+        if not call.loops or self.region(node) is not None:
+            return
+        for arg in node.args:
+            found = self.flow.compiled_output(arg.value)
+            if found is None or found[0].node is not node:
+                continue
+            region = found[1]
+            self.report(
+                arg.value,
+                region,
+                confidence=self.evidence(call),
+                expr=self.code_of(arg.value),
+                graph=self.callable_of(call, region),
+                what="it is passed back into the next call in this loop, which "
+                "overwrites the output it reads",
+            )
+
+    def evidence(self, call: Site) -> Confidence:
+        """High when autograd is off or a backward runs in the loop: measured, the
+        only run that kept its outputs had autograd on and no backward yet."""
+        if self.flow.without_grad(call) or self.flow.backward_in_loop(call):
+            return Confidence.HIGH
+        return Confidence.MEDIUM
+
+    def callable_of(self, call: Site, region: Region) -> str:
+        callee = call.node.func if isinstance(call.node, cst.Call) else call.node
+        return (
+            f"`{self.code_of(callee)}` (compiled with CUDA graphs at line "
+            f"{region.line})"
+        )
