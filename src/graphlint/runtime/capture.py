@@ -5,10 +5,12 @@
   checker itself, when the run targets them: warm-up on a side stream, capture on
   a copy of the inputs, then at each call a replay on the live inputs compared with
   the eager run of the same call. The program always gets the eager result.
-- The program's own ``torch.cuda.graph`` blocks and ``make_graphed_callables``
-  calls are observed (``install``): a failed capture is recorded and attributed
-  instead of crashing the run, and in a run that targets a ``torch.cuda.graph``
-  block each ``replay()`` is compared with the block's body run eagerly.
+- The program's own ``torch.cuda.graph`` blocks, ``capture_begin()`` /
+  ``capture_end()`` pairs and ``make_graphed_callables`` calls are observed
+  (``install``): a failed capture is recorded and attributed instead of crashing the
+  run, and in a run that targets a ``torch.cuda.graph`` block each ``replay()`` is
+  compared with the block's body run eagerly. ``torch.compile``'s CUDA graphs are
+  observed by ``graphlint.runtime.compiled``.
 
 A comparison snapshots the state the region reaches and restores it between the
 replay and the eager run, so an update in place is not applied twice. torch is
@@ -17,8 +19,10 @@ imported only here, only under ``graphlint confirm``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import os
 import sys
 import time
 import types
@@ -26,10 +30,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from graphlint.runtime import session
+from graphlint.runtime import compiled, session
 from graphlint.runtime.attribution import is_user_file
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
+    CAPTURE_PAIR,
     GRAPH_BLOCK,
     GRAPHED_CALLABLES,
     MARKED_BLOCK,
@@ -50,6 +55,7 @@ from graphlint.runtime.tensors import (
 ORIGINAL: dict[str, Any] = {}  # torch's own graph, replay, make_graphed_callables
 OBSERVED: dict[int, tuple[Any, ObservedCapture]] = {}  # id(CUDAGraph) -> capture
 BLOCKS: dict[str, BlockProbe] = {}  # site key -> the probe of a marked block
+OPEN: dict[int, Site] = {}  # id(CUDAGraph) -> its capture_begin() in the user's code
 TIMED_RUNS = 20
 
 
@@ -461,6 +467,49 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
     return make_graphed_callables
 
 
+def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
+    """``g.capture_begin()`` called by the user's code (not by ``torch.cuda.graph``)
+    opens a site that lasts until its ``capture_end()``."""
+    frame = sys._getframe(1)
+    if is_user_file(frame.f_code.co_filename):
+        site = session.site_of(
+            CAPTURE_PAIR,
+            frame.f_code.co_filename,
+            frame.f_lineno,
+            frame.f_lineno,
+            session.caller_name(frame),
+        )
+        site.calls += 1
+        OPEN[id(graph)] = site
+    return ORIGINAL["capture_begin"](graph, *args, **kwargs)
+
+
+def _capture_end(graph: Any) -> Any:
+    site = OPEN.pop(id(graph), None)
+    if site is None:
+        return ORIGINAL["capture_end"](graph)
+    frame = sys._getframe(1)
+    if os.path.realpath(frame.f_code.co_filename) == site.path:
+        site.end_line = max(site.end_line, frame.f_lineno)
+    try:
+        return ORIGINAL["capture_end"](graph)
+    except Exception as error:
+        session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+        raise
+
+
+def fail_open(error: BaseException) -> bool:
+    """An error that escaped the user's code while a ``capture_begin()`` was open
+    failed that capture: record it there (False when no capture was open)."""
+    if not OPEN:
+        return False
+    site = list(OPEN.values())[-1]
+    OPEN.clear()
+    with contextlib.suppress(session.StopRun):  # the run has ended already
+        session.fail(site, CAPTURE_ERROR, error)
+    return True
+
+
 def _replay_hook(graph: Any) -> None:
     observed = OBSERVED.get(id(graph))
     if observed is None or observed[0] is not graph:
@@ -479,11 +528,23 @@ def install() -> None:
         graph=cuda.graph,
         replay=cuda.CUDAGraph.replay,
         graphed=cuda.make_graphed_callables,
+        capture_begin=cuda.CUDAGraph.capture_begin,
+        capture_end=cuda.CUDAGraph.capture_end,
     )
     cuda.graph = cuda.graphs.graph = _observed_graph(cuda.graph)
     wrapped = _observed_graphed_callables(cuda.make_graphed_callables)
     cuda.make_graphed_callables = cuda.graphs.make_graphed_callables = wrapped
     cuda.CUDAGraph.replay = _replay_hook
+    cuda.CUDAGraph.capture_begin = _capture_begin
+    cuda.CUDAGraph.capture_end = _capture_end
+    compiled.install(torch)
 
 
-__all__ = ["BlockProbe", "FunctionProbe", "ObservedCapture", "enter_block", "install"]
+__all__ = [
+    "BlockProbe",
+    "FunctionProbe",
+    "ObservedCapture",
+    "enter_block",
+    "fail_open",
+    "install",
+]

@@ -13,10 +13,13 @@ from pathlib import Path
 from graphlint.runtime import session
 from graphlint.runtime.attribution import first_line, user_frame
 
+STOPPED = "it was stopped at a failed capture (the process is not clean after one)"
+
 
 def run(script: str, args: list[str]) -> str | None:
     """Run ``script`` as ``__main__``; how it ended, when it did not end well."""
-    from graphlint.runtime.capture import install  # noqa: PLC0415 - torch
+    from graphlint.runtime import compiled  # noqa: PLC0415 - torch
+    from graphlint.runtime.capture import fail_open, install  # noqa: PLC0415
 
     install()
     sys.argv = [script, *args]
@@ -24,11 +27,14 @@ def run(script: str, args: list[str]) -> str | None:
     try:
         runpy.run_path(script, run_name="__main__")
     except session.StopRun:  # recorded on its site
-        return "it was stopped at a failed capture (the process is not clean after one)"
+        return STOPPED
     except SystemExit as stop:
         if stop.code not in (None, 0):
             return f"the script exited with {stop.code}"
     except BaseException as error:  # the script's own failure, reported
+        if fail_open(error):  # between capture_begin() and capture_end()
+            return STOPPED
+        compiled.escaped(error)  # about torch.compile's graphs: on their site
         found = user_frame(error)
         last = traceback.extract_tb(error.__traceback__)[-1]
         path, line = found if found is not None else (last.filename, last.lineno)

@@ -93,6 +93,9 @@ def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
     for site in sites:
         if site.status == CAPTURE_ERROR and (site.error_path, site.error_line) == here:
             return CONFIRMED, f"the capture of {site.name} fails here: {site.detail}"
+        for path, line, reason in site.breaks:  # torch.compile split its graph here
+            if (path, line) == here:
+                return CONFIRMED, f"{site.name} breaks its CUDA graph here: {reason}"
     region = _site_of(d, sites)
     if region is None or region.calls == 0:
         return NOT_REACHED, "its region did not run"
@@ -183,6 +186,9 @@ def describe(site: Site) -> str:
     if site.status != "captured":
         return site.detail
     parts = []
+    if site.breaks:
+        count = len(site.breaks)
+        parts.append(f"{count} graph break{'s' if count != 1 else ''}")
     if site.compared:
         parts.append(f"matches eager over {site.compared} compared replays")
     elif site.detail:

@@ -20,6 +20,8 @@ FAILED = frozenset({CAPTURE_ERROR, SILENT_WRONG, WARMUP_ERROR, CRASHED})
 MARKED_FUNCTION = "marked function"
 MARKED_BLOCK = "marked block"
 GRAPH_BLOCK = "torch.cuda.graph"
+CAPTURE_PAIR = "capture_begin/capture_end"
+COMPILED = "torch.compile (CUDA graphs)"
 GRAPHED_CALLABLES = "make_graphed_callables"
 PROBED = frozenset({MARKED_FUNCTION, MARKED_BLOCK})  # the checker captures these itself
 
@@ -43,6 +45,8 @@ class Site:
     eager_ms: float | None = None
     replay_ms: float | None = None
     tensors: list[str] = field(default_factory=list)  # the tensors that differed
+    # torch.compile: where Dynamo broke the graph, [path, line, reason] each
+    breaks: list[list[Any]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
