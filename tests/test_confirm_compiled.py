@@ -6,13 +6,17 @@ scenarios of fixtures/runtime (tests/test_confirm.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from graphlint.diagnostics import Outcome
+from graphlint.diagnostics import Outcome, Related
+from graphlint.engine import Settings
+from graphlint.project.check import check_project
 from graphlint.runtime import capture, compiled, session
 from graphlint.runtime.sites import COMPILED, Site
+from tests.conftest import FIXTURES, expectations
 from tests.test_confirm import _finding, _merge
 
 
@@ -65,7 +69,7 @@ def test_a_break_at_the_finding_line_confirms_it(tmp_path: Path) -> None:
     assert first.status == "confirmed"
     assert "breaks its CUDA graph here: Tensor.item" in first.note
     assert second.status == "not reproduced"
-    assert merged.missed == () and not merged.failed
+    assert merged.missed == () and merged.failed  # a split graph fails the run
 
 
 class Unsupported(Exception):
@@ -132,3 +136,41 @@ def test_an_error_between_capture_begin_and_end_fails_that_capture(
     assert capture.fail_open(raised.value)
     assert (site.status, site.error_line) == ("capture-error", 6)
     assert capture.OPEN == {}
+
+
+def test_a_failure_at_a_related_location_confirms_the_finding(tmp_path: Path) -> None:
+    """GL706 sits on the autocast; make_graphed_callables fails at its call."""
+    a = tmp_path / "a.py"
+    site = Site(
+        "make_graphed_callables",
+        "module level",
+        str(a.resolve()),
+        7,
+        7,
+        calls=1,
+        status="capture-error",
+        detail="RuntimeError: make_graphed_callables does not support the autocast",
+        error_path=str(a.resolve()),
+        error_line=7,
+    )
+    finding = replace(
+        _finding(a, 6, "GL706", Outcome.CAPTURE_ERROR, 7),
+        related=(Related(7, 14, "graphs callables here"),),
+    )
+    merged = _merge(tmp_path, [site], [finding])
+    assert merged.findings[0].status == "confirmed"
+    assert "fails at 7" in merged.findings[0].note
+    assert merged.missed == ()
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    sorted((FIXTURES / "runtime").glob("gl*_*.py")),
+    ids=lambda p: p.stem,
+)
+def test_runtime_scenarios_have_exactly_their_static_findings(scenario: Path) -> None:
+    """What the GPU scenarios assume of ``graphlint check``, checked without a GPU
+    (a lost finding would otherwise show only on the device)."""
+    results = check_project([scenario], Settings(), 1)
+    got = {(d.line, d.code) for r in results for d in r.diagnostics}
+    assert got == expectations(scenario.read_text(encoding="utf-8"))

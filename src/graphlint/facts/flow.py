@@ -167,6 +167,14 @@ class Flow(cst.CSTVisitor):
             for r in set(found.regions.values())
             if r.kind is RegionKind.MANUAL and not r.via and r.root is not None
         }
+        # marked functions of this file: the first call captures, each call replays
+        self.marked: dict[cst.CSTNode, Region] = {
+            r.root: r
+            for r in set(found.regions.values())
+            if r.kind is RegionKind.MARKED
+            and not r.via
+            and isinstance(r.root, cst.FunctionDef)
+        }
         # the tests of the ``if``/``while`` blocks and early exits around a node
         # and the value each must have for the node to run
         self.guard_tests: dict[cst.CSTNode, tuple[Condition, ...]] = {}
@@ -428,10 +436,11 @@ class Flow(cst.CSTVisitor):
         """The capture in this file that ``region`` runs under: itself, or for code
         reached from a capture, that capture when it is made in this file."""
         if not region.via:
-            return self.captures.get(region.root) if region.root else None
+            root = region.root
+            return (self.captures.get(root) or self.marked.get(root)) if root else None
         if region.origin is not None and region.origin != self.path:
             return None
-        for capture in self.captures.values():
+        for capture in (*self.captures.values(), *self.marked.values()):
             if capture.line == region.line:
                 return capture
         return None
@@ -495,9 +504,13 @@ class Flow(cst.CSTVisitor):
         later = self._points(function, graph.replays.get(function, []), graph.replayers)
         confidence = graph.confidence
         entry = _is_entry(function)
+        marked = capture.root in self.marked
         for w in writes:
             for r in later:
-                if self._precedes(w, r, caps, entry):
+                # a marked function captures at its first call: one before the
+                # write makes the capture visible in code that runs first
+                seen = marked and any(c.end < w.start for c in later)
+                if self._precedes(w, r, caps, entry and not seen):
                     return Change(write, _line(r), w.call, confidence)
         if self._local(write.key, function):
             return None
@@ -524,6 +537,10 @@ class Flow(cst.CSTVisitor):
         found = self._graphs.get(capture)
         if found is not None:
             return found
+        if isinstance(capture.root, cst.FunctionDef) and capture.root in self.marked:
+            found = self._marked_graph(capture.root)
+            self._graphs[capture] = found
+            return found
         expr = capture.graph_expr
         key = self.state.key_of(expr) if expr is not None else None
         replays = {
@@ -548,6 +565,17 @@ class Flow(cst.CSTVisitor):
         )
         self._graphs[capture] = found
         return found
+
+    def _marked_graph(self, root: cst.FunctionDef) -> _Graph:
+        """A marked function's graph: its calls replay it (the first captures)."""
+        replays: dict[Function, list[Site]] = {}
+        for site in self.callers(root):
+            if isinstance(site.node, cst.Call):
+                replays.setdefault(site.function, []).append(site)
+        first = min((s.line for sites in replays.values() for s in sites), default=0)
+        return _Graph(
+            None, replays, frozenset(replays), frozenset(), Confidence.HIGH, first
+        )
 
     def ancestors(self, function: Function) -> list[Function]:
         """The functions of this file that (transitively) call ``function``."""

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from graphlint.runtime import compiled, session
+from graphlint.runtime import attribution, compiled, session
 from graphlint.runtime.attribution import is_user_file
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
@@ -461,6 +461,8 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
         try:
             return original(*args, **kwargs)
         except Exception as error:
+            if attribution.user_frame(error) is None:  # raised by torch itself
+                site.error_path, site.error_line = site.path, site.line
             session.fail(site, CAPTURE_ERROR, error)
             raise
 

@@ -67,7 +67,7 @@ class Report:
     @property
     def failed(self) -> bool:
         return (
-            any(site.failed for site in self.sites)
+            any(site.failed or site.breaks for site in self.sites)
             or bool(self.missed)
             or self.ended is not None
         )
@@ -84,17 +84,24 @@ def _site_of(d: Diagnostic, sites: Sequence[Site]) -> Site | None:
     return next((s for s in sites if s.covers(path, d.region.line)), None)
 
 
+def _lines(d: Diagnostic) -> set[tuple[str, int]]:
+    """Where ``d`` is, and its related locations (the same file)."""
+    path = _real(d.path)
+    return {(path, d.line)} | {(path, other.line) for other in d.related}
+
+
 def _where(path: str | None, line: int | None) -> str:
     return f"{display(path)}:{line}" if path and line else "an unknown line"
 
 
 def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
-    here = (_real(d.path), d.line)
+    here = _lines(d)
     for site in sites:
-        if site.status == CAPTURE_ERROR and (site.error_path, site.error_line) == here:
-            return CONFIRMED, f"the capture of {site.name} fails here: {site.detail}"
-        for path, line, reason in site.breaks:  # torch.compile split its graph here
-            if (path, line) == here:
+        if site.status == CAPTURE_ERROR and (site.error_path, site.error_line) in here:
+            where = "here" if site.error_line == d.line else f"at {site.error_line}"
+            return CONFIRMED, f"the capture of {site.name} fails {where}: {site.detail}"
+        for at, line, reason in site.breaks:  # torch.compile split its graph here
+            if (at, line) in here:
                 return CONFIRMED, f"{site.name} breaks its CUDA graph here: {reason}"
     region = _site_of(d, sites)
     if region is None or region.calls == 0:
@@ -134,8 +141,7 @@ def merge(
             if f.status == CONFIRMED
             and (
                 _site_of(f.diagnostic, sites) is site
-                or (_real(f.diagnostic.path), f.diagnostic.line)
-                == (site.error_path, site.error_line)
+                or (site.error_path, site.error_line) in _lines(f.diagnostic)
             )
         ]
         if site.status == CAPTURE_ERROR and not predicted:
