@@ -5,11 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
-from graphlint.matchers import is_true, keyword, method, positional
-from graphlint.rule import Rule
+from graphlint.facts import Region
+from graphlint.matchers import method, positional
+from graphlint.rule import RuleContext
+from graphlint.rules.apis._options import OptionsRule
 
 
-class GradScalerStepInRegion(Rule):
+class GradScalerStepInRegion(OptionsRule):
     """`scaler.step(opt)` under capture reads `found_inf` on the host."""
 
     code = "GL702"
@@ -20,7 +22,13 @@ class GradScalerStepInRegion(Rule):
     )
     outcome = Outcome.CAPTURE_ERROR
 
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        # reported at the end of the file: a later line may still set the option
+        self._steps: list[tuple[cst.Call, Region, cst.BaseExpression | None]] = []
+
     def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
         found = method(node)
         if found is None or found[1] != "step":
             return
@@ -28,12 +36,17 @@ class GradScalerStepInRegion(Rule):
         if region is None or self.value(found[0]).cls != "torch.amp.GradScaler":
             return
         args = positional(node)
-        origin = self.value(args[0]).origin if args else None
-        if origin is not None and is_true(keyword(origin, "fused")):
-            return  # fused optimizers unscale on the device: no host read
-        self.report(
-            node,
-            region,
-            confidence=Confidence.HIGH if origin is not None else Confidence.MEDIUM,
-            call=self.code_of(node),
-        )
+        self._steps.append((node, region, args[0] if args else None))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, region, optimizer in self._steps:
+            origin = self.value(optimizer).origin if optimizer is not None else None
+            fused = self.option(origin, "fused", optimizer) if origin else False
+            if fused is not False:
+                continue  # fused optimizers unscale on the device: no host read
+            self.report(
+                node,
+                region,
+                confidence=Confidence.HIGH if origin is not None else Confidence.MEDIUM,
+                call=self.code_of(node),
+            )

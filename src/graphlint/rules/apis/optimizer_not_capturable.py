@@ -5,12 +5,14 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts import Region
 from graphlint.facts.torchapi import CAPTURE_CHECKED_OPTIMIZERS
-from graphlint.matchers import is_true, keyword, method, positional
-from graphlint.rule import Rule
+from graphlint.matchers import method, positional
+from graphlint.rule import RuleContext
+from graphlint.rules.apis._options import OptionsRule
 
 
-class OptimizerNotCapturable(Rule):
+class OptimizerNotCapturable(OptionsRule):
     """`opt.step()` under capture for Adam & co. built without `capturable=True`."""
 
     code = "GL701"
@@ -18,28 +20,35 @@ class OptimizerNotCapturable(Rule):
     fix_title = "Build it with `capturable=True` (and a tensor `lr` if it is scheduled)"
     outcome = Outcome.CAPTURE_ERROR
 
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        # reported at the end of the file: a later line may still set the option
+        self._steps: list[tuple[cst.Call, Region, cst.Call, cst.BaseExpression, str]]
+        self._steps = []
+
     def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
         found = method(node)
         if found is None or found[1] != "step":
             return
         region = self.captured(node)
         if region is None:
             return
-        args = positional(node)
         # opt.step() and scaler.step(opt)
-        for optimizer in (found[0], *args[:1]):
+        for optimizer in (found[0], *positional(node)[:1]):
             value = self.value(optimizer)
-            origin = value.origin
-            if (
-                value.cls in CAPTURE_CHECKED_OPTIMIZERS
-                and origin is not None
-                and not is_true(keyword(origin, "capturable"))
-            ):
-                self.report(
-                    node,
-                    region,
-                    call=self.code_of(node),
-                    cls=(value.cls or "").rsplit(".", 1)[-1],
-                    line=self.context.positions[origin].start.line,
-                )
+            if value.cls in CAPTURE_CHECKED_OPTIMIZERS and value.origin is not None:
+                self._steps.append((node, region, value.origin, optimizer, value.cls))
                 return
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, region, origin, optimizer, cls in self._steps:
+            if self.option(origin, "capturable", optimizer) is not False:
+                continue
+            self.report(
+                node,
+                region,
+                call=self.code_of(node),
+                cls=cls.rsplit(".", 1)[-1],
+                line=self.context.positions[origin].start.line,
+            )
