@@ -175,3 +175,88 @@ def test_module_dict_members_are_followed_and_their_outputs_are_tensors(
     got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
     source = (tmp_path / "gpt.py").read_text()
     assert got == {("gpt.py", line, code) for line, code in expectations(source)}
+
+
+def _declared_project(root: Path) -> None:
+    """A src layout where a wrapper captures a callable stored at run time."""
+    package = root / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "wrapper.py").write_text(
+        "import torch\n\n"
+        "class CUDAGraphWrapper:\n"
+        "    def __init__(self, runnable):\n"
+        "        self.runnable = runnable\n\n"
+        "    def __call__(self, *args):\n"
+        "        g = torch.cuda.CUDAGraph()\n"
+        "        with torch.cuda.graph(g):\n"
+        "            out = self.runnable(*args)\n"
+        "        return out\n"
+    )
+    (package / "model.py").write_text(
+        "import torch\nfrom pkg.helpers import log\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        log(x)\n"
+        "        return x * 2\n\n"
+        "class Child(Model):\n"
+        "    pass\n\n"
+        "class Outer:\n"
+        "    class Inner:\n"
+        "        def run(self, x: torch.Tensor):\n"
+        "            return x.sum().item()  # expect: GL101\n\n"
+        "def untouched(x: torch.Tensor):\n"
+        "    return x.sum().item()\n"
+    )
+    (package / "helpers.py").write_text(
+        "import torch\n\n"
+        "def log(x: torch.Tensor) -> None:\n"
+        "    print(x.max().item())  # expect: GL101, GL401\n"
+    )
+    (package / "steps.py").write_text(
+        "import torch\n\n"
+        "def step(x: torch.Tensor):\n"
+        "    if x.sum() > 0:  # expect: GL201\n"
+        "        return x\n"
+        "    return -x\n"
+    )
+
+
+def test_capture_roots_are_regions_and_their_calls_are_followed(
+    tmp_path: Path,
+) -> None:
+    """Declared roots (a method, an inherited method, a nested class's method, a
+    function) are regions in their own files, which were not named, and what they
+    call is followed; roots that name nothing are warnings, not errors."""
+    _declared_project(tmp_path)
+    wrapper = tmp_path / "src" / "pkg" / "wrapper.py"
+    assert not found(check_project([wrapper], Settings(), 1))
+    warnings: list[str] = []
+    roots = [
+        "pkg.model:Child.forward",  # inherited: Model.forward
+        "pkg.model:Outer.Inner.run",
+        "pkg.steps:step",
+        "pkg.nope:f",
+        "pkg.model:Model",
+        "pkg.model:Model.missing",
+    ]
+    results = check_project(
+        [wrapper],
+        Settings(),
+        1,
+        capture_roots=roots,
+        base=tmp_path,
+        warn=warnings.append,
+    )
+    want = {
+        (path.name, line, code)
+        for path in (tmp_path / "src" / "pkg").glob("*.py")
+        for line, code in expectations(path.read_text())
+    }
+    assert set(found(results)) == want
+    regions = {d.region.label for r in results for d in r.diagnostics if d.region}
+    assert regions == {"capture root"}
+    assert len(warnings) == 3
+    assert "'pkg.nope:f' names nothing: no module pkg.nope under" in warnings[0]
+    assert "Model is a class in" in warnings[1] and "Model.forward" in warnings[1]
+    assert "defines no function Model.missing" in warnings[2]

@@ -94,8 +94,10 @@ def analyse_source(
     module_name: str = "",
     external: Mapping[str, Reached] | None = None,
     checks: frozenset[str] = frozenset(),
+    declared: frozenset[str] = frozenset(),
 ) -> Analysis:
-    """Lint ``source``; ``external`` names functions that regions elsewhere reach."""
+    """Lint ``source``; ``external`` names functions that regions elsewhere reach,
+    ``declared`` those the configuration declares capture roots."""
     settings = settings or Settings()
     comments = scan(source)
     module = cst.parse_module(source)
@@ -110,6 +112,7 @@ def analyse_source(
         external={fn: _region(how) for fn, how in (external or {}).items()},
         checks=settings.checks | checks,
         path=path,
+        declared=declared,
     )
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
@@ -169,11 +172,13 @@ def _region(how: Reached) -> Region:
 @dataclass(frozen=True)
 class Job:
     """One file for a worker: pass one (``external`` None) or the project pass, which
-    analyses the functions regions elsewhere reach."""
+    analyses the functions regions elsewhere reach. ``declared``: functions of the
+    file that ``capture-roots`` names (pass one analyses the file for them)."""
 
     path: Path
     external: Mapping[str, Reached] | None = None
     checks: frozenset[str] = frozenset()
+    declared: frozenset[str] = frozenset()
 
 
 def check_file(path: Path | Job, settings: Settings) -> FileResult:
@@ -201,6 +206,7 @@ def _check_file(
     source = found.text
     if not source or (
         job.external is None
+        and not job.declared
         and not _CANDIDATE.search(source)
         and not _has_marker(source, settings.markers)
     ):
@@ -217,6 +223,7 @@ def _check_file(
             module_name=module_of(path),
             external=job.external,
             checks=job.checks,
+            declared=job.declared,
         )
     except cst.ParserSyntaxError as error:
         detail = f"LibCST cannot parse code that CPython accepts ({error.message})"

@@ -92,15 +92,20 @@ def check_project(
     cache: Cache | None = None,
     excluded: Callable[[Path], bool] = lambda path: False,
     display: Callable[[Path], str] = str,
+    capture_roots: Sequence[str] = (),
+    base: Path | None = None,
+    warn: Callable[[str], None] = lambda message: None,
 ) -> list[FileResult]:
-    """Check ``files`` and the project code their capture regions reach."""
+    """Check ``files`` and the project code their capture regions reach.
+
+    ``capture_roots`` ("module:qualname") are functions a framework captures; their
+    modules are looked up as imports are, first under ``base`` (the folder of the
+    configuration), and each is analysed as a region; one that names nothing found
+    is reported through ``warn``."""
     if not files:
         return []
-    with Pool(min(jobs or default_jobs(), len(files)), settings) as pool:
-        results = run_files(pool, files)
-        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
-        if not entries:
-            return results
+    workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
+    with Pool(workers, settings) as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
             [*roots, *(source_root(f) for f in files)],
@@ -108,6 +113,20 @@ def check_project(
             eager=eager,
             checks=settings.checks,
         )
+        declared = _declared(project, capture_roots, base, warn)
+        work = [
+            Job(f, declared=declared.pop(real_path(f), (f, frozenset()))[1])
+            for f in files
+        ]
+        work.extend(  # roots in files not named: analysed too, unless excluded
+            Job(shown, declared=functions)
+            for shown, functions in sorted(declared.values())
+            if not excluded(shown)
+        )
+        results = run_files(pool, work)
+        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+        if not entries:
+            return _merge(results, summaries.failed, settings.enabled)
         analysed = {
             (module_of(Path(result.path)), root)
             for result in results
@@ -126,6 +145,74 @@ def check_project(
         for path, callee in dict.fromkeys(project.abandoned)
     ]
     return _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
+
+
+def _declared(
+    project: Project,
+    capture_roots: Sequence[str],
+    base: Path | None,
+    warn: Callable[[str], None],
+) -> dict[Path, tuple[Path, frozenset[str]]]:
+    """The files that hold the ``capture-roots``, by real path: the file as shown,
+    with the paths of the functions named in it; ``warn`` says why a root names
+    nothing."""
+    found: dict[Path, set[str]] = {}
+    shown: dict[Path, Path] = {}
+    for root in capture_roots:
+        name, _, qualname = root.partition(":")
+        module = _module(project, name, base)
+        function = project.function(module, qualname) if module is not None else None
+        if function is None:
+            why = _missing(project, module, name, qualname, base)
+            warn(f"capture root {root!r} names nothing: {why}")
+            continue
+        holder, summary = function
+        path = real_path(Path(holder.path))
+        shown.setdefault(path, Path(holder.path))
+        found.setdefault(path, set()).add(summary.path)
+    return {p: (shown[p], frozenset(f)) for p, f in found.items()}
+
+
+def _bases(base: Path | None) -> list[Path]:
+    """Where a capture root's module is looked for before the source roots: the
+    configuration's folder, then its ``src`` folder (a src layout)."""
+    if base is None:
+        return []
+    return [base, *([base / "src"] if os.path.isdir(base / "src") else [])]
+
+
+def _module(project: Project, name: str, base: Path | None) -> ModuleSummary | None:
+    preferred: list[Path | None] = [*_bases(base)] or [None]
+    for prefer in preferred:
+        found = project.module(name, prefer=prefer)
+        if found is not None:
+            return found
+    return None
+
+
+def _missing(
+    project: Project,
+    module: ModuleSummary | None,
+    name: str,
+    qualname: str,
+    base: Path | None,
+) -> str:
+    """Why a capture root names no function."""
+    if module is None:
+        preferred: list[Path | None] = [*_bases(base)] or [None]
+        for prefer in preferred:
+            file = project.file_of(name, prefer=prefer)
+            if file is not None:
+                return f"{file} could not be read (see its diagnostic)"
+        folders = [str(f) for f in dict.fromkeys([*_bases(base), *project.roots])]
+        more = f" and {len(folders) - 3} more" if len(folders) > 3 else ""
+        return f"no module {name} under {', '.join(folders[:3])}{more}"
+    if qualname in module.classes:
+        return (
+            f"{qualname} is a class in {module.path}: name a method, "
+            f"such as {qualname}.forward"
+        )
+    return f"{module.path} defines no function {qualname}"
 
 
 def _abandoned(path: str, callee: str) -> Diagnostic:

@@ -139,15 +139,33 @@ class Project:
         return None
 
     def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
-        for candidate in (
-            root.joinpath(*parts).with_suffix(".py"),
-            root.joinpath(*parts, "__init__.py"),
-        ):
-            if os.path.lexists(candidate):  # a FIFO too: the loader says why
-                summary = self.load(candidate, name)
-                if summary is not None:
-                    self._root_of[id(summary)] = root
-                return summary
+        candidate = _file(root, parts)
+        if candidate is None:
+            return None
+        summary = self.load(candidate, name)
+        if summary is not None:
+            self._root_of[id(summary)] = root
+        return summary
+
+    def file_of(self, name: str, prefer: Path | None = None) -> Path | None:
+        """The file that holds the module ``name``, as ``module`` finds it, without
+        reading it."""
+        parts = name.split(".")
+        roots = [prefer, *self.roots] if prefer is not None else self.roots
+        return next(
+            (f for f in (_file(r, parts) for r in roots) if f is not None), None
+        )
+
+    def function(
+        self, module: ModuleSummary, qualname: str
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """The function ``qualname`` ("step", "Model.forward", "Outer.Inner.run")
+        names in ``module``: defined there, or a method a class there inherits."""
+        if qualname in module.functions:
+            return module, module.functions[qualname]
+        for value in self.dotted(module, None, qualname):
+            if isinstance(value, _Fn):
+                return value.module, value.fn
         return None
 
     def root_of_file(self, path: str) -> Path | None:
@@ -517,6 +535,17 @@ class Project:
                         )
                     )
         return reached
+
+
+def _file(root: Path, parts: list[str]) -> Path | None:
+    """``root/a/b.py`` or ``root/a/b/__init__.py`` for the module ``a.b``."""
+    for candidate in (
+        root.joinpath(*parts).with_suffix(".py"),
+        root.joinpath(*parts, "__init__.py"),
+    ):
+        if os.path.lexists(candidate):  # a FIFO too: the loader says why
+            return candidate
+    return None
 
 
 __all__ = ["BUDGET", "Entry", "Loader", "Project", "Reached"]
