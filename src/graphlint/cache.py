@@ -29,8 +29,8 @@ from graphlint import __version__
 from graphlint.read import ReadError, read_bounded
 
 # bump whenever a stored type changes shape or meaning: 1 was 0.1's pickles, 2 kept
-# guard callees where 3 keeps guard formulas
-FORMAT = 3
+# guard callees where 3 keeps guard formulas, 4 adds compile wrappers
+FORMAT = 4
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.comments import scan
-from graphlint.diagnostics import Diagnostic, FileResult, RegionKind
+from graphlint.diagnostics import Confidence, Diagnostic, FileResult, RegionKind
 from graphlint.facts import FileFacts, Region, analyse
 from graphlint.facts.names import dotted
 from graphlint.project.reach import Entry, Reached
+from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.read import (
     RUNNING,
     Version,
@@ -81,7 +82,7 @@ class Analysis:
     make (for the project pass) and the functions that are regions themselves."""
 
     diagnostics: list[Diagnostic]
-    entries: list[Entry]
+    entries: list[Entry | CompileSite]
     roots: list[str]
 
 
@@ -127,7 +128,7 @@ def analyse_source(
         for node, region in facts.regions.items()
         if isinstance(node, cst.Call) and not region.via
     ]
-    entries = [
+    entries: list[Entry | CompileSite] = [
         Entry(
             path,
             module_name,
@@ -164,6 +165,7 @@ def _region(how: Reached) -> Region:
         RegionKind(how.kind),
         how.region_line,
         how.label,
+        Confidence(how.confidence),
         origin=how.region_path,
         via=how.via,
     )
@@ -204,18 +206,24 @@ def _check_file(
     if isinstance(found, Diagnostic):
         return [found]
     source = found.text
+    # pass one: functions compiled through wrappers other modules define
+    sites = (
+        compile_sites(found.tree, display, module_of(path))
+        if job.external is None and found.tree is not None
+        else []
+    )
     if not source or (
         job.external is None
         and not job.declared
         and not _CANDIDATE.search(source)
         and not _has_marker(source, settings.markers)
     ):
-        return []
+        return Analysis([], [*sites], []) if sites else []
     deep = too_deep(found.tree, display) if found.tree is not None else None
     if deep is not None:
         return [deep]
     try:
-        return analyse_source(
+        analysis = analyse_source(
             source,
             display,
             settings,
@@ -225,6 +233,7 @@ def _check_file(
             checks=job.checks,
             declared=job.declared,
         )
+        return replace(analysis, entries=[*analysis.entries, *sites])
     except cst.ParserSyntaxError as error:
         detail = f"LibCST cannot parse code that CPython accepts ({error.message})"
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]

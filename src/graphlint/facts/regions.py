@@ -20,6 +20,7 @@ from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
 from graphlint.facts.names import dotted, is_true
 from graphlint.facts.scopes import ClassInfo, ScopeBuilder
+from graphlint.facts.torchapi import CUDAGRAPHS_OPTION, cudagraph_keyword
 from graphlint.facts.values import Kind, Value, Values
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -32,8 +33,6 @@ GRAPHED_CALLABLES = frozenset(
 )
 BUILTIN_MARKERS = frozenset({"graphlint.capture_region"})
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
-CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
-CUDAGRAPHS_OPTION = "triton.cudagraphs"
 CUDAGRAPHS_SWITCH = "torch._inductor.config.triton.cudagraphs"
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
@@ -1133,22 +1132,19 @@ def compile_label(call: cst.Call, env: Env = _NO_ENV) -> str | None:
         value = arg.value
         if isinstance(value, cst.Name) and value.value in env:
             value = env[value.value]
-        if (
-            arg.keyword.value == "backend"
-            and isinstance(value, cst.SimpleString)
-            and value.evaluated_value == "cudagraphs"
-        ):
-            return 'torch.compile(backend="cudagraphs")'
-        if arg.keyword.value == "mode" and isinstance(value, cst.SimpleString):
-            mode = value.evaluated_value
-            if mode in CUDAGRAPH_COMPILE_MODES:
-                return f'torch.compile(mode="{mode}")'
-        if (
-            arg.keyword.value == "options"
-            and isinstance(value, cst.Dict)
-            and _dict_switches_on(value)
-        ):
-            return 'torch.compile(options={"triton.cudagraphs": True})'
+        written: str | bool | None = None
+        if isinstance(value, cst.SimpleString):
+            text = value.evaluated_value
+            written = text if isinstance(text, str) else None
+        elif isinstance(value, cst.Dict):
+            written = _dict_switches_on(value)
+        label = (
+            cudagraph_keyword(arg.keyword.value, written)
+            if written is not None
+            else None
+        )
+        if label is not None:
+            return label
     return None
 
 

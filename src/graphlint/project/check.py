@@ -1,9 +1,12 @@
 """Checking a set of files as part of a project: follow what capture regions call.
 
 1. Pass one analyses each file on its own (``graphlint.engine``): diagnostics for
-   code inside regions, and the calls each region makes.
+   code inside regions, the calls each region makes, and the functions each file
+   hands to compile wrappers it imports (``graphlint.project.sites``).
 2. Reachability (``graphlint.project.reach``) resolves those calls over per-module
-   summaries, lazily and across files, and records how each function is reached.
+   summaries, lazily and across files, and records how each function is reached;
+   a function handed to a wrapper whose summary compiles with CUDA graphs is a
+   region of its own.
    Summaries are made in the workers, under the same limits as checking a file, and
    cached (``graphlint.cache``); a module that cannot be summarised is reported with
    its GL0xx outcome instead of silently ending the chain.
@@ -24,6 +27,7 @@ from graphlint.diagnostics import Diagnostic, FileResult
 from graphlint.engine import Job, Settings
 from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
+from graphlint.project.sites import CompileSite
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
     module_of,
@@ -125,6 +129,8 @@ def check_project(
         )
         results = run_files(pool, work)
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+        sites = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
+        entries.extend(project.compiled(sites))
         if not entries:
             return _merge(results, summaries.failed, settings.enabled)
         analysed = {
