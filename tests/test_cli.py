@@ -230,10 +230,39 @@ def test_capture_checks_config(tmp_path: Path) -> None:
     assert code == 0, out
 
 
+def test_capture_roots_config(tmp_path: Path) -> None:
+    """A declared root is a region in a file not named on the command line; one
+    that names no module is a warning line, and the check still runs."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.graphlint]\ncapture-roots = ["app.model:Model.forward", "app.gone:f"]\n'
+    )
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "model.py").write_text(
+        "import torch\n\nclass Model(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor):\n"
+        "        return x.sum().item()\n"
+    )
+    (tmp_path / "app" / "run.py").write_text("from app.model import Model\n")
+    code, out, err = run("check", "app/run.py", cwd=tmp_path)
+    assert code == 1 and "app/model.py:5:16: GL101" in out
+    assert "[capture root region, line 4]" in out
+    assert err.strip() == (
+        "graphlint: warning: capture root 'app.gone:f' names nothing: no module "
+        f"app.gone under {tmp_path.resolve()}"
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         ('[tool.graphlint]\nselct = ["GL1"]\n', "unknown key 'selct'"),
+        ('[tool.graphlint]\ncapture-roots = "m:f"\n', "must be a list of strings"),
+        (
+            '[tool.graphlint]\ncapture-roots = ["pkg.model.Model.forward"]\n',
+            'must name functions as "module:qualname"',
+        ),
+        ('[tool.graphlint]\ncapture-roots = ["pkg:1f"]\n', "not 'pkg:1f'"),
         ('[tool.graphlint]\nselect = "GL1"\n', "must be a list of strings"),
         ("[tool.graphlint]\nmax-file-size = -1\n", "must be a whole number from 1"),
         ('[tool.graphlint]\nignore = ["XYZ"]\n', "unknown code or prefix 'XYZ'"),

@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from graphlint.diagnostics import RegionKind
+from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts import FileFacts, analyse
 from graphlint.facts.values import Device, Kind
 from tests.conftest import lint
@@ -254,3 +254,37 @@ def test_an_inductor_switch_does_not_make_re_compile_a_region() -> None:
     assert [cst.Module([]).code_for_node(t) for _, t, _ in facts.unresolved] == [
         "model"
     ]
+
+
+def test_compile_wrappers_label_and_confidence() -> None:
+    """A helper's returns decide: all CUDA-graph compilers, a sure region; only
+    some, medium confidence; a mode passed through is known only when written out."""
+    _, facts = facts_for(
+        """
+        import functools
+        import torch
+        def pick(mode):
+            return functools.partial(torch.compile, mode=mode)
+        def maybe(on):
+            if on:
+                return functools.partial(torch.compile, backend="cudagraphs")
+            return lambda fn: fn
+        def a(x): ...
+        def b(x): ...
+        def c(x, mode): ...
+        def d(x): ...
+        a = pick("max-autotune")(a)
+        b = maybe(True)(b)
+        c = pick(mode)(c)
+        d = pick("max-autotune-no-cudagraphs")(d)
+        """
+    )
+    found = {
+        facts.paths[r.root]: (r.label, r.confidence)
+        for r in facts.all_regions()
+        if isinstance(r.root, cst.FunctionDef)
+    }
+    assert found == {
+        "a": ('torch.compile(mode="max-autotune")', Confidence.HIGH),
+        "b": ('torch.compile(backend="cudagraphs")', Confidence.MEDIUM),
+    }

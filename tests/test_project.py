@@ -3,8 +3,10 @@ modules and files, with the chain of calls in every output."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from graphlint.cache import FORMAT
 from graphlint.diagnostics import FileResult
 from graphlint.engine import Settings
 from graphlint.project.check import check_project
+from graphlint.project.sites import compile_sites
 from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
 
@@ -175,3 +178,284 @@ def test_module_dict_members_are_followed_and_their_outputs_are_tensors(
     got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
     source = (tmp_path / "gpt.py").read_text()
     assert got == {("gpt.py", line, code) for line, code in expectations(source)}
+
+
+def _declared_project(root: Path) -> None:
+    """A src layout where a wrapper captures a callable stored at run time."""
+    package = root / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "wrapper.py").write_text(
+        "import torch\n\n"
+        "class CUDAGraphWrapper:\n"
+        "    def __init__(self, runnable):\n"
+        "        self.runnable = runnable\n\n"
+        "    def __call__(self, *args):\n"
+        "        g = torch.cuda.CUDAGraph()\n"
+        "        with torch.cuda.graph(g):\n"
+        "            out = self.runnable(*args)\n"
+        "        return out\n"
+    )
+    (package / "model.py").write_text(
+        "import torch\nfrom pkg.helpers import log\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        log(x)\n"
+        "        return x * 2\n\n"
+        "class Child(Model):\n"
+        "    pass\n\n"
+        "class Outer:\n"
+        "    class Inner:\n"
+        "        def run(self, x: torch.Tensor):\n"
+        "            return x.sum().item()  # expect: GL101\n\n"
+        "def untouched(x: torch.Tensor):\n"
+        "    return x.sum().item()\n"
+    )
+    (package / "helpers.py").write_text(
+        "import torch\n\n"
+        "def log(x: torch.Tensor) -> None:\n"
+        "    print(x.max().item())  # expect: GL101, GL401\n"
+    )
+    (package / "steps.py").write_text(
+        "import torch\n\n"
+        "def step(x: torch.Tensor):\n"
+        "    if x.sum() > 0:  # expect: GL201\n"
+        "        return x\n"
+        "    return -x\n"
+    )
+
+
+def test_capture_roots_are_regions_and_their_calls_are_followed(
+    tmp_path: Path,
+) -> None:
+    """Declared roots (a method, an inherited method, a nested class's method, a
+    function) are regions in their own files, which were not named, and what they
+    call is followed; roots that name nothing are warnings, not errors."""
+    _declared_project(tmp_path)
+    wrapper = tmp_path / "src" / "pkg" / "wrapper.py"
+    assert not found(check_project([wrapper], Settings(), 1))
+    warnings: list[str] = []
+    roots = [
+        "pkg.model:Child.forward",  # inherited: Model.forward
+        "pkg.model:Outer.Inner.run",
+        "pkg.steps:step",
+        "pkg.nope:f",
+        "pkg.model:Model",
+        "pkg.model:Model.missing",
+    ]
+    results = check_project(
+        [wrapper],
+        Settings(),
+        1,
+        capture_roots=roots,
+        base=tmp_path,
+        warn=warnings.append,
+    )
+    want = {
+        (path.name, line, code)
+        for path in (tmp_path / "src" / "pkg").glob("*.py")
+        for line, code in expectations(path.read_text())
+    }
+    assert set(found(results)) == want
+    regions = {d.region.label for r in results for d in r.diagnostics if d.region}
+    assert regions == {"capture root"}
+    assert len(warnings) == 3
+    assert "'pkg.nope:f' names nothing: no module pkg.nope under" in warnings[0]
+    assert "Model is a class in" in warnings[1] and "Model.forward" in warnings[1]
+    assert "defines no function Model.missing" in warnings[2]
+
+
+WRAPPERS = """\
+import functools
+from functools import partial
+
+import torch
+
+
+def get_compile_fn(backend):
+    if backend == "cudagraphs":
+        return functools.partial(torch.compile, backend="cudagraphs")
+    return functools.partial(torch.compile, mode="reduce-overhead")
+
+
+def by_mode(mode, dynamic=False):
+    return partial(torch.compile, mode=mode, dynamic=dynamic)
+
+
+def maybe(enabled):
+    if enabled:
+        return partial(torch.compile, mode="max-autotune")
+    return lambda fn: fn
+
+
+def compile_model(m):
+    return torch.compile(m, options={"triton.cudagraphs": True})
+
+
+def factory(mode="reduce-overhead"):
+    def inner(m):
+        return torch.compile(m, mode="max-autotune")
+
+    return inner
+
+
+compile_fn = partial(torch.compile, mode="reduce-overhead")
+plain_fn = partial(torch.compile)
+"""
+
+USES = """\
+import torch
+from app import reexported
+from app.compiling import (
+    by_mode, compile_fn, compile_model, factory, get_compile_fn, maybe, plain_fn
+)
+
+
+def test_every_branch(backend):
+    def foo(x: torch.Tensor):
+        return x.sum().item()  # expect: GL101
+
+    foo = get_compile_fn(backend)(foo)
+
+
+def test_mode_argument(mode):
+    def graphed(x: torch.Tensor):
+        return x.sum().item()  # expect: GL101
+
+    def plain(x: torch.Tensor):
+        return x.sum().item()
+
+    def unknown(x: torch.Tensor):
+        return x.sum().item()
+
+    graphed = by_mode("reduce-overhead")(graphed)
+    plain = by_mode(mode="default")(plain)
+    unknown = by_mode(mode)(unknown)
+
+
+@compile_fn
+def decorated(x: torch.Tensor):
+    return x.sum().item()  # expect: GL101
+
+
+def called(x: torch.Tensor):
+    return x.sum().item()  # expect: GL101
+
+
+def not_compiled(x: torch.Tensor):
+    return x.sum().item()
+
+
+fast = compile_fn(called)
+slow = plain_fn(not_compiled)
+
+
+@compile_model
+def wrapped(x: torch.Tensor):
+    return x.sum().item()  # expect: GL101
+
+
+@factory()
+def inner_returned(x: torch.Tensor):
+    return x.sum().item()  # expect: GL101
+
+
+@maybe(True)
+def sometimes(x: torch.Tensor):
+    return x.sum().item()  # expect: GL101
+
+
+@reexported
+def through_package(x: torch.Tensor):
+    return x.sum().item()  # expect: GL101
+
+
+class Model(torch.nn.Module):
+    @get_compile_fn("inductor")
+    def forward(self, x: torch.Tensor):
+        return x.sum().item()  # expect: GL101
+"""
+
+
+def test_compile_wrappers_from_other_modules(tmp_path: Path) -> None:
+    """Functions compiled through wrappers imported from another module (a helper
+    returning ``partial(torch.compile, ...)``, a bound partial, a function that
+    compiles its argument, a re-export): regions as the wrapper's own module says,
+    in a file with no capture text of its own; a mode passed through counts only
+    where it is written out, and a helper whose returns only sometimes use CUDA
+    graphs gives medium confidence."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text(
+        "from .compiling import compile_fn as reexported\n"
+    )
+    (app / "compiling.py").write_text(WRAPPERS)
+    (app / "uses.py").write_text(USES)
+    results = check_project([app / "uses.py"], Settings(), 1)
+    assert set(found(results)) == {("uses.py", n, c) for n, c in expectations(USES)}
+    regions = {
+        d.line: (d.region.label, d.confidence.value)
+        for r in results
+        for d in r.diagnostics
+        if d.region
+    }
+    lines = USES.splitlines()
+
+    def body(function: str) -> int:  # the line after ``def function(``
+        return next(i for i, t in enumerate(lines, 2) if f"def {function}(" in t)
+
+    on = 'torch.compile(options={"triton.cudagraphs": True})'
+    assert regions[body("wrapped")] == (on, "high")
+    assert regions[body("inner_returned")] == (
+        'torch.compile(mode="max-autotune")',
+        "high",
+    )
+    assert regions[body("sometimes")] == (
+        'torch.compile(mode="max-autotune")',
+        "medium",
+    )
+
+
+def test_compile_sites_name_imported_wrappers_only() -> None:
+    """Pass one lists functions handed to imported wrappers (relative imports
+    resolved), named as the enclosing code sees them; a wrapper the module binds
+    itself is its own analysis's, and a plain call of an imported function with a
+    value that is no function of the module is not a site."""
+    source = textwrap.dedent(
+        """
+        from .helpers import get_compile_fn, compile_fn, rebound
+        from ..tools import other
+
+        rebound = None
+
+        def step(x): ...
+
+        fast = compile_fn(step)
+        value = compile_fn(data)
+        again = rebound(step)
+
+        class Model:
+            @get_compile_fn("reduce-overhead", dynamic=flag)
+            def forward(self, x): ...
+
+        def test(mode):
+            def inner(x): ...
+            inner = other.wrap(mode, *rest)(inner)
+        """
+    )
+    sites = compile_sites(ast.parse(source), "pkg/sub/mod.py", "pkg.sub.mod")
+    assert [
+        (s.function, s.compiler, s.called, s.target, s.positional, s.keywords)
+        for s in sites
+    ] == [
+        (None, "pkg.sub.helpers.compile_fn", False, "step", (), ()),
+        (
+            None,
+            "pkg.sub.helpers.get_compile_fn",
+            True,
+            "Model.forward",
+            ("reduce-overhead",),
+            (("dynamic", None),),
+        ),
+        ("test", "pkg.tools.other.wrap", True, "inner", (None,), ()),
+    ]

@@ -269,6 +269,9 @@ def _lint(
         if excludes is not None
         else (lambda path: False),
         display=lambda path: str(_display(path, cwd)),
+        capture_roots=config.capture_roots,
+        base=config.root,
+        warn=warn,
     )
     if UnreadableFile.code in settings.enabled:
         for path, reason in found.unreadable:  # the link itself, not where it leads

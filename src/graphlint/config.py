@@ -36,6 +36,8 @@ KEYS = {
     "capture-markers": "qualified names of your own capture-region decorators/contexts",
     "capture-checks": "qualified names of functions that say whether the current "
     "stream is capturing (PyTorch's and TransformerEngine's are known)",
+    "capture-roots": 'functions a framework captures, as "module:qualname" '
+    '("pkg.model:Model.forward"): each is a region',
     "max-file-size": "bytes above which a file is reported (GL003) and not analysed",
     "timeout": "seconds one file may take before it is reported (GL005)",
     "max-memory": "MiB one worker may use before its file is reported (GL005)",
@@ -72,6 +74,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     capture_markers: tuple[str, ...] = ()
     capture_checks: tuple[str, ...] = ()
+    capture_roots: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     timeout: float = DEFAULT_TIMEOUT
     max_memory: int = DEFAULT_MAX_MEMORY
@@ -167,6 +170,7 @@ def load(path: Path | None, cwd: Path) -> Config:
         exclude=_strings(table, "exclude", where),
         capture_markers=_strings(table, "capture-markers", where),
         capture_checks=_strings(table, "capture-checks", where),
+        capture_roots=_roots(table, where),
         max_file_size=int(_limit(table, "max-file-size", where, DEFAULT_MAX_FILE_SIZE)),
         timeout=float(_limit(table, "timeout", where, DEFAULT_TIMEOUT)),
         max_memory=int(_limit(table, "max-memory", where, DEFAULT_MAX_MEMORY)),
@@ -186,6 +190,23 @@ def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"'{key}' in {where} must be a list of strings")
     return tuple(value)
+
+
+def _roots(table: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``capture-roots``: "module:qualname" strings, both parts dotted identifiers."""
+    roots = _strings(table, "capture-roots", where)
+    for root in roots:
+        module, colon, qualname = root.partition(":")
+        if not (colon and _dotted_name(module) and _dotted_name(qualname)):
+            raise ConfigError(
+                f"'capture-roots' in {where} must name functions as "
+                f'"module:qualname", such as "pkg.model:Model.forward", not {root!r}'
+            )
+    return roots
+
+
+def _dotted_name(text: str) -> bool:
+    return all(part.isidentifier() for part in text.split("."))
 
 
 def _codes(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.comments import scan
-from graphlint.diagnostics import Diagnostic, FileResult, RegionKind, RegionSite
+from graphlint.diagnostics import (
+    Confidence,
+    Diagnostic,
+    FileResult,
+    RegionKind,
+    RegionSite,
+)
 from graphlint.facts import FileFacts, Region, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.regions import source
 from graphlint.project.reach import Entry, Reached
+from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.summary import shorten
 from graphlint.read import (
     RUNNING,
@@ -84,7 +91,7 @@ class Analysis:
     regions."""
 
     diagnostics: list[Diagnostic]
-    entries: list[Entry]
+    entries: list[Entry | CompileSite]
     roots: list[str]
     regions: list[RegionSite] = field(default_factory=list)
 
@@ -98,8 +105,10 @@ def analyse_source(
     module_name: str = "",
     external: Mapping[str, Reached] | None = None,
     checks: frozenset[str] = frozenset(),
+    declared: frozenset[str] = frozenset(),
 ) -> Analysis:
-    """Lint ``source``; ``external`` names functions that regions elsewhere reach."""
+    """Lint ``source``; ``external`` names functions that regions elsewhere reach,
+    ``declared`` those the configuration declares capture roots."""
     settings = settings or Settings()
     comments = scan(source)
     module = cst.parse_module(source)
@@ -114,6 +123,7 @@ def analyse_source(
         external={fn: _region(how) for fn, how in (external or {}).items()},
         checks=settings.checks | checks,
         path=path,
+        declared=declared,
     )
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
@@ -128,7 +138,7 @@ def analyse_source(
         for node, region in facts.regions.items()
         if isinstance(node, cst.Call) and not region.via
     ]
-    entries = [
+    entries: list[Entry | CompileSite] = [
         Entry(
             path,
             module_name,
@@ -199,6 +209,7 @@ def _region(how: Reached) -> Region:
         RegionKind(how.kind),
         how.region_line,
         how.label,
+        Confidence(how.confidence),
         origin=how.region_path,
         via=how.via,
     )
@@ -207,11 +218,13 @@ def _region(how: Reached) -> Region:
 @dataclass(frozen=True)
 class Job:
     """One file for a worker: pass one (``external`` None) or the project pass, which
-    analyses the functions regions elsewhere reach."""
+    analyses the functions regions elsewhere reach. ``declared``: functions of the
+    file that ``capture-roots`` names (pass one analyses the file for them)."""
 
     path: Path
     external: Mapping[str, Reached] | None = None
     checks: frozenset[str] = frozenset()
+    declared: frozenset[str] = frozenset()
 
 
 def check_file(path: Path | Job, settings: Settings) -> FileResult:
@@ -241,17 +254,24 @@ def _check_file(
     if isinstance(found, Diagnostic):
         return [found]
     source = found.text
+    # pass one: functions compiled through wrappers other modules define
+    sites = (
+        compile_sites(found.tree, display, module_of(path))
+        if job.external is None and found.tree is not None
+        else []
+    )
     if not source or (
         job.external is None
+        and not job.declared
         and not _CANDIDATE.search(source)
         and not _has_marker(source, settings.markers)
     ):
-        return []
+        return Analysis([], [*sites], []) if sites else []
     deep = too_deep(found.tree, display) if found.tree is not None else None
     if deep is not None:
         return [deep]
     try:
-        return analyse_source(
+        analysis = analyse_source(
             source,
             display,
             settings,
@@ -259,7 +279,9 @@ def _check_file(
             module_name=module_of(path),
             external=job.external,
             checks=job.checks,
+            declared=job.declared,
         )
+        return replace(analysis, entries=[*analysis.entries, *sites])
     except cst.ParserSyntaxError as error:
         detail = f"LibCST cannot parse code that CPython accepts ({error.message})"
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]

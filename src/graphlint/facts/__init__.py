@@ -61,13 +61,23 @@ def analyse(
     external: Mapping[str, Region] | None = None,
     checks: frozenset[str] = frozenset(),
     path: str | None = None,
+    declared: frozenset[str] = frozenset(),
 ) -> FileFacts:
-    """Compute a file's facts: one scope walk, then the two region walks."""
+    """Compute a file's facts: one scope walk, then the two region walks;
+    ``declared``: the functions the configuration names as capture roots."""
     scopes = ScopeBuilder(package)
     module.visit(scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     found = find_regions(
-        module, scopes, values, positions, pragmas, markers, external, checks
+        module,
+        scopes,
+        values,
+        positions,
+        pragmas,
+        markers,
+        external,
+        checks,
+        declared,
     )
     regions = found.regions
     values.reset()  # parameters of captured callables are now known

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -19,6 +20,7 @@ from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
 from graphlint.facts.names import dotted, is_true, keyword
 from graphlint.facts.scopes import ClassInfo, ScopeBuilder
+from graphlint.facts.torchapi import CUDAGRAPHS_OPTION, cudagraph_keyword
 from graphlint.facts.values import Kind, Value, Values
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -30,11 +32,26 @@ GRAPHED_CALLABLES = frozenset(
     }
 )
 BUILTIN_MARKERS = frozenset({"graphlint.capture_region"})
-CUDAGRAPH_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
-CUDAGRAPHS_OPTION = "triton.cudagraphs"
+DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
 CUDAGRAPHS_SWITCH = "torch._inductor.config.triton.cudagraphs"
+TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
 FULLGRAPH = "fullgraph=True"  # in a compile region's label
+# unittest.mock spellings of the switch: patch("torch._inductor.config.triton.
+# cudagraphs", True) and patch.object(config.triton, "cudagraphs", True)
+MOCK_PATCH = frozenset({"unittest.mock.patch", "mock.patch"})
+MOCK_PATCH_OBJECT = frozenset({"unittest.mock.patch.object", "mock.patch.object"})
+PARTIAL = frozenset({"functools.partial"})
+# methods a test framework runs before each test (or once before a class's tests):
+# what they switch on stays on while the test runs
+SET_UP = ("setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class")
+_COMPILER_DEPTH = 6  # helpers returning helpers returning a compiler
+
+# a helper's parameters -> the arguments a call passes
+Env = Mapping[str, cst.BaseExpression]
+_NO_ENV: Env = MappingProxyType({})
+Label = tuple[str, Confidence]  # a CUDA-graph compile's label, and how sure
+Bound = cst.BaseExpression | cst.FunctionDef  # what a name stands for
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +117,14 @@ class RegionFinder(cst.CSTVisitor):
         # statements between ``capture_begin()`` and ``capture_end()``
         self.spans: dict[cst.CSTNode, Region] = {}
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
+        # compile wrappers: functions by what they compile, and what they return
+        self._compiles: dict[tuple[Callable, bool], Label | None] = {}
+        self._returns: dict[cst.FunctionDef, list[Bound]] = {}
         # make_graphed_callables / compile targets not defined in this file
         self.unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]] = []
         # what makes a CUDA-graph-compiled callable: the compile call, or the
         # function a compile decorator replaces
-        self.compiles: dict[cst.CSTNode, Region] = {}
+        self.compiled: dict[cst.CSTNode, Region] = {}
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
@@ -170,27 +190,33 @@ class RegionFinder(cst.CSTVisitor):
         for decorator in node.decorators:
             found = self.decorator_region(decorator.decorator)
             if found is not None:
-                kind, label = found
+                kind, label, confidence = found
                 region = Region(
                     kind,
                     self.line(decorator),
                     label,
+                    confidence,
                     end_line=self.end(node),
                     root=node,
                 )
                 self.mark(node, region)
                 if kind is RegionKind.COMPILE:
-                    self.compiles[node] = region
+                    self.compiled[node] = region
                 return
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """A marker on a class (``@support_torch_compile class Model(nn.Module)``)
-        marks its ``forward``."""
-        self.enter_patched(node, [d.decorator for d in node.decorators])
+        marks its ``forward``. A class whose decorators or set-up switch
+        Inductor's ``triton.cudagraphs`` on compiles with CUDA graphs inside."""
+        info = self.scopes.class_infos.get(node)
+        self.enter_patched(
+            node,
+            [d.decorator for d in node.decorators],
+            also=info is not None and self.set_up_switches_on(info),
+        )
         for decorator in node.decorators:
             expr = decorator.decorator
             q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
-            info = self.scopes.class_infos.get(node)
             forward = self.method(info, "forward") if info is not None else None
             if q in self.markers and forward is not None:
                 region = Region(
@@ -205,21 +231,26 @@ class RegionFinder(cst.CSTVisitor):
 
     def decorator_region(
         self, expr: cst.BaseExpression
-    ) -> tuple[RegionKind, str] | None:
+    ) -> tuple[RegionKind, str, Confidence] | None:
         q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
         if q in self.markers:
-            return RegionKind.MARKED, "marked"
+            return RegionKind.MARKED, "marked", Confidence.HIGH
         if q == "torch.compile":
             label = self.cudagraph_label(expr if isinstance(expr, cst.Call) else None)
             if label is not None:
-                return RegionKind.COMPILE, label
+                return RegionKind.COMPILE, label, Confidence.HIGH
+            return None
+        found = self.compiler(expr)  # @compile_fn, @get_compile_fn("reduce-overhead")
+        if found is not None:
+            return RegionKind.COMPILE, found[0], found[1]
         return None
 
-    def cudagraph_label(self, call: cst.Call | None) -> str | None:
+    def cudagraph_label(self, call: cst.Call | None, env: Env = _NO_ENV) -> str | None:
         """The label of a ``torch.compile`` that uses CUDA graphs: by its own
-        arguments, or because Inductor's ``triton.cudagraphs`` is switched on for
-        the module or the enclosing scope."""
-        found = compile_label(call) if call is not None else None
+        arguments (``env``: the arguments a helper's parameters stand for), or
+        because Inductor's ``triton.cudagraphs`` is switched on for the module or
+        the enclosing scope."""
+        found = compile_label(call, env) if call is not None else None
         if found is None and (self.switched or self._patched):
             full = call is not None and is_true(keyword(call, "fullgraph"))
             return (
@@ -229,30 +260,285 @@ class RegionFinder(cst.CSTVisitor):
             )
         return found
 
+    # -- compile wrappers: partial(torch.compile, mode=...), helpers returning one --
+    def compiler(self, expr: Bound, env: Env = _NO_ENV, depth: int = 0) -> Label | None:
+        """What calling ``expr`` with a function does, when it compiles the function
+        in a CUDA-graph mode: ``torch.compile(mode=...)``, ``functools.partial(
+        torch.compile, mode=...)``, a function or lambda that compiles its argument
+        so, a name bound to one, or a call of a helper of this file that returns one
+        (``get_compile_fn(backend)``; a mode that depends on the helper's argument
+        counts when the argument is written out). One helper whose returns do not
+        all compile with CUDA graphs is a region of medium confidence."""
+        if depth > _COMPILER_DEPTH:
+            return None
+        if isinstance(expr, (cst.FunctionDef, cst.Lambda)):
+            return self.compiles_argument(expr, depth)
+        if isinstance(expr, cst.Call):
+            q = self.values.qualify(expr.func)
+            if q == "torch.compile":
+                if first_arg(expr, "model") is not None:
+                    return None  # torch.compile(fn, ...) is the compiled function
+                return _sure(self.cudagraph_label(expr, env))
+            if q in PARTIAL:
+                wrapped = first_arg(expr, "func")
+                if wrapped is None or self.values.qualify(wrapped) != "torch.compile":
+                    return None
+                return _sure(self.cudagraph_label(expr, env))
+            return self.returned_compiler(expr, env, depth)
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        if self.values.qualify(expr) == "torch.compile":
+            return _sure(self.cudagraph_label(None))
+        return _combined(
+            [
+                self.compiler(value, _NO_ENV, depth + 1)
+                for value in self.bound_values(expr)
+            ]
+        )
+
+    def bound_values(self, expr: cst.Name | cst.Attribute) -> list[Bound]:
+        """What a name (or ``self.attr``) is bound to: the values assigned and the
+        functions defined, each once."""
+        if isinstance(expr, cst.Attribute):
+            found: list[Bound] = []
+            info = self.self_class(expr)
+            for cls in self.values.bases(info) if info is not None else []:
+                method = cls.methods.get(expr.attr.value)
+                if method is not None:
+                    return [method]
+                found.extend(value for value, _ in cls.attrs.get(expr.attr.value, []))
+            return found
+        scope = self.values.scope_of.get(expr)
+        bindings = scope.lookup(expr.value) if scope is not None else None
+        found = []
+        for binding in bindings or []:
+            if binding.how == "def" and isinstance(binding.node, cst.FunctionDef):
+                found.append(binding.node)
+            elif binding.how == "assign" and binding.value is not None:
+                if binding.path:
+                    return []  # a, b = ...: not followed
+                found.append(binding.value)
+            else:
+                return []  # a parameter, an import, a loop variable: unknown
+        return found
+
+    def self_class(self, expr: cst.Attribute) -> ClassInfo | None:
+        """The class of ``self`` in ``self.attr``, inside a method."""
+        scope = self.values.scope_of.get(expr)
+        function = scope.function() if scope is not None else None
+        if (
+            function is not None
+            and function.cls is not None
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == function.self_name
+        ):
+            return function.cls
+        return None
+
+    def compiles_argument(
+        self, fn: cst.FunctionDef | cst.Lambda, depth: int
+    ) -> Label | None:
+        """A function or lambda that returns its first argument compiled in a
+        CUDA-graph mode (``lambda m: torch.compile(m, mode="reduce-overhead")``)."""
+        key = (fn, self._patched > 0)  # a scoped switch changes a plain compile
+        if key in self._compiles:
+            return self._compiles[key]
+        self._compiles[key] = None  # recursion
+        params = self.positional(fn)
+        found: list[Label | None] = []
+        if params:
+            for returned in self.returned(fn):
+                found.append(
+                    self.compiles(returned, params[0].name.value, depth + 1)
+                    if isinstance(returned, cst.Call)
+                    else None
+                )
+        result = _combined(found) if found else None
+        self._compiles[key] = result
+        return result
+
+    def compiles(self, call: cst.Call, param: str, depth: int) -> Label | None:
+        """Whether ``call`` compiles the parameter ``param`` in a CUDA-graph mode."""
+        target = first_arg(call, "model")
+        if not (isinstance(target, cst.Name) and target.value == param):
+            return None
+        if self.values.qualify(call.func) == "torch.compile":
+            return _sure(self.cudagraph_label(call))
+        return self.compiler(call.func, _NO_ENV, depth + 1)
+
+    def returned_compiler(self, call: cst.Call, env: Env, depth: int) -> Label | None:
+        """A call of a helper of this file that returns a compiler; the helper's
+        parameters stand for the call's arguments."""
+        func = call.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return None
+        found: list[Label | None] = []
+        for fn in self.bound_values(func):
+            if not isinstance(fn, (cst.FunctionDef, cst.Lambda)):
+                return None  # a helper bound some other way: unknown
+            inner = self.arguments(fn, call, env)
+            found.extend(
+                self.compiler(returned, inner, depth + 1)
+                for returned in self.returned(fn)
+            )
+        return _combined(found)
+
+    def positional(self, fn: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
+        """A function's positional parameters, less a method's ``self``."""
+        params = [*fn.params.posonly_params, *fn.params.params]
+        scope = self.scopes.functions.get(fn)
+        return params[1:] if scope is not None and scope.self_name else params
+
+    def arguments(
+        self, fn: cst.FunctionDef | cst.Lambda, call: cst.Call, env: Env
+    ) -> dict[str, cst.BaseExpression]:
+        """What each parameter of ``fn`` stands for in ``call``: the argument, else
+        its default; nothing after a ``*args`` or ``**kwargs``."""
+        positional = self.positional(fn)
+        bound = {
+            p.name.value: p.default
+            for p in [*positional, *fn.params.kwonly_params]
+            if p.default is not None
+        }
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                break
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value in env:
+                value = env[value.value]
+            if arg.keyword is not None:
+                bound[arg.keyword.value] = value
+            elif index < len(positional):
+                bound[positional[index].name.value] = value
+                index += 1
+        return bound
+
+    def returned(self, fn: cst.FunctionDef | cst.Lambda) -> list[Bound]:
+        """What a function returns: its ``return`` values (not those of functions
+        nested in it), a lambda's body; a name returned that is bound once in the
+        function stands for its value (``compiled = torch.compile(m, ...); return
+        compiled``)."""
+        if isinstance(fn, cst.Lambda):
+            return [fn.body]
+        if fn in self._returns:
+            return self._returns[fn]
+        collector = _Returns()
+        fn.body.visit(collector)
+        found: list[Bound] = []
+        for value in collector.values:
+            if isinstance(value, cst.Name):
+                scope = self.values.scope_of.get(value)
+                bindings = scope.lookup(value.value) if scope is not None else None
+                if (
+                    bindings
+                    and len(bindings) == 1
+                    and bindings[0].scope is self.scopes.functions.get(fn)
+                ):
+                    binding = bindings[0]
+                    if binding.how == "assign" and binding.value is not None:
+                        if not binding.path:
+                            value = binding.value
+                    elif binding.how == "def" and isinstance(
+                        binding.node, cst.FunctionDef
+                    ):
+                        found.append(
+                            binding.node
+                        )  # ``def inner(m): ...; return inner``
+                        continue
+            found.append(value)
+        self._returns[fn] = found
+        return found
+
     # -- torch._inductor.config: triton.cudagraphs switched on ---------------------
     def switches_on(self, call: cst.BaseExpression) -> bool:
-        """``config.patch({"triton.cudagraphs": True})`` and its other spellings."""
+        """``config.patch({"triton.cudagraphs": True})`` and its other spellings,
+        ``mock.patch.object(config.triton, "cudagraphs", True)`` among them."""
         if not isinstance(call, cst.Call):
             return False
-        if self.values.qualify(call.func) not in INDUCTOR_PATCH:
-            return False
+        q = self.values.qualify(call.func)
         values = [a.value for a in call.args]
-        if (
-            len(values) == 2
-            and isinstance(values[0], cst.SimpleString)
-            and values[0].evaluated_value == CUDAGRAPHS_OPTION
-        ):
+        if q in MOCK_PATCH:
+            return (
+                len(values) >= 2
+                and _is_string(values[0], CUDAGRAPHS_SWITCH)
+                and is_true(values[1])
+            )
+        if q in MOCK_PATCH_OBJECT:
+            return (
+                len(values) >= 3
+                and self.values.qualify(values[0]) == TRITON_CONFIG
+                and _is_string(values[1], CUDAGRAPHS_FLAG)
+                and is_true(values[2])
+            )
+        if q not in INDUCTOR_PATCH:
+            return False
+        if len(values) == 2 and _is_string(values[0], CUDAGRAPHS_OPTION):
             return is_true(values[1])
         return any(
             isinstance(value, cst.Dict) and _dict_switches_on(value) for value in values
         )
 
     def enter_patched(
-        self, node: cst.CSTNode, items: Sequence[cst.BaseExpression]
+        self,
+        node: cst.CSTNode,
+        items: Sequence[cst.BaseExpression],
+        *,
+        also: bool = False,
     ) -> None:
-        if any(self.switches_on(item) for item in items):
+        if also or any(self.switches_on(item) for item in items):
             self._patched += 1
             self._patched_nodes.add(node)
+
+    def set_up_switches_on(self, info: ClassInfo) -> bool:
+        """Whether the set-up that runs before each test of the class (``setUp``,
+        ``setUpClass``, pytest's ``setup_method``) switches ``triton.cudagraphs`` on
+        for the test: ``self._stack.enter_context(config.patch(...))``,
+        ``config.patch(...).__enter__()``, a patcher entered or started
+        (``self.p = patch.object(config.triton, "cudagraphs", True); self.p.start()``)
+        or the switch assigned, in the method's own statements (not under a
+        condition or a ``with``). A set-up inherited from a class of this file
+        counts, and so does one an override calls (``super().setUp()``)."""
+        for name in SET_UP:
+            for cls in self.values.bases(info):
+                method = cls.methods.get(name)
+                if method is None:
+                    continue
+                statements = _top_level(method)
+                if self.statements_switch_on(statements):
+                    return True
+                if not any(_calls_super(small, name) for small in statements):
+                    break
+        return False
+
+    def statements_switch_on(
+        self, statements: Sequence[cst.BaseSmallStatement]
+    ) -> bool:
+        patchers: set[str] = set()  # what the switch was bound to, as written
+        for small in statements:
+            if isinstance(small, cst.Assign):
+                if self.switches_on(small.value):
+                    patchers.update(source(t.target) for t in small.targets)
+                elif is_true(small.value) and any(
+                    self.values.qualify(t.target) == CUDAGRAPHS_SWITCH
+                    for t in small.targets
+                ):
+                    return True
+                continue
+            if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+                continue
+            call = small.value
+            func = call.func
+            if not isinstance(func, cst.Attribute):
+                continue
+            method = func.attr.value
+            entered = first_arg(call, "cm") if method == "enter_context" else func.value
+            if method in ("enter_context", "__enter__", "start") and (
+                entered is not None
+                and (self.switches_on(entered) or source(entered) in patchers)
+            ):
+                return True
+        return False
 
     def leave_patched(self, node: cst.CSTNode) -> None:
         if node in self._patched_nodes:
@@ -308,22 +594,22 @@ class RegionFinder(cst.CSTVisitor):
             if label is not None:
                 target = func.value
                 region = Region(RegionKind.COMPILE, self.line(node), label)
+        else:
+            # compile_fn(model), get_compile_fn(backend)(fn): a compile wrapper
+            found = self.compiler(func)
+            if found is not None:
+                target = first_arg(node, "model")
+                region = Region(RegionKind.COMPILE, self.line(node), found[0], found[1])
         if target is None or region is None:
             return
         if region.kind is RegionKind.COMPILE:
-            self.compiles[node] = region
+            self.compiled[node] = region
         if not self.callables(target):
             self.unresolved.append((node, target, region))
         for fn in self.callables(target):
             self.mark(
                 fn,
-                Region(
-                    region.kind,
-                    region.line,
-                    region.label,
-                    end_line=self.end(fn),
-                    root=fn,
-                ),
+                replace(region, end_line=self.end(fn), root=fn),
             )
 
     def callables(self, expr: cst.BaseExpression) -> list[Callable]:
@@ -687,16 +973,27 @@ def find_regions(
     markers: frozenset[str],
     external: Mapping[str, Region] | None = None,
     checks: frozenset[str] = frozenset(),
+    declared: frozenset[str] = frozenset(),
 ) -> Found:
     """Find the file's capture regions. ``external`` names functions (by path,
     "Cls.method") that a region in other code reaches; ``checks`` adds project
     functions that ask whether the stream is capturing, by their qualified or local
-    names."""
+    names; ``declared`` names the file's functions that the configuration declares
+    capture roots (``capture-roots``)."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
     finder.checks = checks | local_checks(finder, scopes)
     finder.switched = switched_on(module, values)
     module.visit(finder)
     for function, path in scopes.paths.items():
+        if path in declared:
+            region = Region(
+                RegionKind.MARKED,
+                finder.line(function.name),
+                DECLARED_LABEL,
+                end_line=finder.end(function),
+                root=function,
+            )
+            finder.mark(function, region, inputs=False)
         if external and path in external:
             region = replace(
                 external[path], root=function, end_line=finder.end(function)
@@ -717,7 +1014,7 @@ def find_regions(
         finder.graphed_calls,
         finder.unresolved,
         finder.conditions,
-        finder.compiles,
+        finder.compiled,
     )
 
 
@@ -763,6 +1060,73 @@ def switched_on(module: cst.Module, values: Values) -> bool:
     return False
 
 
+def _top_level(function: cst.FunctionDef) -> list[cst.BaseSmallStatement]:
+    """The simple statements a function always runs, in order: those of its body,
+    not those under a condition, a loop or a ``with``."""
+    body = function.body
+    if isinstance(body, cst.SimpleStatementSuite):
+        return list(body.body)
+    return [
+        small
+        for statement in body.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    ]
+
+
+def _calls_super(small: cst.BaseSmallStatement, name: str) -> bool:
+    """``super().setUp()`` (or ``super(Cls, self).setUp()``) as a statement."""
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return False
+    func = small.value.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == name
+        and isinstance(func.value, cst.Call)
+        and dotted(func.value.func) == "super"
+    )
+
+
+def _is_string(expr: cst.BaseExpression, text: str) -> bool:
+    return isinstance(expr, cst.SimpleString) and expr.evaluated_value == text
+
+
+class _Returns(cst.CSTVisitor):
+    """The values a function body returns, not those of functions nested in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.values.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _sure(label: str | None) -> Label | None:
+    return (label, Confidence.HIGH) if label is not None else None
+
+
+def _combined(found: Sequence[Label | None]) -> Label | None:
+    """One label for several possible compilers (the bindings of a name, the returns
+    of a helper): sure when every one compiles with CUDA graphs, of medium confidence
+    when only some do."""
+    labels = [f for f in found if f is not None]
+    if not labels:
+        return None
+    sure = len(labels) == len(found) and all(c is Confidence.HIGH for _, c in labels)
+    return labels[0][0], Confidence.HIGH if sure else Confidence.MEDIUM
+
+
 def _dict_switches_on(value: cst.Dict) -> bool:
     return any(
         isinstance(element, cst.DictElement)
@@ -783,35 +1147,36 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
     )
 
 
-def compile_label(call: cst.Call) -> str | None:
-    """A ``torch.compile(mode=...)`` label if the call uses CUDA graphs, else None.
+def compile_label(call: cst.Call, env: Env = _NO_ENV) -> str | None:
+    """A ``torch.compile(mode=...)`` label if the call uses CUDA graphs, else None;
+    ``env`` gives the arguments that a helper's parameters (``mode=mode``) stand for.
     ``fullgraph=True`` is part of it: a graph break is then an error."""
-    found = _cudagraph_setting(call)
+    found = _cudagraph_setting(call, env)
     if found is None or not is_true(keyword(call, "fullgraph")):
         return found
     return f"{found[:-1]}, {FULLGRAPH})"
 
 
-def _cudagraph_setting(call: cst.Call) -> str | None:
+def _cudagraph_setting(call: cst.Call, env: Env) -> str | None:
     for arg in call.args:
         if arg.keyword is None:
             continue
-        if (
-            arg.keyword.value == "backend"
-            and isinstance(arg.value, cst.SimpleString)
-            and arg.value.evaluated_value == "cudagraphs"
-        ):
-            return 'torch.compile(backend="cudagraphs")'
-        if arg.keyword.value == "mode" and isinstance(arg.value, cst.SimpleString):
-            mode = arg.value.evaluated_value
-            if mode in CUDAGRAPH_COMPILE_MODES:
-                return f'torch.compile(mode="{mode}")'
-        if (
-            arg.keyword.value == "options"
-            and isinstance(arg.value, cst.Dict)
-            and _dict_switches_on(arg.value)
-        ):
-            return 'torch.compile(options={"triton.cudagraphs": True})'
+        value = arg.value
+        if isinstance(value, cst.Name) and value.value in env:
+            value = env[value.value]
+        written: str | bool | None = None
+        if isinstance(value, cst.SimpleString):
+            text = value.evaluated_value
+            written = text if isinstance(text, str) else None
+        elif isinstance(value, cst.Dict):
+            written = _dict_switches_on(value)
+        label = (
+            cudagraph_keyword(arg.keyword.value, written)
+            if written is not None
+            else None
+        )
+        if label is not None:
+            return label
     return None
 
 

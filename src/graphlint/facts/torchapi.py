@@ -225,3 +225,21 @@ def returns_tensor(q: str) -> bool:
         and rest not in NON_TENSOR_FUNCTIONS
         and not rest.startswith(("is_", "set_", "get_"))
     )
+
+
+# torch.compile's CUDA-graph modes and the Inductor option that turns them on
+CUDAGRAPH_COMPILE_MODES: Final = frozenset({"reduce-overhead", "max-autotune"})
+CUDAGRAPHS_OPTION: Final = "triton.cudagraphs"
+
+
+def cudagraph_keyword(keyword: str, value: str | bool) -> str | None:
+    """The region label of a ``torch.compile`` keyword argument that makes it
+    capture CUDA graphs: ``backend="cudagraphs"``, a CUDA-graph ``mode``, or
+    ``options`` with ``triton.cudagraphs`` (``value`` True: the option is on)."""
+    if keyword == "backend" and value == "cudagraphs":
+        return 'torch.compile(backend="cudagraphs")'
+    if keyword == "mode" and value in CUDAGRAPH_COMPILE_MODES:
+        return f'torch.compile(mode="{value}")'
+    if keyword == "options" and value is True:
+        return 'torch.compile(options={"triton.cudagraphs": True})'
+    return None

@@ -1,9 +1,12 @@
 """Checking a set of files as part of a project: follow what capture regions call.
 
 1. Pass one analyses each file on its own (``graphlint.engine``): diagnostics for
-   code inside regions, and the calls each region makes.
+   code inside regions, the calls each region makes, and the functions each file
+   hands to compile wrappers it imports (``graphlint.project.sites``).
 2. Reachability (``graphlint.project.reach``) resolves those calls over per-module
-   summaries, lazily and across files, and records how each function is reached.
+   summaries, lazily and across files, and records how each function is reached;
+   a function handed to a wrapper whose summary compiles with CUDA graphs is a
+   region of its own.
    Summaries are made in the workers, under the same limits as checking a file, and
    cached (``graphlint.cache``); a module that cannot be summarised is reported with
    its GL0xx outcome instead of silently ending the chain.
@@ -33,6 +36,7 @@ from graphlint.diagnostics import (
 from graphlint.engine import Job, Settings
 from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
+from graphlint.project.sites import CompileSite
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
     module_of,
@@ -109,8 +113,16 @@ def check_project(
     cache: Cache | None = None,
     excluded: Callable[[Path], bool] = lambda path: False,
     display: Callable[[Path], str] = str,
+    capture_roots: Sequence[str] = (),
+    base: Path | None = None,
+    warn: Callable[[str], None] = lambda message: None,
 ) -> list[FileResult]:
-    """Check ``files`` and the project code their capture regions reach."""
+    """Check ``files`` and the project code their capture regions reach.
+
+    ``capture_roots`` ("module:qualname") are functions a framework captures; their
+    modules are looked up as imports are, first under ``base`` (the folder of the
+    configuration), and each is analysed as a region; one that names nothing found
+    is reported through ``warn``."""
     return survey_project(
         files,
         settings,
@@ -120,6 +132,9 @@ def check_project(
         cache=cache,
         excluded=excluded,
         display=display,
+        capture_roots=capture_roots,
+        base=base,
+        warn=warn,
     ).results
 
 
@@ -133,16 +148,15 @@ def survey_project(
     cache: Cache | None = None,
     excluded: Callable[[Path], bool] = lambda path: False,
     display: Callable[[Path], str] = str,
+    capture_roots: Sequence[str] = (),
+    base: Path | None = None,
+    warn: Callable[[str], None] = lambda message: None,
 ) -> Checked:
     """``check_project``, with the ``Survey`` of what the analysis saw."""
     if not files:
         return Checked([])
-    with Pool(min(jobs or default_jobs(), len(files)), settings) as pool:
-        results = run_files(pool, files)
-        sites = list(dict.fromkeys(s for r in results for s in r.regions))
-        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
-        if not entries:
-            return Checked(results, _survey(sites))
+    workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
+    with Pool(workers, settings) as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
             [*roots, *(source_root(f) for f in files)],
@@ -150,6 +164,24 @@ def survey_project(
             eager=eager,
             checks=settings.checks,
         )
+        declared = _declared(project, capture_roots, base, warn)
+        work = [
+            Job(f, declared=declared.pop(real_path(f), (f, frozenset()))[1])
+            for f in files
+        ]
+        work.extend(  # roots in files not named: analysed too, unless excluded
+            Job(shown, declared=functions)
+            for shown, functions in sorted(declared.values())
+            if not excluded(shown)
+        )
+        results = run_files(pool, work)
+        sites = list(dict.fromkeys(s for r in results for s in r.regions))
+        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+        compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
+        entries.extend(project.compiled(compiles))
+        if not entries:
+            merged = _merge(results, summaries.failed, settings.enabled)
+            return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
             for result in results
@@ -185,6 +217,74 @@ def _survey(
     )
     calls = sorted(dict.fromkeys(unfollowed), key=lambda u: u.sort_key)
     return Survey(tuple(regions), tuple(calls))
+
+
+def _declared(
+    project: Project,
+    capture_roots: Sequence[str],
+    base: Path | None,
+    warn: Callable[[str], None],
+) -> dict[Path, tuple[Path, frozenset[str]]]:
+    """The files that hold the ``capture-roots``, by real path: the file as shown,
+    with the paths of the functions named in it; ``warn`` says why a root names
+    nothing."""
+    found: dict[Path, set[str]] = {}
+    shown: dict[Path, Path] = {}
+    for root in capture_roots:
+        name, _, qualname = root.partition(":")
+        module = _module(project, name, base)
+        function = project.function(module, qualname) if module is not None else None
+        if function is None:
+            why = _missing(project, module, name, qualname, base)
+            warn(f"capture root {root!r} names nothing: {why}")
+            continue
+        holder, summary = function
+        path = real_path(Path(holder.path))
+        shown.setdefault(path, Path(holder.path))
+        found.setdefault(path, set()).add(summary.path)
+    return {p: (shown[p], frozenset(f)) for p, f in found.items()}
+
+
+def _bases(base: Path | None) -> list[Path]:
+    """Where a capture root's module is looked for before the source roots: the
+    configuration's folder, then its ``src`` folder (a src layout)."""
+    if base is None:
+        return []
+    return [base, *([base / "src"] if os.path.isdir(base / "src") else [])]
+
+
+def _module(project: Project, name: str, base: Path | None) -> ModuleSummary | None:
+    preferred: list[Path | None] = [*_bases(base)] or [None]
+    for prefer in preferred:
+        found = project.module(name, prefer=prefer)
+        if found is not None:
+            return found
+    return None
+
+
+def _missing(
+    project: Project,
+    module: ModuleSummary | None,
+    name: str,
+    qualname: str,
+    base: Path | None,
+) -> str:
+    """Why a capture root names no function."""
+    if module is None:
+        preferred: list[Path | None] = [*_bases(base)] or [None]
+        for prefer in preferred:
+            file = project.file_of(name, prefer=prefer)
+            if file is not None:
+                return f"{file} could not be read (see its diagnostic)"
+        folders = [str(f) for f in dict.fromkeys([*_bases(base), *project.roots])]
+        more = f" and {len(folders) - 3} more" if len(folders) > 3 else ""
+        return f"no module {name} under {', '.join(folders[:3])}{more}"
+    if qualname in module.classes:
+        return (
+            f"{qualname} is a class in {module.path}: name a method, "
+            f"such as {qualname}.forward"
+        )
+    return f"{module.path} defines no function {qualname}"
 
 
 def _abandoned(path: str, callee: str) -> Diagnostic:

@@ -17,25 +17,33 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from graphlint.diagnostics import (
+    Confidence,
     Hop,
     ReachedFunction,
     Reason,
+    RegionKind,
     RegionReach,
     RegionSite,
     Unfollowed,
 )
 from graphlint.facts import guards
 from graphlint.facts.torchapi import MODULE_CONTAINERS
+from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
     CallSite,
     ClassSummary,
+    Compiler,
     FunctionSummary,
     ModuleSummary,
     Ref,
 )
+
+T = TypeVar("T")
 
 _MAX_DEPTH = 24  # resolution steps for one name: ends cycles such as ``h = h.float()``
 BUDGET = 100_000  # steps for one call: real calls take tens
@@ -58,6 +66,7 @@ class Entry:
     kind: str  # the region's RegionKind value
     label: str
     region_line: int
+    confidence: str = "high"  # the region's Confidence value
     # the callee is an expression, not a dotted name: ``callee`` is its source and
     # the call is recorded as not followed
     computed: bool = False
@@ -77,6 +86,7 @@ class Reached:
     region_path: str
     region_line: int
     via: tuple[Hop, ...]
+    confidence: str = "high"
 
 
 # -- values of the tiny resolver -------------------------------------------------------
@@ -134,6 +144,13 @@ def _checked_at_call(value: _Opaque) -> bool:
     return value.qualified.split(".", 1)[0] in _CHECKED_AT_CALL
 
 
+@dataclass(frozen=True)
+class _Compiler:
+    """A module-level name bound to a CUDA-graph compiler: its label."""
+
+    label: str
+
+
 Loader = Callable[[Path, str], "ModuleSummary | None"]
 
 
@@ -166,6 +183,9 @@ class Project:
         self.starts: dict[tuple[str, int, str, str], list[tuple[str, str]]] = {}
         self.lines: dict[tuple[str, str], int] = {}
         self.regions: set[tuple[str, str]] = set()  # reached, but regions themselves
+        self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
+        # what an imported wrapper's name resolves to, from a source root
+        self._wrappers: dict[tuple[str, Path | None], list[object]] = {}
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -192,17 +212,56 @@ class Project:
         return None
 
     def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
+        candidate = self._file(root, parts)
+        if candidate is None:
+            return None
+        summary = self.load(candidate, name)
+        if summary is not None:
+            self._root_of[id(summary)] = root
+        else:
+            self._unsummarised.add(name)
+        return summary
+
+    def file_of(self, name: str, prefer: Path | None = None) -> Path | None:
+        """The file that holds the module ``name``, as ``module`` finds it, without
+        reading it."""
+        parts = name.split(".")
+        roots = [prefer, *self.roots] if prefer is not None else self.roots
+        return next(
+            (f for f in (self._file(r, parts) for r in roots) if f is not None), None
+        )
+
+    def _file(self, root: Path, parts: list[str]) -> Path | None:
+        """``root/a/b.py`` or ``root/a/b/__init__.py`` for the module ``a.b``. The
+        names in a root are listed once: most lookups (``torch``, ``pytest``) are
+        of packages that no root holds, and there are as many roots as folders of
+        loose scripts."""
+        if root not in self._listed:
+            try:
+                self._listed[root] = frozenset(os.listdir(root))
+            except OSError:
+                self._listed[root] = None
+        listed = self._listed[root]
+        if listed is not None and not {parts[0], f"{parts[0]}.py"} & listed:
+            return None
         for candidate in (
             root.joinpath(*parts).with_suffix(".py"),
             root.joinpath(*parts, "__init__.py"),
         ):
             if os.path.lexists(candidate):  # a FIFO too: the loader says why
-                summary = self.load(candidate, name)
-                if summary is not None:
-                    self._root_of[id(summary)] = root
-                else:
-                    self._unsummarised.add(name)
-                return summary
+                return candidate
+        return None
+
+    def function(
+        self, module: ModuleSummary, qualname: str
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """The function ``qualname`` ("step", "Model.forward", "Outer.Inner.run")
+        names in ``module``: defined there, or a method a class there inherits."""
+        if qualname in module.functions:
+            return module, module.functions[qualname]
+        for value in self.dotted(module, None, qualname):
+            if isinstance(value, _Fn):
+                return value.module, value.fn
         return None
 
     def root_of_file(self, path: str) -> Path | None:
@@ -284,13 +343,17 @@ class Project:
         return _Opaque(Reason.UNRESOLVED, detail)
 
     def qualified(
-        self, name: str, depth: int = 0, near: ModuleSummary | None = None
+        self,
+        name: str,
+        depth: int = 0,
+        near: ModuleSummary | None = None,
+        prefer: Path | None = None,
     ) -> list[object]:
         """A dotted name from an import: the longest prefix that is a project module,
         then attributes inside it."""
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
-            found = self.module(".".join(parts[:cut]), near)
+            found = self.module(".".join(parts[:cut]), near, prefer=prefer)
             if found is not None:
                 values: list[object] = [_Mod(found)]
                 for attr in parts[cut:]:
@@ -408,6 +471,8 @@ class Project:
             return list(value.items)
         if isinstance(value, _Mod):
             module = value.module
+            if attr in module.compilers:
+                return [_Compiler(module.compilers[attr])]
             if attr in module.functions:
                 return [_Fn(module, module.functions[attr])]
             if attr in module.classes:
@@ -522,21 +587,94 @@ class Project:
     ) -> tuple[list[_Fn], _Opaque | None]:
         """``resolve``, and when it finds nothing to follow, why (None: nothing
         that counts as not followed, a call of PyTorch or of Python itself)."""
+        return self._budgeted(
+            lambda: self._resolve(module, fn, callee),
+            module.path,
+            callee,
+            lambda why: ([], why),
+        )
+
+    def _budgeted(
+        self,
+        work: Callable[[], T],
+        path: str,
+        name: str,
+        failed: Callable[[_Opaque], T],
+    ) -> T:
+        """``work`` within one resolution's budget; ``failed(why)`` when it goes
+        over (and ``abandoned`` says where it was)."""
         if self._steps is not None:  # nested (a guard helper): the outer budget
-            return self._resolve(module, fn, callee)
+            return work()
         self._steps = 0
         try:
-            return self._resolve(module, fn, callee)
+            return work()
         except RecursionError:  # pathological import cycles: the call ends here
             detail = "resolving it recursed too deeply (an import cycle?)"
-            return [], _Opaque(Reason.BUDGET, detail)
+            return failed(_Opaque(Reason.BUDGET, detail))
         except _OverBudget:
-            self.abandoned.append((module.path, callee))
-            return [], _Opaque(
-                Reason.BUDGET, f"resolving it took over {BUDGET:,} steps"
+            self.abandoned.append((path, name))
+            return failed(
+                _Opaque(Reason.BUDGET, f"resolving it took over {BUDGET:,} steps")
             )
         finally:
             self._steps = None
+
+    # -- compile wrappers from other modules ---------------------------------------
+    def compiled(self, sites: Iterable[CompileSite]) -> list[Entry]:
+        """The sites whose imported wrapper compiles with CUDA graphs, as region
+        entries for what they compile."""
+        found: list[Entry] = []
+        roots: dict[str, Path | None] = {}  # of each file: many sites share one
+        for site in sites:
+            if site.path not in roots:
+                roots[site.path] = self.root_of_file(site.path)
+            work = partial(self._wrapper, site, roots[site.path])
+            values = self._budgeted(work, site.path, site.compiler, lambda _: [])
+            label = next((label for label, _ in values if label), "")
+            if not label:
+                continue
+            sure = all(label and every for label, every in values)
+            found.append(
+                Entry(
+                    site.path,
+                    site.module,
+                    site.function,
+                    site.line,
+                    site.col,
+                    site.target,
+                    RegionKind.COMPILE.value,
+                    label,
+                    site.line,
+                    (Confidence.HIGH if sure else Confidence.MEDIUM).value,
+                )
+            )
+        return found
+
+    def _wrapper(
+        self, site: CompileSite, prefer: Path | None
+    ) -> list[tuple[str, bool]]:
+        """What the wrapper a site names compiles with: (label, sure) per value it
+        may be; a label "" when not with CUDA graphs."""
+        found: list[tuple[str, bool]] = []
+        key = (site.compiler, prefer)
+        if key not in self._wrappers:  # many sites name one wrapper
+            self._wrappers[key] = self.qualified(site.compiler, prefer=prefer)
+        for value in self._wrappers[key]:
+            if isinstance(value, _Compiler) and not site.called:
+                found.append((value.label, True))
+            elif isinstance(value, _Fn) and "." not in value.fn.path:
+                fn = value.fn
+                if site.called:
+                    arguments = _arguments(fn, site)
+                    labels = [
+                        Compiler.resolve(e, arguments) for e in fn.returns_compiler
+                    ]
+                else:
+                    labels = fn.compiles
+                found.append(Compiler.combined(labels))
+            else:
+                found.append(("", False))
+        return found
 
     def _step(self) -> None:
         if self._steps is not None:
@@ -688,6 +826,7 @@ class Project:
                             entry.path,
                             entry.region_line,
                             (hop,),
+                            entry.confidence,
                         ),
                     )
                 )
@@ -724,6 +863,7 @@ class Project:
                                 how.region_path,
                                 how.region_line,
                                 (*how.via, hop),
+                                how.confidence,
                             ),
                         )
                     )
@@ -804,6 +944,22 @@ def _why(values: list[object], callee: str) -> _Opaque | None:
     if any(isinstance(v, _Cls) for v in flat):
         return None
     return _Opaque(Reason.UNRESOLVED, f"`{callee}` could not be resolved")
+
+
+def _arguments(fn: FunctionSummary, site: CompileSite) -> dict[str, str]:
+    """The literal string a wrapper's parameters get at a site (or by default)."""
+    found = dict(fn.defaults)
+    for name, value in zip(fn.params[: fn.positional], site.positional, strict=False):
+        if value is None:
+            found.pop(name, None)
+        else:
+            found[name] = value
+    for name, value in site.keywords:
+        if value is None:
+            found.pop(name, None)
+        else:
+            found[name] = value
+    return found
 
 
 __all__ = ["BUDGET", "Entry", "Loader", "Project", "Reached"]

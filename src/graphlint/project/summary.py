@@ -17,7 +17,11 @@ from pathlib import Path
 
 from graphlint.diagnostics import Diagnostic
 from graphlint.facts import guards
-from graphlint.facts.torchapi import MODULE_SELF_METHODS
+from graphlint.facts.torchapi import (
+    CUDAGRAPHS_OPTION,
+    MODULE_SELF_METHODS,
+    cudagraph_keyword,
+)
 from graphlint.read import RUNNING, Version, decode, prescreen, tool_diagnostic
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
 
@@ -65,6 +69,14 @@ class FunctionSummary:
     # local names bound, somewhere, to a value ``names`` does not model (``h = x +
     # y``, ``a, b = f()``, a parameter without a class annotation)
     untracked: list[str] = field(default_factory=list)
+    positional: int = 0  # how many of them can be passed by position
+    defaults: dict[str, str] = field(default_factory=dict)  # string defaults
+    # compile wrappers, one entry per ``return`` (see ``Compiler``): what calling
+    # the function on another compiles it with (``def wrap(m): return
+    # torch.compile(m, mode=...)``), and what calling it returns
+    # (``get_compile_fn(backend)`` returning ``partial(torch.compile, ...)``)
+    compiles: list[str] = field(default_factory=list)
+    returns_compiler: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -86,6 +98,9 @@ class ModuleSummary:
     classes: dict[str, ClassSummary] = field(default_factory=dict)
     names: dict[str, list[Ref]] = field(default_factory=dict)  # module level
     calls: list[CallSite] = field(default_factory=list)  # module-level code
+    # module-level names bound to a CUDA-graph compiler (``compile_fn =
+    # functools.partial(torch.compile, mode="reduce-overhead")``): their labels
+    compilers: dict[str, str] = field(default_factory=dict)
 
 
 def dotted(node: ast.expr) -> str | None:
@@ -178,6 +193,18 @@ class _Summarizer(ast.NodeVisitor):
             *(x for x in (arguments.vararg, arguments.kwarg) if x is not None),
         ]
         summary.params = [a.arg for a in every]
+        summary.positional = len(arguments.posonlyargs) + len(arguments.args)
+        positional = [*arguments.posonlyargs, *arguments.args]
+        for arg, default in [
+            *zip(
+                positional[len(positional) - len(arguments.defaults) :],
+                arguments.defaults,
+                strict=True,
+            ),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]:
+            if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                summary.defaults[arg.arg] = default.value
         for arg in every:  # ``model: Transformer`` holds an instance of it
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
@@ -212,6 +239,8 @@ class _Summarizer(ast.NodeVisitor):
                 summary.returns = guards.encode(test)
         self.block(node.body)
         summary.untracked = list(dict.fromkeys(summary.untracked))
+        if owner is None:  # methods are not followed as compile wrappers
+            self.compile_facts(node, summary)
         self.enclosing.pop()
         self.guards = saved
         self.functions.pop()
@@ -269,7 +298,72 @@ class _Summarizer(ast.NodeVisitor):
         for target in node.targets:
             self.assign(target, node.value)
             self.field(target)
+            if isinstance(target, ast.Name) and not self.stack:
+                label = self.compiler(node.value, None)
+                if label.startswith(Compiler.LABEL):
+                    self.module.compilers[target.id] = label
+                else:
+                    self.module.compilers.pop(target.id, None)
         self.visit(node.value)
+
+    # -- compile wrappers --------------------------------------------------------------
+    def qualify(self, node: ast.expr) -> str | None:
+        """The qualified name of an imported name (``partial`` ->
+        ``functools.partial``); None for anything not imported."""
+        name = dotted(node)
+        if name is None:
+            return None
+        head, dot, rest = name.partition(".")
+        base = self.module.imports.get(head)
+        return f"{base}{dot}{rest}" if base is not None else None
+
+    def compile_facts(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, summary: FunctionSummary
+    ) -> None:
+        """What the function compiles its first argument with, and what compiler it
+        returns, per ``return``."""
+        returned = [self.local_value(r) for r in _returned(node.body)]
+        params = summary.params[: summary.positional]
+        if params:
+            summary.compiles = [_compiles(self, r, params[0]) for r in returned]
+        summary.returns_compiler = [self.compiler(r, summary) for r in returned]
+        if not any(summary.compiles):
+            summary.compiles = []
+        if not any(summary.returns_compiler):
+            summary.returns_compiler = []
+
+    def local_value(self, expr: ast.expr) -> ast.expr:
+        """A name returned that the function assigns once stands for its value."""
+        if isinstance(expr, ast.Name):
+            value = self.local(expr.id)
+            if value is not None:
+                return value
+        return expr
+
+    def compiler(self, expr: ast.expr, fn: FunctionSummary | None) -> str:
+        """What calling ``expr`` on a function compiles it with (``Compiler``):
+        ``torch.compile(mode=...)``, ``functools.partial(torch.compile, ...)``, a
+        lambda that compiles its argument, a function ``fn`` defines that does."""
+        params = fn.params if fn is not None else []
+        if isinstance(expr, ast.Call):
+            q = self.qualify(expr.func)
+            if q == "torch.compile" and not expr.args and not _keyword(expr, "model"):
+                return _label(expr, params)
+            if (
+                q == "functools.partial"
+                and expr.args
+                and self.qualify(expr.args[0]) == "torch.compile"
+            ):
+                return _label(expr, params)
+            return ""
+        if isinstance(expr, ast.Lambda):
+            names = [a.arg for a in (*expr.args.posonlyargs, *expr.args.args)]
+            return _compiles(self, expr.body, names[0]) if names else ""
+        if isinstance(expr, ast.Name) and fn is not None:
+            nested = self.module.functions.get(f"{fn.path}.{expr.id}")
+            if nested is not None:
+                return Compiler.combined(nested.compiles)[0]
+        return ""
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.field(node.target)
@@ -306,25 +400,10 @@ class _Summarizer(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if alias.asname:
-                self.module.imports[alias.asname] = alias.name
-            else:
-                head = alias.name.split(".")[0]
-                self.module.imports[head] = head
+        self.module.imports.update(imported(node, self.package))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = node.module or ""
-        if node.level:
-            parts = (self.package or "").split(".") if self.package else []
-            if node.level > 1:
-                parts = parts[: len(parts) - (node.level - 1)]
-            base = ".".join([*parts, *([base] if base else [])])
-        for alias in node.names:
-            if alias.name == "*":
-                continue
-            local = alias.asname or alias.name
-            self.module.imports[local] = f"{base}.{alias.name}" if base else alias.name
+        self.module.imports.update(imported(node, self.package))
 
     # -- calls and guards ------------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
@@ -414,6 +493,31 @@ def _is_computed(func: ast.expr) -> bool:
     return not isinstance(func, (ast.Name, ast.Attribute, ast.Lambda))
 
 
+def imported(node: ast.Import | ast.ImportFrom, package: str | None) -> dict[str, str]:
+    """The names an import binds, with the qualified names they stand for
+    (relative imports resolved against ``package``)."""
+    found: dict[str, str] = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                found[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                found[head] = head
+        return found
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".") if package else []
+        if node.level > 1:
+            parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join([*parts, *([base] if base else [])])
+    for alias in node.names:
+        if alias.name != "*":
+            local = alias.asname or alias.name
+            found[local] = f"{base}.{alias.name}" if base else alias.name
+    return found
+
+
 Local = Callable[[str], "ast.expr | None"]  # a name's value, assigned once
 
 
@@ -438,6 +542,93 @@ def formula(
     if value is not None:
         return formula(value, None, depth + 1)
     return guards.UNKNOWN
+
+
+class Compiler:
+    """How a summary writes down a compile wrapper: a region label
+    (``torch.compile(mode="reduce-overhead")``), ``@mode:NAME`` or ``@backend:NAME``
+    for a mode the wrapper's parameter ``NAME`` gives, or "" for a ``return`` that
+    is not a CUDA-graph compiler."""
+
+    LABEL = "torch.compile"
+    PARAMETER = "@"
+
+    @staticmethod
+    def resolve(encoded: str, arguments: dict[str, str]) -> str:
+        """The label, once the parameters' literal ``arguments`` are known."""
+        if not encoded.startswith(Compiler.PARAMETER):
+            return encoded
+        keyword, _, name = encoded[1:].partition(":")
+        value = arguments.get(name)
+        return (cudagraph_keyword(keyword, value) or "") if value is not None else ""
+
+    @staticmethod
+    def combined(labels: list[str]) -> tuple[str, bool]:
+        """One label for several returns, and whether every return has it (else a
+        region of medium confidence)."""
+        found = [label for label in labels if label.startswith(Compiler.LABEL)]
+        if not found:
+            return "", False
+        return found[0], len(found) == len(labels)
+
+
+def _label(call: ast.Call, params: list[str]) -> str:
+    """A ``torch.compile``'s (or a partial's) keywords as a ``Compiler`` entry."""
+    for kw in call.keywords:
+        value = kw.value
+        if kw.arg is None:
+            continue
+        if isinstance(value, ast.Name) and value.id in params:
+            if kw.arg in ("mode", "backend"):
+                return f"{Compiler.PARAMETER}{kw.arg}:{value.id}"
+            continue
+        written: str | bool | None = None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            written = value.value
+        elif isinstance(value, ast.Dict):
+            written = any(
+                isinstance(k, ast.Constant)
+                and k.value == CUDAGRAPHS_OPTION
+                and isinstance(v, ast.Constant)
+                and v.value is True
+                for k, v in zip(value.keys, value.values, strict=True)
+            )
+        label = cudagraph_keyword(kw.arg, written) if written is not None else None
+        if label is not None:
+            return label
+    return ""
+
+
+def _compiles(summarizer: _Summarizer, expr: ast.expr, param: str) -> str:
+    """The label when ``expr`` is ``torch.compile(param, <a CUDA-graph mode>)``."""
+    if not (
+        isinstance(expr, ast.Call) and summarizer.qualify(expr.func) == "torch.compile"
+    ):
+        return ""
+    target = expr.args[0] if expr.args else _keyword(expr, "model")
+    if not (isinstance(target, ast.Name) and target.id == param):
+        return ""
+    return _label(expr, [])
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((kw.value for kw in call.keywords if kw.arg == name), None)
+
+
+def _returned(body: list[ast.stmt]) -> list[ast.expr]:
+    """The values a function body returns, not those of functions nested in it."""
+    found: list[ast.expr] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _assigned_once(
@@ -568,10 +759,12 @@ def summarize_source(
 __all__ = [
     "CallSite",
     "ClassSummary",
+    "Compiler",
     "FunctionSummary",
     "ModuleSummary",
     "Ref",
     "dotted",
+    "imported",
     "summarize",
     "summarize_source",
 ]
