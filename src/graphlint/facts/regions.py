@@ -440,9 +440,8 @@ class RegionFinder(cst.CSTVisitor):
                     elif binding.how == "def" and isinstance(
                         binding.node, cst.FunctionDef
                     ):
-                        found.append(
-                            binding.node
-                        )  # ``def inner(m): ...; return inner``
+                        # ``def inner(m): ...; return inner``
+                        found.append(binding.node)
                         continue
             found.append(value)
         self._returns[fn] = found
