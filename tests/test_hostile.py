@@ -502,6 +502,25 @@ def test_name_lookups_that_fan_out_stay_cheap(tmp_path: Path) -> None:
     assert code == 1 and ("helper.py", "GL101") in _codes(found)
 
 
+def test_compile_wrappers_that_fan_out_stay_cheap(tmp_path: Path) -> None:
+    """Two helpers with hundreds of returns that call each other, a name rebound
+    hundreds of times to their calls, hundreds of calls of it: whether a call
+    compiles with CUDA graphs has a budget per file, and the real region is still
+    found."""
+    lines = ["import torch", "def h(a):"]
+    lines += [f"    if a == {i}:\n        return g" for i in range(300)]
+    lines += ["    return g", "def g(a):"]
+    lines += [f"    if a == {i}:\n        return h(a)(a)" for i in range(300)]
+    lines += ["    return h", *["x = h(x)"] * 300]
+    lines += ["@torch.compile(mode='reduce-overhead')", "def f(t: torch.Tensor):"]
+    lines += ["    return t.sum().item()", *["y = x(f)"] * 300]
+    (tmp_path / "fan.py").write_text("\n".join(lines) + "\n")
+    started = time.monotonic()
+    code, found = _lsp(["fan.py"], tmp_path)
+    assert time.monotonic() - started < 30
+    assert code == 1 and _codes(found) == {("fan.py", "GL101")}
+
+
 def test_a_resolution_over_budget_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

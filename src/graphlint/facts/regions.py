@@ -46,6 +46,7 @@ PARTIAL = frozenset({"functools.partial"})
 # what they switch on stays on while the test runs
 SET_UP = ("setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class")
 _COMPILER_DEPTH = 6  # helpers returning helpers returning a compiler
+_COMPILER_STEPS = 20_000  # compile-wrapper questions one file may ask
 
 # a helper's parameters -> the arguments a call passes
 Env = Mapping[str, cst.BaseExpression]
@@ -119,6 +120,8 @@ class RegionFinder(cst.CSTVisitor):
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
         # compile wrappers: functions by what they compile, and what they return
         self._compiles: dict[tuple[Callable, bool], Label | None] = {}
+        self._compilers: dict[tuple[Bound, bool], Label | None] = {}
+        self._compiler_steps = 0
         self._returns: dict[cst.FunctionDef, list[Bound]] = {}
         # make_graphed_callables / compile targets not defined in this file
         self.unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]] = []
@@ -268,9 +271,20 @@ class RegionFinder(cst.CSTVisitor):
         so, a name bound to one, or a call of a helper of this file that returns one
         (``get_compile_fn(backend)``; a mode that depends on the helper's argument
         counts when the argument is written out). One helper whose returns do not
-        all compile with CUDA graphs is a region of medium confidence."""
-        if depth > _COMPILER_DEPTH:
+        all compile with CUDA graphs is a region of medium confidence. A file has a
+        budget of steps for these questions (``_COMPILER_STEPS``): names bound many
+        times to calls of helpers with many returns could fan out without bound."""
+        if depth > _COMPILER_DEPTH or self._compiler_steps >= _COMPILER_STEPS:
             return None
+        self._compiler_steps += 1
+        key = (expr, self._patched > 0)
+        if env:
+            return self._compiler(expr, env, depth)
+        if key not in self._compilers:
+            self._compilers[key] = self._compiler(expr, env, depth)
+        return self._compilers[key]
+
+    def _compiler(self, expr: Bound, env: Env, depth: int) -> Label | None:
         if isinstance(expr, (cst.FunctionDef, cst.Lambda)):
             return self.compiles_argument(expr, depth)
         if isinstance(expr, cst.Call):
@@ -442,9 +456,8 @@ class RegionFinder(cst.CSTVisitor):
                     elif binding.how == "def" and isinstance(
                         binding.node, cst.FunctionDef
                     ):
-                        found.append(
-                            binding.node
-                        )  # ``def inner(m): ...; return inner``
+                        # ``def inner(m): ...; return inner``
+                        found.append(binding.node)
                         continue
             found.append(value)
         self._returns[fn] = found
