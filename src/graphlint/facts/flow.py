@@ -300,6 +300,8 @@ class Flow(cst.CSTVisitor):
         """The compile region of a callable bound to a CUDA-graph ``torch.compile``
         (``f = torch.compile(f, mode=...)``, ``self.model = torch.compile(...)``, a
         decorated function), when any binding of it is one."""
+        if not self._compiles:
+            return None
         made: list[cst.CSTNode] = []
         if isinstance(func, cst.Name):
             scope = self.values.scope_of.get(func)
