@@ -14,7 +14,13 @@ becomes a list of sites in source order, each with its enclosing loops:
   are told apart by where they live, not by their source text;
 - *writes*: every ``Write`` of ``state``;
 - *calls* of functions defined in the file, which carry the captures, replays and
-  writes of everything they call.
+  writes of everything they call;
+- *compiled calls*: calls of a callable compiled with CUDA graphs (cudagraph trees
+  reuse its output memory at each call), with whether autograd is off there, and
+  ``.backward()`` calls.
+
+A function marked as a region (``@graphlint.capture_region``) captures at its first
+call and replays at each call: its calls are its replays.
 
 A write W of function F precedes a replay R of the graph when, in F: W comes before
 R with no capture of the graph in between (a first binding before the capture is
