@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ParamSpec
 
 from graphlint.cache import Cache
 from graphlint.diagnostics import (
@@ -47,6 +48,8 @@ from graphlint.read import (
 )
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
 from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
+
+P = ParamSpec("P")
 
 
 def source_root(path: Path) -> Path:
@@ -103,41 +106,6 @@ class Checked:
     survey: Survey = field(default_factory=Survey)
 
 
-def check_project(
-    files: Sequence[Path],
-    settings: Settings,
-    jobs: int | None = None,
-    *,
-    roots: Iterable[Path] = (),
-    eager: frozenset[str] = frozenset(),
-    cache: Cache | None = None,
-    excluded: Callable[[Path], bool] = lambda path: False,
-    display: Callable[[Path], str] = str,
-    capture_roots: Sequence[str] = (),
-    base: Path | None = None,
-    warn: Callable[[str], None] = lambda message: None,
-) -> list[FileResult]:
-    """Check ``files`` and the project code their capture regions reach.
-
-    ``capture_roots`` ("module:qualname") are functions a framework captures; their
-    modules are looked up as imports are, first under ``base`` (the folder of the
-    configuration), and each is analysed as a region; one that names nothing found
-    is reported through ``warn``."""
-    return survey_project(
-        files,
-        settings,
-        jobs,
-        roots=roots,
-        eager=eager,
-        cache=cache,
-        excluded=excluded,
-        display=display,
-        capture_roots=capture_roots,
-        base=base,
-        warn=warn,
-    ).results
-
-
 def survey_project(
     files: Sequence[Path],
     settings: Settings,
@@ -152,7 +120,13 @@ def survey_project(
     base: Path | None = None,
     warn: Callable[[str], None] = lambda message: None,
 ) -> Checked:
-    """``check_project``, with the ``Survey`` of what the analysis saw."""
+    """Check ``files`` and the project code their capture regions reach, and say
+    what the analysis saw (``Checked.survey``).
+
+    ``capture_roots`` ("module:qualname") are functions a framework captures; their
+    modules are looked up as imports are, first under ``base`` (the folder of the
+    configuration), and each is analysed as a region; one that names nothing found
+    is reported through ``warn``."""
     if not files:
         return Checked([])
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
@@ -202,6 +176,17 @@ def survey_project(
     merged = _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
     survey = project.survey(sites, lambda path: excluded(Path(path)))
     return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _results_of(survey: Callable[P, Checked]) -> Callable[P, list[FileResult]]:
+    def check(*args: P.args, **kwargs: P.kwargs) -> list[FileResult]:
+        return survey(*args, **kwargs).results
+
+    check.__doc__ = "``survey_project``'s results alone."
+    return check
+
+
+check_project = _results_of(survey_project)
 
 
 def _survey(
