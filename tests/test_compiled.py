@@ -1,6 +1,6 @@
 """torch.compile's CUDA graphs (cudagraph trees) follow their own measurements
-(../shared/ground-truth/README.md, "cudagraph trees"): fullgraph=True makes some graph
-breaks compile errors, and outputs are overwritten by the next call."""
+(ground-truth/README.md): fullgraph=True makes some graph breaks compile errors, and
+outputs are overwritten by the next call."""
 
 from __future__ import annotations
 

@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from tests.conftest import FIXTURES, ROOT, RULE_DOCS, expectations
 
 ROW = re.compile(r"^\| `(?P<case>\w+)` \| (?P<outcome>[\w-]+) \| (?P<codes>.*) \|$")
 # manual capture, and torch.compile's CUDA graphs
 CASES = [FIXTURES / "_ground_truth" / name for name in ("cases.py", "compiled.py")]
+# measurements: manual capture (../shared, on an H200), torch.compile (this repository)
 MEASURED = [
-    ROOT.parent / "shared" / "ground-truth" / name
-    for name in ("h200-torch2.11.jsonl", "h100-torch2.11-compile.jsonl")
+    ROOT.parent / "shared" / "ground-truth" / "h200-torch2.11.jsonl",
+    ROOT / "ground-truth" / "h100-torch2.11-compile.jsonl",
 ]
 
 
@@ -54,18 +53,21 @@ def test_each_mapping_is_proven_by_the_fixture() -> None:
         assert proven, f"{case} has no region in {[p.name for p in CASES]}"
 
 
-@pytest.mark.skipif(
-    not all(path.is_file() for path in MEASURED),
-    reason="../shared/ground-truth not present",
-)
 def test_table_covers_every_measured_non_ok_pattern() -> None:
+    """Each non-ok case measured has its row, with the outcome measured; with every
+    measurement present, the table has no other row."""
+    present = [path for path in MEASURED if path.is_file()]
+    assert MEASURED[-1] in present, "ground-truth/ is part of the repository"
     measured = {}
-    for path in MEASURED:
+    for path in present:
         for line in path.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
             if "case" in record:
                 measured[record["case"]] = record["outcome"]
     rows = table()
-    assert set(rows) == {case for case, outcome in measured.items() if outcome != "ok"}
-    for case, (outcome, _) in rows.items():
-        assert measured[case] == outcome, case
+    not_ok = {case for case, outcome in measured.items() if outcome != "ok"}
+    assert not_ok <= set(rows)
+    for case in not_ok:
+        assert rows[case][0] == measured[case], case
+    if present == MEASURED:
+        assert set(rows) == not_ok

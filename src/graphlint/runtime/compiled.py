@@ -1,7 +1,6 @@
 """``torch.compile``'s CUDA graphs (cudagraph trees), observed under ``graphlint
 confirm``. What confirms a finding there follows the measurements
-(../shared/ground-truth/README.md, "torch.compile's CUDA graphs"), not manual
-capture's:
+(ground-truth/README.md), not manual capture's:
 
 - a sync or a data-dependent branch does not fail: Dynamo breaks the graph there, and
   the break (with the user's line) is recorded on the site;
