@@ -145,6 +145,142 @@ def test_annotated_parameters_and_module_lists_are_followed(tmp_path: Path) -> N
     } == {("net.py", 6, "GL101")}
 
 
+BOUND = {
+    "parts.py": """\
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x * x.sum().item()  # expect: GL101
+
+
+        def loss_fn(out, y):
+            return (out - y).abs().sum().item()  # expect: GL101
+
+
+        class Wrapper:
+            def __init__(self, fn):
+                self.fn = fn
+
+            def __call__(self, x):
+                return self.fn(x)
+
+
+        def hook(x):
+            return x.tolist()  # expect: GL101
+
+
+        def late(x):
+            torch.cuda.synchronize()  # expect: GL103
+            return x
+
+
+        def never(x):
+            torch.cuda.synchronize()
+            return x
+        """,
+    "train.py": """\
+        import torch
+        from parts import Model, Wrapper, hook, late, loss_fn, never
+
+
+        def step(model, criterion, x):
+            return criterion(model(x), x)
+
+
+        def apply(x, fn):
+            return fn(x)
+
+
+        def first(x):
+            return apply(x, lambda t: t)
+
+
+        def second(x):
+            return third(x)
+
+
+        def third(x):
+            return apply(x, late)
+
+
+        def again(n, fn, x):
+            return again(n - 1, fn, x) if n else fn(x)
+
+
+        unused = Wrapper(never)
+        model = Model()
+        wrapped = Wrapper(hook)
+        x = torch.zeros(4, device="cuda")
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step(model, loss_fn, x)
+            wrapped(x)
+            first(x)
+            second(x)
+            again(3, apply, x)
+        """,
+}
+
+
+def test_arguments_bind_parameters(tmp_path: Path) -> None:
+    """A parameter holds what the calls that reach its function pass: a model, a
+    loss function, a callable stored by ``__init__`` (``Wrapper(hook)``), one that
+    arrives after the function was first followed (``apply`` is reached from
+    ``first`` with a lambda, then from ``third`` with ``late``), through
+    recursion. An instance built but never used under capture adds nothing."""
+    for name, text in BOUND.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    results = check_project([tmp_path / "train.py"], Settings(), 1)
+    got = {
+        (Path(r.path).name, d.line, d.code)
+        for r in results
+        for d in r.diagnostics
+        if d.code != "GL703"
+    }
+    want = {
+        (name, line, code)
+        for name, text in BOUND.items()
+        for line, code in expectations(textwrap.dedent(text))
+    }
+    assert got == want
+    code, out, _ = run("check", "--show-reach", "train.py", cwd=tmp_path)
+    assert code == 1
+    assert "reaches parts.py:25 late" in out
+    assert "via second() -> third() -> apply() -> late()" in out
+    assert "`never`" not in out and "parts.py:31" not in out
+    assert "`fn` is a parameter" not in out  # every `fn` got a value
+
+
+COMPILED_CALLER = """\
+    import torch
+
+
+    def test_alias():
+        class Mod(torch.nn.Module):
+            def forward(self, x):
+                return x * x.sum().item()  # expect: GL101
+
+        @torch.compile(mode="reduce-overhead")
+        def foo(mod, x):
+            return mod(x)
+
+        m = Mod()
+        for _ in range(3):
+            foo(m, torch.zeros(4, device="cuda"))
+    """
+
+
+def test_callers_of_a_region_function_bind_its_parameters(tmp_path: Path) -> None:
+    """A compiled function's ``mod(x)`` reaches what its callers in the module pass,
+    here a class defined inside the enclosing function."""
+    (tmp_path / "case.py").write_text(textwrap.dedent(COMPILED_CALLER))
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {(d.line, d.code) for r in results for d in r.diagnostics}
+    assert got == set(expectations(textwrap.dedent(COMPILED_CALLER)))
+
+
 def test_module_dict_members_are_followed_and_their_outputs_are_tensors(
     tmp_path: Path,
 ) -> None:

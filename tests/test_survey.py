@@ -46,7 +46,7 @@ TRAIN = textwrap.dedent(
         y = scale(x)
         z = mystery(x)
         w = extlib.work(x)
-        v = apply(x, scale)
+        v = apply(x, lambda t: t + 1)
         u = torch.relu(x)
     """
 )
@@ -230,6 +230,7 @@ def test_reasons_the_resolver_knows(tmp_path: Path) -> None:
             def forward(self, x):
                 h = x + 1
                 h.view(-1)
+                h.flush(x)
                 self.cache.update(x)
                 self.blocks[0](x)
                 self.proj(x)
@@ -252,12 +253,12 @@ def test_reasons_the_resolver_knows(tmp_path: Path) -> None:
         """,
     )
     assert found == {
-        "h.view": Reason.UNTRACKED.value,
+        "h.flush": Reason.UNTRACKED.value,
         "self.cache.update": Reason.UNTRACKED.value,
         "cache.missing": Reason.ATTRIBUTE.value,
         "self.blocks[0]": Reason.COMPUTED.value,
         "helper()": Reason.COMPUTED.value,
-    }, "torch, the standard library and builtins are not counted"
+    }, "torch, the standard library, builtins and tensor methods are not counted"
 
 
 def test_eager_and_budget_reasons(

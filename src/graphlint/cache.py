@@ -32,7 +32,7 @@ from graphlint.read import ReadError, read_bounded
 # guard callees where 3 keeps guard formulas; 4 adds untracked names and computed
 # callees (why a call is not followed); 5 adds diagnostics' related locations; 6 adds
 # compile wrappers
-FORMAT = 6
+FORMAT = 7
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 

@@ -93,6 +93,27 @@ TENSOR_PY_METHODS: Final = _words(
     """
 )
 
+# Common tensor methods besides those below (``TENSOR_METHODS`` has them all).
+_TENSOR_OPS: Final = _words(
+    """
+    add add_ sub sub_ mul mul_ div div_ pow pow_ matmul mm bmm addmm baddbmm addcmul
+    addcmul_ addcdiv addcdiv_ lerp lerp_ neg neg_ abs abs_ sqrt sqrt_ rsqrt exp exp_
+    log log_ sigmoid sigmoid_ tanh tanh_ relu relu_ softmax log_softmax clamp clamp_
+    clip clip_ sign floor ceil round trunc reciprocal maximum minimum where masked_fill
+    masked_fill_ masked_scatter_ index_select index_add_ index_copy_ index_fill_
+    index_put_ gather scatter scatter_ scatter_add scatter_add_ nonzero masked_select
+    unique unique_consecutive view view_as reshape reshape_as permute transpose
+    transpose_ t t_ contiguous expand expand_as repeat repeat_interleave unsqueeze
+    unsqueeze_ squeeze squeeze_ flatten unflatten narrow select unfold roll flip chunk
+    split unbind tensor_split split_with_sizes cumsum cumprod topk sort argsort kthvalue
+    copy_ fill_ zero_ normal_ uniform_ bernoulli_ random_ exponential_ clone detach
+    detach_ to cuda cpu float double half bfloat16 long int short bool type type_as
+    new_zeros new_ones new_empty new_full new_tensor requires_grad_ retain_grad
+    pin_memory share_memory_ backward item tolist numpy size dim numel stride
+    data_ptr untyped_storage record_stream
+    """
+)
+
 # Full reductions: called with the tensor alone they give a 0-d tensor.
 REDUCTIONS: Final = _words(
     """
@@ -124,6 +145,18 @@ TUPLE_FUNCTIONS: Final = _words(
 )
 TUPLE_FUNCTIONS_SHORT: Final = frozenset(
     {"chunk", "split", "unbind", "tensor_split", "split_with_sizes"}
+)
+
+# Common tensor methods: a call of one on a value the project analysis does not track
+# (``h = x + y; h.add_(1)``) is almost always PyTorch's, and is checked where it is
+# made rather than counted as a call not followed.
+TENSOR_METHODS: Final = (
+    _TENSOR_OPS
+    | TENSOR_PY_METHODS
+    | REDUCTIONS
+    | BOOLEAN_OPS
+    | SHAPE_PRESERVING
+    | TUPLE_FUNCTIONS_SHORT
 )
 
 # torch.<name>(...) that creates a tensor on the default device (CPU) unless device=.

@@ -3,10 +3,17 @@ every project function they reach, with the chain of calls that reaches it.
 
 Modules are summarised lazily, when a call first resolves into them, so a run reads
 only what a region can reach. Resolution never guesses: a call whose target is not a
-project function (a parameter of unknown type, a library, dynamic dispatch) ends the
-chain there, and the resolver says why (``Unfollowed``, for ``--show-reach`` and the
-summary line). Calls of PyTorch, the standard library and builtins are not counted as
-not followed: the rules see those calls where they are made.
+project function (a parameter nothing reached passes a value to, a library, dynamic
+dispatch) ends the chain there, and the resolver says why (``Unfollowed``, for
+``--show-reach`` and the summary line). Calls of PyTorch, the standard library and
+builtins are not counted as not followed: the rules see those calls where they are
+made.
+
+A parameter holds what the calls that reach its function pass (``step(model,
+loss_fn)`` in a region: ``model(x)`` in ``step`` runs the model's ``forward``), and
+an ``__init__``'s parameters what the instances resolved were built with
+(``Wrapper(fn)``: ``self.fn(x)`` runs ``fn``). This is a union over those calls, not
+per call: a function reached again with a new argument is followed again.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -32,9 +39,10 @@ from graphlint.diagnostics import (
     Unfollowed,
 )
 from graphlint.facts import guards
-from graphlint.facts.torchapi import MODULE_CONTAINERS
+from graphlint.facts.torchapi import MODULE_CONTAINERS, TENSOR_METHODS
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
+    Arguments,
     CallSite,
     ClassSummary,
     Compiler,
@@ -123,13 +131,17 @@ class _Super:
 class _Opaque:
     """A value resolution cannot follow, and why: ``detail`` says where it stopped;
     ``qualified`` is its dotted name when it comes from outside the project
-    (``torch.nn.Linear``, ``numpy.add``), else ""."""
+    (``torch.nn.Linear``, ``numpy.add``), else "". ``local``: the value of a local
+    or parameter, whose common tensor methods (``h.add_``) count as PyTorch's."""
 
     reason: Reason
     detail: str
     qualified: str = ""
+    local: bool = False
 
     def attribute(self, attr: str) -> _Opaque:
+        if self.local and attr in TENSOR_METHODS:
+            return _Opaque(self.reason, self.detail, f"torch.Tensor.{attr}")
         qualified = f"{self.qualified}.{attr}" if self.qualified else ""
         return _Opaque(self.reason, self.detail, qualified)
 
@@ -152,6 +164,21 @@ class _Compiler:
 
 
 Loader = Callable[[Path, str], "ModuleSummary | None"]
+
+# a function and one of its parameters, by file and function path
+_Param = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class _Passed:
+    """An argument a call passes, with the code it is resolved in."""
+
+    module: ModuleSummary
+    fn: FunctionSummary | None
+    ref: Ref
+
+
+_MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
 
 
 class Project:
@@ -178,7 +205,6 @@ class Project:
         self._unsummarised: set[str] = set()  # modules whose file gave no summary
         # what ``reach`` saw: the calls it did not follow, and the project functions
         # each reached function calls (its edges), by (file, function path)
-        self.unfollowed: list[Unfollowed] = []
         self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self.starts: dict[tuple[str, int, str, str], list[tuple[str, str]]] = {}
         self.lines: dict[tuple[str, str], int] = {}
@@ -186,6 +212,15 @@ class Project:
         self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
         # what an imported wrapper's name resolves to, from a source root
         self._wrappers: dict[tuple[str, Path | None], list[object]] = {}
+        # the arguments passed to each parameter; the reached functions that read
+        # one (followed again when it gets a new argument); the one being followed;
+        # the parameters whose arguments are being resolved (a cycle ends there)
+        self._passed: dict[_Param, list[_Passed]] = {}
+        self._readers: dict[_Param, set[tuple[str, str]]] = {}
+        self._reading: tuple[str, str] | None = None
+        self._binding: set[_Param] = set()
+        self._stale: dict[tuple[str, str], Reached | None] = {}
+        self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -304,15 +339,22 @@ class Project:
                     nested = module.functions.get(f"{scope}.{name}")
                     if nested is not None:
                         return [_Fn(module, nested)]
+                    local = module.classes.get(f"{scope}.{name}")
+                    if local is not None:  # a class defined in the function
+                        return [_Cls(module, local, False)]
                     if name in enclosing.names:  # also ``model: Transformer``
                         values = self.refs(
                             module, enclosing, enclosing.names[name], depth
                         )
+                        if name in enclosing.params:
+                            values.extend(self.argument(module, enclosing, name, depth))
                         if name in enclosing.untracked:  # ``h = h.float()``
                             values.append(_untracked(enclosing, name))
                         return values
-                    if name in enclosing.params:  # whatever the caller passes
-                        return [_untracked(enclosing, name)]
+                    if name in enclosing.params:  # whatever the callers pass
+                        return self.argument(module, enclosing, name, depth) or [
+                            _untracked(enclosing, name)
+                        ]
                 scope = scope.rpartition(".")[0]
         if name in module.functions:
             return [_Fn(module, module.functions[name])]
@@ -323,6 +365,62 @@ class Project:
         if name in module.imports:
             return self.qualified(module.imports[name], depth, near=module)
         return [self._unbound(module, fn, name)]
+
+    def argument(
+        self, module: ModuleSummary, fn: FunctionSummary, name: str, depth: int
+    ) -> list[object]:
+        """What the calls followed so far pass to the parameter ``name`` of ``fn``:
+        the values resolved where each call is made, or none when they are all
+        values the summaries do not model."""
+        key = (module.path, fn.path, name)
+        if self._reading is not None:
+            self._readers.setdefault(key, set()).add(self._reading)
+        passed = self._passed.get(key)
+        if not passed or key in self._binding:  # ``f(model)`` inside ``f``
+            return []
+        self._binding.add(key)
+        try:
+            values = [
+                v for p in passed for v in self.ref(p.module, p.fn, p.ref, depth + 1)
+            ]
+        finally:
+            self._binding.discard(key)
+        if all(isinstance(v, _Opaque) and not v.qualified for v in values):
+            return []
+        return values
+
+    def pass_arguments(
+        self,
+        target: _Fn,
+        arguments: Arguments | None,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        chain: Reached | None = None,
+    ) -> None:
+        """Record what a call of ``target`` made in ``fn`` passes to its
+        parameters; the reached functions that read one of them are followed again
+        (``_stale``), ``target`` itself through this call (``chain``: how the call
+        reaches it) so that what it then reaches says where the value came from."""
+        if arguments is None:
+            return
+        callee = target.fn
+        named = [
+            *zip(_positional(callee), arguments.positional, strict=False),
+            *((k, r) for k, r in arguments.keywords if k in callee.params),
+        ]
+        for name, ref in named:
+            if ref is None:
+                continue
+            key = (target.module.path, callee.path, name)
+            passed = self._passed.setdefault(key, [])
+            argument = _Passed(module, fn, ref)
+            if argument in passed or len(passed) >= _MAX_PASSED:
+                continue
+            passed.append(argument)
+            for reader in self._readers.get(key, ()):
+                mine = reader == (target.module.path, callee.path)
+                if self._stale.get(reader) is None:
+                    self._stale[reader] = chain if mine else None
 
     def _unbound(
         self, module: ModuleSummary, fn: FunctionSummary | None, name: str
@@ -424,11 +522,15 @@ class Project:
                     )
                 )
             ]
-        return [
-            result
-            for value in self.dotted(module, fn, ref.target, depth + 1)
-            if (result := self._result(value, ref.target)) is not None
-        ]
+        found = []
+        for value in self.dotted(module, fn, ref.target, depth + 1):
+            if isinstance(value, _Cls) and not value.instance and ref.arguments:
+                for init in self.called(value):  # ``Wrapper(fn)``: its ``__init__``
+                    self.pass_arguments(init, ref.arguments, module, fn)
+            result = self._result(value, ref.target)
+            if result is not None:
+                found.append(result)
+        return found
 
     @staticmethod
     def _result(value: object, callee: str) -> object | None:
@@ -498,7 +600,12 @@ class Project:
                     init = module.functions.get(f"{cls.name}.__init__")
                     return self.refs(module, init, cls.attrs[attr], depth)
             return [self._missing(value.cls, classes, library, attr)]
-        if isinstance(value, _Fn):
+        if isinstance(value, _Fn):  # ``outer.Inner``: defined in the function
+            inner = f"{value.fn.path}.{attr}"
+            if inner in value.module.classes:
+                return [_Cls(value.module, value.module.classes[inner], False)]
+            if inner in value.module.functions:
+                return [_Fn(value.module, value.module.functions[inner])]
             detail = f"`{attr}` of the function `{value.fn.path}` is not tracked"
             return [_Opaque(Reason.ATTRIBUTE, detail)]
         return []
@@ -766,9 +873,12 @@ class Project:
         fn: FunctionSummary | None,
         site: CallSite | Entry,
         path: str,
+        into: list[Unfollowed],
+        arguments: Arguments | None = None,
+        how: Reached | None = None,
     ) -> list[_Fn]:
-        """The project functions a call site runs; one that runs none is recorded
-        in ``unfollowed`` with the reason."""
+        """The project functions a call site runs, after recording what it passes
+        them; one that runs none is recorded in ``into`` with the reason."""
         targets: list[_Fn] = []
         why: _Opaque | None
         if site.computed:
@@ -780,12 +890,20 @@ class Project:
             names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in targets)
             why = _Opaque(Reason.EAGER, f"{names} never runs under capture")
         if why is not None:
-            self.unfollowed.append(
+            into.append(
                 Unfollowed(
                     path, site.line, site.col, site.callee, why.reason, why.detail
                 )
             )
-        return targets
+        for target in lazy:
+            chain = _through(how, path, site, target) if how is not None else None
+            self.pass_arguments(target, arguments, module, fn, chain)
+        return lazy
+
+    @property
+    def unfollowed(self) -> list[Unfollowed]:
+        """The calls ``reach`` did not follow: in regions, and in reached code."""
+        return [u for calls in self._unfollowed_in.values() for u in calls]
 
     def reach(
         self, entries: Iterable[Entry], roots: set[tuple[str, str]]
@@ -793,13 +911,21 @@ class Project:
         """Breadth first from the region calls: file -> function path -> how reached.
         ``roots`` are (module, function) pairs already analysed as regions. Records
         the calls not followed (``unfollowed``), the calls each region's own code
-        makes (``starts``) and those of each reached function (``edges``)."""
+        makes (``starts``) and those of each reached function (``edges``). A reached
+        function whose parameters get a new argument is followed again."""
         queue: deque[tuple[_Fn, Reached]] = deque()
+        regions = self._unfollowed_in.setdefault(("", ""), [])
+        # the functions holding regions whose callers were read (``_pass_to_region``)
+        bound: set[tuple[str, str]] = set()
         for entry in entries:
             module = self.module(entry.module, prefer=self.root_of_file(entry.path))
+            holder = (entry.path, entry.function or "")
+            if module is not None and entry.function and holder not in bound:
+                bound.add(holder)
+                self._pass_to_region(module, entry.function)
             if module is None:
                 why = "the file could not be summarised"
-                self.unfollowed.append(
+                regions.append(
                     Unfollowed(
                         entry.path,
                         entry.line,
@@ -811,63 +937,89 @@ class Project:
                 )
                 continue
             fn = module.functions.get(entry.function) if entry.function else None
-            targets = self._follow(module, fn, entry, entry.path)
+            site = _site_of(entry, fn.calls if fn is not None else module.calls)
+            arguments = site.arguments if site is not None else None
+            targets = self._follow(module, fn, entry, entry.path, regions, arguments)
             self.starts.setdefault(entry.region, []).extend(
                 (t.module.path, t.fn.path) for t in targets
             )
             for target in targets:
                 hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
-                queue.append(
-                    (
-                        target,
-                        Reached(
-                            entry.kind,
-                            entry.label,
-                            entry.path,
-                            entry.region_line,
-                            (hop,),
-                            entry.confidence,
-                        ),
-                    )
+                how = Reached(
+                    entry.kind,
+                    entry.label,
+                    entry.path,
+                    entry.region_line,
+                    (hop,),
+                    entry.confidence,
                 )
+                queue.append((target, how))
         reached: dict[str, dict[str, Reached]] = {}
-        seen: set[tuple[str, str]] = set()
+        followed: dict[tuple[str, str], tuple[_Fn, Reached]] = {}
         while queue:
             target, how = queue.popleft()
             key = (target.module.path, target.fn.path)
             if (target.module.name, target.fn.path) in roots:
                 self.regions.add(key)
                 self.lines[key] = target.fn.line
-                continue
-            if key in seen or self.is_eager(target):
-                continue
-            seen.add(key)
-            reached.setdefault(target.module.path, {})[target.fn.path] = how
-            self.lines[key] = target.fn.line
-            edges = self.edges.setdefault(key, [])
+            elif key not in followed:
+                followed[key] = (target, how)
+                reached.setdefault(target.module.path, {})[target.fn.path] = how
+                self.lines[key] = target.fn.line
+                queue.extend(self._calls_of(target, how))
+            if not queue:  # what got a new argument is followed again
+                stale, self._stale = self._stale, {}
+                for again, chain in sorted(stale.items(), key=lambda kv: kv[0]):
+                    if again in followed:
+                        target, how = followed[again]
+                        queue.extend(self._calls_of(target, chain or how))
+        return reached
+
+    def _pass_to_region(self, module: ModuleSummary, path: str) -> None:
+        """What the calls, in its own module, of a function that holds a region
+        (or is one) pass to its parameters: ``step(model, x)`` of
+        ``@torch.compile(...) def step(model, x)``, so that the region's
+        ``model(x)`` reaches the model's code."""
+        root = module.functions.get(path)
+        if root is None or not root.params:
+            return
+        target = _Fn(module, root)
+        name = path.rpartition(".")[2]
+        for caller in [None, *module.functions.values()]:
+            for site in module.calls if caller is None else caller.calls:
+                if (
+                    site.arguments is not None
+                    and site.callee.rpartition(".")[2] == name
+                    and target in self.resolve(module, caller, site.callee)
+                ):
+                    self.pass_arguments(target, site.arguments, module, caller)
+
+    def _calls_of(self, target: _Fn, how: Reached) -> list[tuple[_Fn, Reached]]:
+        """The functions the calls of a reached function run, each with how it is
+        reached; its edges and the calls it does not follow are recorded anew."""
+        key = (target.module.path, target.fn.path)
+        edges = self.edges[key] = []
+        unfollowed = self._unfollowed_in[key] = []
+        found: list[tuple[_Fn, Reached]] = []
+        self._reading = key
+        try:
             for site in target.fn.calls:
                 if self.guarded(target, site.guards):
                     continue
-                callees = self._follow(target.module, target.fn, site, key[0])
+                callees = self._follow(
+                    target.module,
+                    target.fn,
+                    site,
+                    key[0],
+                    unfollowed,
+                    site.arguments,
+                    how,
+                )
                 edges.extend((c.module.path, c.fn.path) for c in callees)
-                for callee in callees:
-                    hop = Hop(
-                        target.module.path, site.line, site.col, f"{callee.fn.path}()"
-                    )
-                    queue.append(
-                        (
-                            callee,
-                            Reached(
-                                how.kind,
-                                how.label,
-                                how.region_path,
-                                how.region_line,
-                                (*how.via, hop),
-                                how.confidence,
-                            ),
-                        )
-                    )
-        return reached
+                found.extend((c, _through(how, key[0], site, c)) for c in callees)
+        finally:
+            self._reading = None
+        return found
 
     def survey(
         self,
@@ -907,9 +1059,30 @@ class Project:
 def _untracked(fn: FunctionSummary, name: str) -> _Opaque:
     """The value of a parameter or local that the summaries do not model."""
     if name in fn.params:
-        return _Opaque(Reason.PARAMETER, f"`{name}` is a parameter of `{fn.path}`")
+        detail = f"`{name}` is a parameter of `{fn.path}`"
+        return _Opaque(Reason.PARAMETER, detail, local=True)
     detail = f"the value of `{name}` in `{fn.path}` is not tracked"
-    return _Opaque(Reason.UNTRACKED, detail)
+    return _Opaque(Reason.UNTRACKED, detail, local=True)
+
+
+def _through(how: Reached, path: str, site: CallSite | Entry, callee: _Fn) -> Reached:
+    """How ``callee`` is reached: as the function making the call ``site`` (in the
+    file ``path``) is, then through that call."""
+    hop = Hop(path, site.line, site.col, f"{callee.fn.path}()")
+    return replace(how, via=(*how.via, hop))
+
+
+def _positional(fn: FunctionSummary) -> list[str]:
+    """The parameters a call fills by position: a method's after ``self``."""
+    names = fn.params[: fn.positional]
+    method = "." in fn.path and "staticmethod" not in fn.decorators
+    return names[1:] if method and names[:1] in (["self"], ["cls"]) else names
+
+
+def _site_of(entry: Entry, calls: list[CallSite]) -> CallSite | None:
+    """The summary's record of a region call (what it passes)."""
+    same = [c for c in calls if c.line == entry.line and c.callee == entry.callee]
+    return next((c for c in same if c.col == entry.col), same[0] if same else None)
 
 
 def _why(values: list[object], callee: str) -> _Opaque | None:

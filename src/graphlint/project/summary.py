@@ -34,11 +34,63 @@ class Ref:
     containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
     list or tuple of ``items``) or "element" (what iterating ``items[0]`` yields).
+    An instance also keeps the arguments it was built with (``Arguments``): they
+    are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
 
     kind: str
     target: str = ""
     items: tuple[Ref, ...] = ()
+    arguments: Arguments | None = None
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """What a call passes that may be project code, by position (None: a value
+    that is not, or after a ``*args``) and by keyword."""
+
+    positional: tuple[Ref | None, ...] = ()
+    keywords: tuple[tuple[str, Ref], ...] = ()
+
+
+def arguments_of(call: ast.Call) -> Arguments | None:
+    """The arguments of a call as ``Arguments``; None when none may be project
+    code."""
+    return _arguments(call, *_argument_refs(call))
+
+
+def _argument_refs(
+    call: ast.Call,
+) -> tuple[list[Ref | None], list[tuple[str | None, Ref | None]]]:
+    """The refs of a call's positional and keyword arguments, each computed once
+    (nested calls would otherwise be summarised once per use, exponentially)."""
+    positional = [
+        ref_of(a.value if isinstance(a, ast.Starred) else a) for a in call.args
+    ]
+    keywords = [(kw.arg, ref_of(kw.value)) for kw in call.keywords]
+    return positional, keywords
+
+
+def _arguments(
+    call: ast.Call,
+    refs: list[Ref | None],
+    keyword_refs: list[tuple[str | None, Ref | None]],
+) -> Arguments | None:
+    positional: list[Ref | None] = []
+    for arg, ref in zip(call.args, refs, strict=True):
+        if isinstance(arg, ast.Starred):  # the positions after it are unknown
+            break
+        positional.append(ref)
+    while positional and positional[-1] is None:
+        positional.pop()
+    keywords = tuple(
+        (name, ref)
+        for name, ref in keyword_refs
+        if name is not None and ref is not None
+    )
+    if not positional and not keywords:
+        return None
+    return Arguments(tuple(positional), keywords)
 
 
 @dataclass(frozen=True)
@@ -52,6 +104,8 @@ class CallSite:
     # the callee is not a dotted name (``self.layers[i](x)``, ``make()(x)``):
     # ``callee`` is its source, shortened, and the call cannot be followed
     computed: bool = False
+    # what it passes (``step(model, loss_fn)``): what the callee's parameters hold
+    arguments: Arguments | None = None
 
 
 @dataclass(eq=False)
@@ -130,17 +184,18 @@ def ref_of(node: ast.expr) -> Ref | None:
         target = dotted(func)
         if target is None:
             return None
-        items = [
-            ref_of(a.value if isinstance(a, ast.Starred) else a) for a in node.args
-        ]
-        for arg in node.args:  # nn.ModuleList([Block(), Block()])
-            if isinstance(arg, (ast.List, ast.Tuple)):
-                items.extend(ref_of(el) for el in arg.elts)
+        refs, keyword_refs = _argument_refs(node)
+        items = list(refs)
+        for arg, ref in zip(node.args, refs, strict=True):  # nn.ModuleList([...])
+            if isinstance(arg, (ast.List, ast.Tuple)) and ref is not None:
+                items.extend(ref.items)
         if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
             items.extend(ref_of(v) for v in node.args[0].values if v is not None)
         if target == "dict":  # dict(wte=nn.Embedding(...), h=nn.ModuleList(...))
-            items.extend(ref_of(k.value) for k in node.keywords)
-        return Ref("instance", target, tuple(i for i in items if i is not None))
+            items.extend(ref for _, ref in keyword_refs)
+        members = tuple(i for i in items if i is not None)
+        arguments = _arguments(node, refs, keyword_refs)
+        return Ref("instance", target, members, arguments)
     if isinstance(node, (ast.Name, ast.Attribute)):
         target = dotted(node)
         return Ref("name", target) if target is not None else None
@@ -464,7 +519,9 @@ class _Summarizer(ast.NodeVisitor):
         callee = dotted(node.func)
         where = (node.lineno, node.col_offset)
         if callee is not None:
-            site = CallSite(*where, callee, tuple(self.guards))
+            site = CallSite(
+                *where, callee, tuple(self.guards), arguments=arguments_of(node)
+            )
         elif _is_computed(node.func):
             text = shorten(ast.unparse(node.func))
             site = CallSite(*where, text, tuple(self.guards), computed=True)
@@ -757,6 +814,7 @@ def summarize_source(
 
 
 __all__ = [
+    "Arguments",
     "CallSite",
     "ClassSummary",
     "Compiler",
