@@ -42,9 +42,10 @@ from libcst.metadata import CodeRange
 from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts.names import dotted, is_none
 from graphlint.facts.regions import Found, Region
+from graphlint.facts.scopes import Binding
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState, Key, Write, same, within
-from graphlint.facts.values import Values
+from graphlint.facts.values import Device, Values
 
 Position = tuple[int, int]
 Condition = tuple[cst.BaseExpression, bool]  # a test, and the value it must have
@@ -188,6 +189,7 @@ class Flow(cst.CSTVisitor):
         self._loops: list[list[cst.CSTNode]] = [[]]
         self._compiles = found.compiles
         self.compiled_calls: dict[cst.CSTNode, Region] = {}
+        self._returns: dict[Function, list[cst.BaseExpression | None]] = {}
         self._grad_off: list[int] = [0]  # per function: no-grad scopes open
         self._grad_blocks: set[cst.CSTNode] = set()
         self._tests: list[tuple[Condition, ...]] = [()]
@@ -250,6 +252,8 @@ class Flow(cst.CSTVisitor):
             self.site(node)
             if self._tests[-1]:
                 self.guard_tests[node] = self._tests[-1]
+        if isinstance(node, cst.Return):
+            self._returns.setdefault(self._functions[-1], []).append(node.value)
         if isinstance(node, cst.Call):
             self._call(node)
             self._skip.add(node.func)
@@ -718,6 +722,61 @@ class Flow(cst.CSTVisitor):
             if binding.how == "assign" and made in self.compiled_calls:
                 return self.sites[made], self.compiled_calls[made]
         return None
+
+    def overwritten(self, read: cst.Name) -> tuple[Site, Site, Region] | None:
+        """``a = f(x1); b = f(x2); use(a)``: when the binding of ``read`` that comes
+        last before it, in its function, is an output of a CUDA-graph-compiled call,
+        that call, the later call of the same callable in between that overwrites
+        it (measured: ``a`` silently holds ``b``'s values), and the region."""
+        if not self.compiled_calls:
+            return None
+        scope = self.values.scope_of.get(read)
+        position = self.positions.get(read)
+        if scope is None or position is None:
+            return None
+        here = (position.start.line, position.start.column)
+        home = scope.function()
+        while home is None and scope.parent is not None:  # module code
+            scope = scope.parent
+        if scope.owner(read.value) is not (home or scope):  # a global, a closure
+            return None
+        last: tuple[Position, Binding] | None = None
+        for binding in scope.lookup(read.value) or []:
+            node = binding.value if binding.value is not None else binding.node
+            at = self.positions.get(node) if node is not None else None
+            start = (at.start.line, at.start.column) if at is not None else None
+            if start is not None and start < here and (last is None or start > last[0]):
+                last = (start, binding)
+        if last is None or last[1].how != "assign" or last[1].value is None:
+            return None
+        made = last[1].value
+        while isinstance(made, cst.Subscript):  # ``f(x)[0]``: a view of it
+            made = made.value
+        if made not in self.compiled_calls:
+            return None
+        first, region = self.sites[made], self.compiled_calls[made]
+        if self._host_only(region):
+            return None
+        for node, other in self.compiled_calls.items():
+            later = self.sites[node]
+            if (
+                other is region
+                and later.function is first.function
+                and first.end <= later.start
+                and later.end <= here
+            ):
+                return first, later, region
+        return None
+
+    def _host_only(self, region: Region) -> bool:
+        """A compiled function of this file that returns only CPU tensors
+        (``return torch.rand(20)``): no CUDA graph holds its outputs."""
+        root = region.root
+        returns = self._returns.get(root) if isinstance(root, cst.FunctionDef) else None
+        return bool(returns) and all(
+            value is not None and self.values.of(value).device is Device.CPU
+            for value in returns or ()
+        )
 
     def backward_in_loop(self, site: Site) -> bool:
         """Whether a ``.backward()`` shares a loop with ``site`` (a training step)."""

@@ -102,6 +102,11 @@ class HostState(cst.CSTVisitor):
             return ("item", base, entry)
         return None
 
+    def reads_variable(self, name: cst.Name) -> bool:
+        """Whether ``name`` reads a variable: not a store target, ``.attr``,
+        ``kw=`` or a definition's name."""
+        return name not in self._not_read and name not in self._stores
+
     def _self_class(self, expr: cst.BaseExpression) -> str | None:
         if not isinstance(expr, cst.Name):
             return None

@@ -9,7 +9,7 @@ from graphlint.facts import Region
 from graphlint.facts.flow import Site
 from graphlint.facts.values import Kind
 from graphlint.matchers import method, positional
-from graphlint.rule import Rule
+from graphlint.rule import Rule, RuleContext
 
 _STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft"})
 
@@ -23,6 +23,10 @@ class GraphOutputKept(Rule):
     outcome = Outcome.SILENT_WRONG
     severity = Severity.ERROR  # a wrong result (or an error) under torch.compile too
     consequence = "results alias one reused buffer"
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._reported: set[tuple[cst.CSTNode, int]] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         if node in self.flow.compiled_calls:
@@ -38,6 +42,30 @@ class GraphOutputKept(Rule):
             )
             for element in elements:
                 self.check(element, node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        """``a = f(x1); b = f(x2); use(a)``: ``a`` is read after the next call of
+        its compiled callable (measured: silently holds ``b``'s values)."""
+        if not self.flow.compiled_calls or not self.state.reads_variable(node):
+            return
+        found = self.flow.overwritten(node)
+        if found is None or self.region(node) is not None:
+            return
+        first, later, region = found
+        line = self.context.positions[node].start.line
+        if (first.node, line) in self._reported:  # ``out + out``: once a line
+            return
+        self._reported.add((first.node, line))
+        self.report(
+            node,
+            region,
+            confidence=self.evidence(later),
+            related=[(later.node, "the call that overwrites it")],
+            expr=node.value,
+            graph=self.callable_of(first, region),
+            what=f"the call at line {later.line} reuses its memory before this read, "
+            "so it holds that call's result",
+        )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
