@@ -1,4 +1,5 @@
-"""The summary cache: plain data, kept in the user's cache folder, never in the tree.
+"""The cache of module summaries and of files' results: plain data, kept in the
+user's cache folder, never in the tree.
 
 A checked repository must not be able to ship cache entries (0.1 read a pickled
 ``.graphlint_cache/`` from the tree, so a repository could run code through it). The
@@ -31,7 +32,7 @@ from graphlint.read import ReadError, read_bounded
 # bump whenever a stored type changes shape or meaning: 1 was 0.1's pickles, 2 kept
 # guard callees where 3 keeps guard formulas; 4 adds untracked names and computed
 # callees (why a call is not followed); 5 adds diagnostics' related locations; 6 adds
-# compile wrappers
+# compile wrappers; 7 adds call arguments and files' results
 FORMAT = 7
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024

@@ -19,11 +19,14 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ParamSpec
+
+import msgspec
 
 from graphlint.cache import Cache
 from graphlint.diagnostics import (
@@ -46,7 +49,7 @@ from graphlint.read import (
     real_path,
     tool_diagnostic,
 )
-from graphlint.rules.tool.file_checks import ParserLimitExceeded
+from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
 
 P = ParamSpec("P")
@@ -57,6 +60,92 @@ def source_root(path: Path) -> Path:
     package = package_of(path)
     folder = real_path(path).parent
     return folder.parents[package.count(".")] if package else folder
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """A file's result as the result cache keeps it (the entries by type)."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    entries: tuple[Entry, ...]
+    compiles: tuple[CompileSite, ...]
+    roots: tuple[str, ...]
+    regions: tuple[RegionSite, ...]
+
+    @classmethod
+    def of(cls, result: FileResult) -> _Stored:
+        entries = tuple(e for e in result.entries if isinstance(e, Entry))
+        compiles = tuple(e for e in result.entries if isinstance(e, CompileSite))
+        return cls(result.diagnostics, entries, compiles, result.roots, result.regions)
+
+    def result(self, path: str) -> FileResult:
+        entries = (*self.entries, *self.compiles)
+        return FileResult(
+            path, self.diagnostics, False, entries, self.roots, self.regions
+        )
+
+
+# outcomes that depend on the machine or on a bug, not on the file: never kept
+_UNSTABLE = frozenset({ParserLimitExceeded.code, InternalError.code})
+
+
+class _Results:
+    """Checks files on the pool, or takes their results from the cache. A result is
+    keyed by the file's bytes, its name and module, the job (the functions reached
+    and how), the settings, and graphlint's own code; a pass-one result depends on
+    nothing else."""
+
+    def __init__(self, pool: Pool, settings: Settings, cache: Cache | None) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.cache = cache
+        self._settings = msgspec.json.encode(settings, order="deterministic")
+
+    def run(self, jobs: Sequence[Job]) -> list[FileResult]:
+        if self.cache is None:
+            return run_files(self.pool, jobs)
+        keys = [self._key(job) for job in jobs]
+        found: list[FileResult | None] = []
+        for job, key in zip(jobs, keys, strict=True):
+            stored = self.cache.get(key, _Stored) if key is not None else None
+            found.append(stored.result(str(job.path)) if stored else None)
+        missing = [i for i, result in enumerate(found) if result is None]
+        fresh = run_files(self.pool, [jobs[i] for i in missing])
+        for index, result in zip(missing, fresh, strict=True):
+            found[index] = result
+            key = keys[index]
+            stable = not result.internal_error and not any(
+                d.code in _UNSTABLE for d in result.diagnostics
+            )
+            if key is not None and stable:
+                self.cache.put(key, _Stored.of(result))
+        return [r for r in found if r is not None]
+
+    def _key(self, job: Job) -> str | None:
+        data = read_file(job.path, str(job.path), self.settings.max_file_size)
+        if isinstance(data, Diagnostic):
+            return None  # the worker says why
+        try:
+            job_id = (str(job.path), module_of(job.path), job.external, job.checks)
+            what = msgspec.json.encode((*job_id, job.declared), order="deterministic")
+        except (ValueError, TypeError):  # a name that is not UTF-8: not cached
+            return None
+        return Cache.key(b"result", _code_version(), self._settings, what, data)
+
+
+@functools.cache
+def _code_version() -> bytes:
+    """graphlint's own source files, by name, size and time: an edited rule is a
+    new version before its release number changes."""
+    package = Path(__file__).resolve().parents[1]
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stamps.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(stamps).encode()
 
 
 class _Summaries:
@@ -148,7 +237,8 @@ def survey_project(
             for shown, functions in sorted(declared.values())
             if not excluded(shown)
         )
-        results = run_files(pool, work)
+        checked = _Results(pool, settings, cache)
+        results = checked.run(work)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
@@ -168,7 +258,7 @@ def survey_project(
             for path, functions in sorted(reached.items())
             if not excluded(Path(path))
         ]
-        extra = run_files(pool, work)
+        extra = checked.run(work)
     abandoned = [
         FileResult(path, (_abandoned(path, callee),))
         for path, callee in dict.fromkeys(project.abandoned)

@@ -1,0 +1,74 @@
+"""The result cache: a run with nothing changed takes every file's result from the
+cache and says exactly what a cold ``--no-cache`` run says; an edit, other settings
+or another job are new keys."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from graphlint.diagnostics import FileResult
+from graphlint.engine import Job
+from graphlint.project import check
+from graphlint.runner import Pool, run_files
+from tests.conftest import FIXTURES
+from tests.test_cli import run
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copytree(FIXTURES / "_project", tmp_path / "p")
+    return tmp_path / "p"
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files sent to the workers to be checked (not those from the cache)."""
+    sent: list[Path] = []
+
+    def spy(pool: Pool, files: Sequence[Job]) -> list[FileResult]:
+        sent.extend(job.path for job in files)
+        return run_files(pool, files)
+
+    monkeypatch.setattr(check, "run_files", spy)
+    return sent
+
+
+def same_as_cold(*args: str, cwd: Path) -> str:
+    """The output of a run, asserted equal to a cold run's."""
+    code, out, _ = run("check", *args, cwd=cwd)
+    assert (code, out) == run("check", "--no-cache", *args, cwd=cwd)[:2]
+    return out
+
+
+def test_a_warm_run_checks_nothing_and_says_the_same(
+    project: Path, checked: list[Path]
+) -> None:
+    for form in ("text", "lsp"):
+        first = same_as_cold("--format", form, "--show-reach", ".", cwd=project)
+        checked.clear()
+        assert run("check", "--format", form, "--show-reach", ".", cwd=project)[1] == (
+            first
+        )
+        assert checked == [], "every result, pass one and the project pass, cached"
+
+
+def test_an_edit_settings_and_jobs_are_new_keys(
+    project: Path, checked: list[Path]
+) -> None:
+    before = same_as_cold(".", cwd=project)
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n\ndef extra():\n    return 1\n")
+    checked.clear()
+    warm = run("check", ".", cwd=project)[1]
+    assert set(checked) == {Path("app/helpers.py")}, "only the edited file is checked"
+    assert warm == before == run("check", "--no-cache", ".", cwd=project)[1]
+    selected = same_as_cold("--select", "GL103", ".", cwd=project)
+    assert selected != before and "GL101" not in selected
+    # a file reached from another region: its project-pass job changes
+    alone = same_as_cold("app/helpers.py", cwd=project)
+    assert alone != before
