@@ -28,6 +28,7 @@ from graphlint.facts.names import dotted
 from graphlint.facts.regions import source
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
+from graphlint.project.sparse import sparse_source
 from graphlint.project.summary import shorten
 from graphlint.read import (
     RUNNING,
@@ -270,6 +271,14 @@ def _check_file(
     deep = too_deep(found.tree, display) if found.tree is not None else None
     if deep is not None:
         return [deep]
+    if (
+        job.external is not None
+        and found.tree is not None
+        and not _own(source)
+        and not _has_marker(source, settings.markers)
+    ):
+        # a file with no capture of its own: only the reached functions matter
+        source = sparse_source(source, found.tree, job.external.keys())
     try:
         analysis = analyse_source(
             source,
@@ -288,6 +297,12 @@ def _check_file(
     except RecursionError:
         detail = "nested too deeply for the syntax-tree analysis"
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]
+
+
+def _own(source: str) -> bool:
+    """Whether a file may capture or replay a graph itself: then the order of its
+    own functions is evidence for what a reached function does."""
+    return bool(_CANDIDATE.search(source)) or ".replay(" in source
 
 
 def _has_marker(source: str, markers: frozenset[str]) -> bool:
