@@ -55,6 +55,16 @@ _CANDIDATE = re.compile(
     r"|make_graphed_callables|graphlint|reduce-overhead|max-autotune"
     r"|triton\.cudagraphs|[\"']cudagraphs[\"']"
 )
+# every alternative above contains one of these: a plain substring search rules out
+# most files at a fraction of the regular expression's cost
+_CANDIDATE_WORDS = ("graph", "capture_begin", "reduce-overhead", "max-autotune")
+
+
+def _candidate(source: str) -> bool:
+    """Whether ``source`` may hold a capture region (text that names one)."""
+    return any(w in source for w in _CANDIDATE_WORDS) and bool(
+        _CANDIDATE.search(source)
+    )
 
 
 @dataclass(frozen=True)
@@ -264,7 +274,7 @@ def _check_file(
     if not source or (
         job.external is None
         and not job.declared
-        and not _CANDIDATE.search(source)
+        and not _candidate(source)
         and not _has_marker(source, settings.markers)
     ):
         return Analysis([], [*sites], []) if sites else []
@@ -302,7 +312,7 @@ def _check_file(
 def _own(source: str) -> bool:
     """Whether a file may capture or replay a graph itself: then the order of its
     own functions is evidence for what a reached function does."""
-    return bool(_CANDIDATE.search(source)) or ".replay(" in source
+    return _candidate(source) or ".replay(" in source
 
 
 def _has_marker(source: str, markers: frozenset[str]) -> bool:

@@ -42,6 +42,9 @@ class CompileSite:
     keywords: tuple[tuple[str, str | None], ...] = ()
 
 
+# statements with no statement lists inside (most of them: skipped at once)
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Pass)
+
 # a candidate: the call or decorator, the enclosing function's path, the decorated
 # function's name as that code sees it (for a decorator)
 _Candidate = tuple[ast.expr, "str | None", "str | None"]
@@ -82,7 +85,8 @@ def compile_sites(tree: ast.Module, path: str, module: str) -> list[CompileSite]
                 value = _value(statement, bound)
                 if isinstance(value, ast.Call):
                     candidates.append((value, function, None))
-                todo.extend((block, stack) for block in _blocks(statement))
+                if not isinstance(statement, _SIMPLE):
+                    todo.extend((block, stack) for block in _blocks(statement))
     imports = {k: v for k, v in imports.items() if k not in bound | defined}
     sites: list[CompileSite] = []
     for node, function, decorated in candidates:
