@@ -571,3 +571,24 @@ def test_the_cache_never_changes_the_findings(tmp_path: Path) -> None:
         _lsp([*flags, "pkg/train.py"], tmp_path) for flags in ([], ["--no-cache"])
     )
     assert cached == uncached and ("inner.py", "GL101") in _codes(cached[1])
+
+
+def test_python_m_graphlint_does_not_import_the_checked_tree(tmp_path: Path) -> None:
+    """``python -m graphlint`` run in the checked tree: the tree's modules do not
+    stand in for the ones graphlint imports (``-m`` puts the folder on the path)."""
+    marker = tmp_path / "ran"
+    for name in ("msgspec", "libcst", "typer", "pathspec"):
+        (tmp_path / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'w').write({name!r})\nraise SystemExit(7)\n"
+        )
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "graphlint", "check", "--no-cache", "clean.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONSAFEPATH": ""},
+    )
+    assert not marker.exists(), marker.read_text()
+    assert done.returncode == 0, done.stderr
