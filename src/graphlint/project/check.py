@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import ParamSpec
 
@@ -125,20 +127,28 @@ class _Results:
         data = read_file(job.path, str(job.path), self.settings.max_file_size)
         if isinstance(data, Diagnostic):
             return None  # the worker says why
+        job_id = (str(job.path), module_of(job.path), job.external, job.checks)
         try:
-            job_id = (str(job.path), module_of(job.path), job.external, job.checks)
             what = msgspec.json.encode((*job_id, job.declared), order="deterministic")
         except (ValueError, TypeError):  # a name that is not UTF-8: not cached
             return None
         return Cache.key(b"result", _code_version(), self._settings, what, data)
 
 
+def _version(distribution: str) -> str:
+    try:
+        return f"{distribution} {metadata.version(distribution)}"
+    except metadata.PackageNotFoundError:
+        return f"{distribution} unknown"
+
+
 @functools.cache
 def _code_version() -> bytes:
-    """graphlint's own source files, by name, size and time: an edited rule is a
-    new version before its release number changes."""
+    """graphlint's own source files, by name, size and time (an edited rule is a
+    new version before its release number changes), with the versions of Python
+    and LibCST, whose parsers make the trees."""
     package = Path(__file__).resolve().parents[1]
-    stamps = []
+    stamps = [sys.version, _version("libcst")]
     for path in sorted(package.rglob("*.py")):
         try:
             info = path.stat()
