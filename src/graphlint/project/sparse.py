@@ -15,8 +15,8 @@ import ast
 import re
 from collections.abc import Collection
 
-# methods kept in every class: what ``self.x`` holds is read from them
-_SETUP = frozenset({"__init__", "__post_init__", "__new__", "setUp", "setup"})
+from graphlint.facts.flow import SETUP_METHODS  # what ``self.x`` holds is set there
+
 # lines as CPython counts them (``str.splitlines`` also splits at form feeds)
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -36,7 +36,9 @@ def sparse_source(source: str, tree: ast.Module, keep: Collection[str]) -> str:
                 body(statement.body, f"{scope}{statement.name}.")
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 path = f"{scope}{statement.name}"
-                if path not in prefixes and not (scope and statement.name in _SETUP):
+                if path not in prefixes and not (
+                    scope and statement.name in SETUP_METHODS
+                ):
                     removed.append(statement)
         for function in removed:
             start = min([function.lineno, *(d.lineno for d in function.decorator_list)])
