@@ -1,12 +1,19 @@
-"""The substring test in front of the candidate pattern never rules out a file
-the pattern would take."""
+"""The pre-filter: the substring test in front of the candidate pattern never rules
+out a file the pattern would take, and the test on CPython's tree never rules out a
+file with a region."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
-from graphlint import engine
-from tests.conftest import FIXTURES
+from graphlint import candidates
+from graphlint.engine import analyse_source
+from tests.conftest import FIXTURES, ROOT
+
+CORPUS = ROOT.parent / "shared" / "corpus"
 
 SAMPLES = [
     "with torch.cuda.graph(g):",
@@ -32,4 +39,69 @@ SAMPLES = [
     ],
 )
 def test_prefilter_agrees_with_the_pattern(text: str) -> None:
-    assert engine._candidate(text) == bool(engine._CANDIDATE.search(text))
+    assert candidates.text_candidate(text) == bool(candidates._CANDIDATE.search(text))
+
+
+# each way a file makes a region, as the rules' fixtures write it, in a few words
+MAKES_A_REGION = [
+    "import torch\nwith torch.cuda.graph(g):\n    pass\n",
+    "import torch.cuda as tc\nwith tc.graph(g):\n    pass\n",
+    "from torch.cuda import (\n    graph as capture,\n)\nwith capture(g):\n    pass\n",
+    "import torch\nfn = torch.cuda.graph\nwith fn(g):\n    pass\n",
+    "g.capture_begin()\ny = x + 1\ng.capture_end()\n",
+    "import torch\nstep = torch.cuda.make_graphed_callables(step, (x,))\n",
+    "import torch\nfast = torch.compile(step, mode='reduce-overhead')\n",
+    "import torch\nopts = {'triton.cudagraphs': True}\nf = torch.compile(m, options=opts)\n",
+    "import torch._inductor.config as c\nc.triton.cudagraphs = True\n",
+    "import graphlint\n@graphlint.capture_region\ndef step(x):\n    pass\n",
+    "from graphlint import capture_region as mark\n@mark\ndef step(x):\n    pass\n",
+    "# graphlint: capture-begin\ny = x + 1\n# graphlint: capture-end\n",
+]
+
+# text that names a region's API where no code uses it
+ONLY_TEXT = [
+    '"""Layers graphed with make_graphed_callables() each."""\n',
+    "# with torch.cuda.graph(g): would break here\nx = 1\n",
+    "kwargs = make_graphed_callables_kwargs()\n",
+    "graph = build()\ngraph.nodes\n",
+    "gm.graph.lint()\n",
+]
+
+
+@pytest.mark.parametrize("source", MAKES_A_REGION)
+def test_code_that_makes_a_region_is_a_candidate(source: str) -> None:
+    assert candidates.may_capture(source, ast.parse(source), frozenset())
+
+
+@pytest.mark.parametrize("source", ONLY_TEXT)
+def test_text_alone_is_not_a_candidate(source: str) -> None:
+    assert not candidates.may_capture(source, ast.parse(source), frozenset())
+
+
+def test_configured_markers_are_candidates() -> None:
+    source = "from mylib import captured\n@captured\ndef step(x):\n    pass\n"
+    tree = ast.parse(source)
+    assert not candidates.may_capture(source, tree, frozenset())
+    assert candidates.may_capture(source, tree, frozenset({"mylib.captured"}))
+
+
+def test_without_a_cpython_tree_the_text_decides() -> None:
+    assert candidates.may_capture(ONLY_TEXT[0], None, frozenset())
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted([*FIXTURES.rglob("*.py"), *CORPUS.rglob("*.py")]),
+    ids=lambda p: str(p.relative_to(p.parents[2])),
+)
+def test_every_file_with_a_region_is_a_candidate(path: Path) -> None:
+    """The pre-filter never drops a file in which the analysis finds a region or a
+    call out of one."""
+    source = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    found = analyse_source(source, str(path))
+    if found.regions or found.entries or found.diagnostics:
+        assert candidates.may_capture(source, tree, frozenset())

@@ -7,14 +7,13 @@ GL009 by the worker that runs the file (``graphlint.runner``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
+from graphlint.candidates import has_marker, may_capture, text_candidate
 from graphlint.comments import scan
 from graphlint.diagnostics import (
     Confidence,
@@ -25,7 +24,9 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import FileFacts, Region, analyse
 from graphlint.facts.names import dotted
+from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import source
+from graphlint.facts.walk import walk_batched
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import sparse_source
@@ -45,26 +46,6 @@ from graphlint.rules.tool.file_checks import ParserLimitExceeded
 DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_MEMORY = 2048  # MiB of address space per worker
-
-# Text that every capture region needs somewhere in its file (torch.cuda.graph, an
-# import of it under another name, x.graph(...), capture_begin, make_graphed_callables,
-# a CUDA-graph compile mode, a marker); ``fx``'s ``.graph`` attributes do not match;
-# files without any are clean once they compile, so they are never handed to LibCST.
-_CANDIDATE = re.compile(
-    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|\.graph\(|capture_begin"
-    r"|make_graphed_callables|graphlint|reduce-overhead|max-autotune"
-    r"|triton\.cudagraphs|[\"']cudagraphs[\"']"
-)
-# every alternative above contains one of these: a plain substring search rules out
-# most files at a fraction of the regular expression's cost
-_CANDIDATE_WORDS = ("graph", "capture_begin", "reduce-overhead", "max-autotune")
-
-
-def _candidate(source: str) -> bool:
-    """Whether ``source`` may hold a capture region (text that names one)."""
-    return any(w in source for w in _CANDIDATE_WORDS) and bool(
-        _CANDIDATE.search(source)
-    )
 
 
 @dataclass(frozen=True)
@@ -123,8 +104,7 @@ def analyse_source(
     settings = settings or Settings()
     comments = scan(source)
     module = cst.parse_module(source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    positions = positions_of(module)
     facts = analyse(
         module,
         positions,
@@ -139,7 +119,7 @@ def analyse_source(
     context = RuleContext(path, facts, positions, comments.suppressed)
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:
-        cst.visit_batched(module, rules)
+        walk_batched(module, rules)
     diagnostics = sorted(context.diagnostics, key=lambda d: d.sort_key)
     if external is not None:  # the project pass keeps what the reached code adds
         return Analysis([d for d in diagnostics if d.region and d.region.via], [], [])
@@ -274,8 +254,7 @@ def _check_file(
     if not source or (
         job.external is None
         and not job.declared
-        and not _candidate(source)
-        and not _has_marker(source, settings.markers)
+        and not may_capture(source, found.tree, settings.markers)
     ):
         return Analysis([], [*sites], []) if sites else []
     deep = too_deep(found.tree, display) if found.tree is not None else None
@@ -285,7 +264,7 @@ def _check_file(
         job.external is not None
         and found.tree is not None
         and not _own(source)
-        and not _has_marker(source, settings.markers)
+        and not has_marker(source, settings.markers)
     ):
         # a file with no capture of its own: only the reached functions matter
         source = sparse_source(source, found.tree, job.external.keys())
@@ -312,8 +291,4 @@ def _check_file(
 def _own(source: str) -> bool:
     """Whether a file may capture or replay a graph itself: then the order of its
     own functions is evidence for what a reached function does."""
-    return _candidate(source) or ".replay(" in source
-
-
-def _has_marker(source: str, markers: frozenset[str]) -> bool:
-    return any(m.rsplit(".", 1)[-1] in source for m in markers)
+    return text_candidate(source) or ".replay(" in source

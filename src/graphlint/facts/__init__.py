@@ -14,6 +14,7 @@ from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup, capture_setup
 from graphlint.facts.state import HostState, host_state
 from graphlint.facts.values import Value, Values
+from graphlint.facts.walk import walk
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def analyse(
     """Compute a file's facts: one scope walk, then the two region walks;
     ``declared``: the functions the configuration names as capture roots."""
     scopes = ScopeBuilder(package)
-    module.visit(scopes)
+    walk(module, scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     found = find_regions(
         module,
@@ -87,7 +88,7 @@ def analyse(
     )
     flow = Flow(module, values, state, found, setup, positions, path)
     if regions or found.compiles:  # calls of compiled callables matter too
-        module.visit(flow)
+        walk(module, flow)
     return FileFacts(
         values, regions, state, setup, flow, scopes.paths, found.unresolved
     )

@@ -20,8 +20,13 @@ from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
 from graphlint.facts.names import dotted, is_true, keyword
 from graphlint.facts.scopes import ClassInfo, ScopeBuilder
-from graphlint.facts.torchapi import CUDAGRAPHS_OPTION, cudagraph_keyword
+from graphlint.facts.torchapi import (
+    BUILTIN_MARKERS,
+    CUDAGRAPHS_OPTION,
+    cudagraph_keyword,
+)
 from graphlint.facts.values import Kind, Value, Values
+from graphlint.facts.walk import walk
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
 GRAPHED_CALLABLES = frozenset(
@@ -31,7 +36,6 @@ GRAPHED_CALLABLES = frozenset(
         "transformer_engine.pytorch.graph.make_graphed_callables",
     }
 )
-BUILTIN_MARKERS = frozenset({"graphlint.capture_region"})
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
 CUDAGRAPHS_SWITCH = "torch._inductor.config.triton.cudagraphs"
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
@@ -438,7 +442,7 @@ class RegionFinder(cst.CSTVisitor):
         if fn in self._returns:
             return self._returns[fn]
         collector = _Returns()
-        fn.body.visit(collector)
+        walk(fn.body, collector)
         found: list[Bound] = []
         for value in collector.values:
             if isinstance(value, cst.Name):
@@ -996,7 +1000,7 @@ def find_regions(
     finder = RegionFinder(scopes, values, positions, markers, checks)
     finder.checks = checks | local_checks(finder, scopes)
     finder.switched = switched_on(module, values)
-    module.visit(finder)
+    walk(module, finder)
     for function, path in scopes.paths.items():
         if path in declared:
             region = Region(
@@ -1021,7 +1025,7 @@ def find_regions(
             scanner.scan(fn.body.body)
             scanner.finish()
     assigner = RegionAssigner(finder, pragmas)
-    module.visit(assigner)
+    walk(module, assigner)
     return Found(
         assigner.regions,
         finder.graphed_calls,

@@ -14,6 +14,7 @@ from libcst.metadata import CodeRange
 from graphlint.facts.regions import Region
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.values import Values
+from graphlint.facts.walk import walk
 from graphlint.matchers import keyword, positional
 
 STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
@@ -176,7 +177,7 @@ def capture_setup(
     """The file's capture set-up; a file that captures nothing needs no walk."""
     setup = CaptureSetup(values, state, positions, regions, graphed_calls=graphed_calls)
     if regions or graphed_calls:
-        module.visit(setup)
+        walk(module, setup)
     return setup
 
 

@@ -22,6 +22,7 @@ from graphlint.diagnostics import RegionKind
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Values
+from graphlint.facts.walk import walk
 
 Key = tuple[object, ...]
 
@@ -156,7 +157,7 @@ class HostState(cst.CSTVisitor):
 
     def _test(self, node: cst.BaseExpression) -> None:
         reads = _TestReads()
-        node.visit(reads)
+        walk(node, reads)
         self.tests[node] = reads.found
         self.in_test.update(reads.found)
 
@@ -294,7 +295,7 @@ class _TestReads(cst.CSTVisitor):
         if isinstance(node, cst.Call):
             # f(x): the callee is not data; its arguments are
             for arg in node.args:
-                arg.value.visit(self)
+                walk(arg.value, self)
             return False
         return not isinstance(node, (cst.Lambda, cst.BaseComp))
 
@@ -329,7 +330,7 @@ def host_state(
     """The file's host state; a file without capture regions needs no walk."""
     state = HostState(module, values, regions, positions)
     if regions:
-        module.visit(state)
+        walk(module, state)
     return state
 
 

@@ -260,6 +260,9 @@ def returns_tensor(q: str) -> bool:
     )
 
 
+# the markers graphlint itself provides (``capture-markers`` adds more)
+BUILTIN_MARKERS: Final = frozenset({"graphlint.capture_region"})
+
 # torch.compile's CUDA-graph modes and the Inductor option that turns them on
 CUDAGRAPH_COMPILE_MODES: Final = frozenset({"reduce-overhead", "max-autotune"})
 CUDAGRAPHS_OPTION: Final = "triton.cudagraphs"

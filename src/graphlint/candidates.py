@@ -1,0 +1,99 @@
+"""Which files may hold a capture region, decided before LibCST sees them.
+
+LibCST's parse and analysis cost a hundred times CPython's parse, so pass one hands a
+file to it only when the file may capture. Two tests, the cheap one first:
+
+1. the text names something every region needs (``torch.cuda.graph``,
+   ``capture_begin``, ``make_graphed_callables``, a CUDA-graph compile mode, a
+   marker): most files of a tree stop at a substring search;
+2. the code does, in CPython's tree, which the pre-screen has already made: names
+   and calls, not comments, docstrings or longer identifiers
+   (``make_graphed_callables_kwargs``, "# the graphs returned by
+   make_graphed_callables"), which are most of the text matches in real trees.
+
+Both are over-approximations of what ``graphlint.facts.regions`` recognises: a file
+they reject has no region, so its analysis would find nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from graphlint.facts.torchapi import (
+    BUILTIN_MARKERS,
+    CUDAGRAPH_COMPILE_MODES,
+    CUDAGRAPHS_OPTION,
+)
+
+# Text that every capture region needs somewhere in its file (torch.cuda.graph, an
+# import of it under another name, also in parentheses over lines, x.graph(...),
+# capture_begin, make_graphed_callables, a CUDA-graph compile mode, a marker);
+# ``fx``'s ``.graph`` attributes do not match.
+_CANDIDATE = re.compile(
+    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|(?:^|[(,])[ \t]*graph\b|\.graph\("
+    r"|capture_begin|make_graphed_callables|graphlint|reduce-overhead|max-autotune"
+    r"|triton\.cudagraphs|[\"']cudagraphs[\"']",
+    re.MULTILINE,
+)
+# every alternative above contains one of these: a plain substring search rules out
+# most files at a fraction of the regular expression's cost
+_CANDIDATE_WORDS = ("graph", "capture_begin", "reduce-overhead", "max-autotune")
+# a span marked in comments: only the text shows it
+_PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
+# names a region is made with: graphed callables, manual capture, Inductor's switch
+_NAMES = frozenset({"make_graphed_callables", "capture_begin", "cudagraphs"})
+# strings that make torch.compile capture, written out: modes, the backend, the
+# Inductor option (in ``options``, ``config.patch``, ``patch.object``)
+_SETTINGS = CUDAGRAPH_COMPILE_MODES | {"cudagraphs", CUDAGRAPHS_OPTION}
+
+
+def text_candidate(source: str) -> bool:
+    """Whether ``source``'s text names something a capture region needs."""
+    return any(w in source for w in _CANDIDATE_WORDS) and bool(
+        _CANDIDATE.search(source)
+    )
+
+
+def has_marker(source: str, markers: frozenset[str]) -> bool:
+    """Whether the text holds the last part of one of the configured markers."""
+    return any(m.rsplit(".", 1)[-1] in source for m in markers)
+
+
+def may_capture(source: str, tree: ast.Module | None, markers: frozenset[str]) -> bool:
+    """Whether the file may hold a capture region (``tree``: CPython's, or None where
+    only LibCST parses the file: then the text decides)."""
+    if not text_candidate(source) and not has_marker(source, markers):
+        return False
+    if tree is None or _PRAGMA.search(source):
+        return True
+    names = _NAMES | {m.rsplit(".", 1)[-1] for m in BUILTIN_MARKERS | markers}
+    return any(_names_a_region(node, names) for node in ast.walk(tree))
+
+
+def _names_a_region(node: ast.AST, names: frozenset[str]) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in names or (node.attr == "graph" and _is_cuda(node.value))
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Call):  # x.graph(g), graph(g): torch.cuda.graph aliased
+        func = node.func
+        return (isinstance(func, ast.Attribute) and func.attr == "graph") or (
+            isinstance(func, ast.Name) and func.id == "graph"
+        )
+    if isinstance(node, ast.alias):
+        last = node.name.rpartition(".")[2]
+        return last in names or last == "graph" or node.asname in names
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value in _SETTINGS
+    return False
+
+
+def _is_cuda(expr: ast.expr) -> bool:
+    """``cuda`` or ``<anything>.cuda``: ``torch.cuda.graph`` referred to."""
+    return (isinstance(expr, ast.Attribute) and expr.attr == "cuda") or (
+        isinstance(expr, ast.Name) and expr.id == "cuda"
+    )
+
+
+__all__ = ["has_marker", "may_capture", "text_candidate"]

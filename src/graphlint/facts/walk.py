@@ -1,0 +1,181 @@
+"""A read-only traversal of LibCST trees for graphlint's visitors.
+
+``node.visit(visitor)`` rebuilds every node it passes (``_visit_and_replace_children``
+constructs a copy of each parent, whitespace and punctuation included) and calls the
+attribute hooks of every field, even for a visitor that changes nothing: on Megatron-LM
+that machinery was most of the analysis time. :func:`walk` calls the same
+``on_visit``/``on_leave`` methods (so ``visit_<Type>`` and ``leave_<Type>`` and their
+pruning work as in LibCST), in the same order, but reads the children where they are
+and never enters the nodes that are only layout: whitespace, comments, operators,
+commas, brackets. No visitor of graphlint's looks at those (a test checks that no
+``visit_``/``leave_`` method names one), nor at attribute hooks.
+
+:func:`walk_batched` is the same for rules: every ``visit_<Type>``/``leave_<Type>`` of
+every rule, in one pass, never pruned (LibCST's ``visit_batched``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import libcst as cst
+from libcst._nodes import op, whitespace  # the modules of layout-only node types
+
+_Method = Callable[[Any], Any]
+
+
+def _layout_types() -> frozenset[type[cst.CSTNode]]:
+    found: set[type[cst.CSTNode]] = set()
+    for module in (op, whitespace):
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, cst.CSTNode):
+                found.add(value)
+    brackets = (
+        cst.LeftParen,
+        cst.RightParen,
+        cst.LeftSquareBracket,
+        cst.RightSquareBracket,
+        cst.LeftCurlyBrace,
+        cst.RightCurlyBrace,
+        cst.Asynchronous,
+    )
+    return frozenset({*found, *brackets})
+
+
+LAYOUT: frozenset[type[cst.CSTNode]] = _layout_types()
+"""Node types that hold only layout (whitespace, comments, operators, punctuation):
+never entered."""
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Notes the fields ``_visit_and_replace_children`` visits, in its order."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+
+def _fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields of ``node``'s type that may hold nodes, in LibCST's visiting (source)
+    order: read once per type from LibCST's own traversal, then the dataclass fields it
+    visits only on some nodes (an f-string's ``format_spec``)."""
+    kind = type(node)
+    found = _FIELDS.get(kind)
+    if found is None:
+        recorder = _FieldRecorder()
+        node._visit_and_replace_children(recorder)
+        names = [*recorder.fields, *(f for f in kind.__dataclass_fields__)]
+        found = _FIELDS[kind] = tuple(dict.fromkeys(names))
+    return found
+
+
+def children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """``node``'s children that are not layout, in source order."""
+    for name in _fields(node):
+        value = getattr(node, name)
+        if isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT:
+                    yield item
+        elif isinstance(value, cst.CSTNode) and type(value) not in LAYOUT:
+            yield value
+
+
+def _dispatch(visitor: object, prefix: str) -> Callable[[cst.CSTNode], Any]:
+    """``visitor``'s ``<prefix><Type>`` method for a node, looked up once per type."""
+    table: dict[type, _Method | None] = {}
+
+    def call(node: cst.CSTNode) -> Any:
+        kind = type(node)
+        try:
+            method = table[kind]
+        except KeyError:
+            method = table[kind] = getattr(visitor, prefix + kind.__name__, None)
+        return None if method is None else method(node)
+
+    return call
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that changes nothing, without layout."""
+    kind = type(visitor)
+    if kind.on_visit is cst.CSTVisitor.on_visit:
+        visit = _dispatch(visitor, "visit_")
+
+        def on_visit(node: cst.CSTNode) -> bool:
+            return visit(node) is not False
+
+    else:
+        on_visit = visitor.on_visit
+    if kind.on_leave is cst.CSTVisitor.on_leave:
+        on_leave = _dispatch(visitor, "leave_")
+    else:
+        on_leave = visitor.on_leave
+    _walk(node, on_visit, on_leave)
+
+
+def _walk(
+    node: cst.CSTNode,
+    on_visit: Callable[[cst.CSTNode], bool],
+    on_leave: Callable[[cst.CSTNode], object],
+) -> None:
+    if on_visit(node):
+        for name in _FIELDS.get(type(node)) or _fields(node):
+            value = getattr(node, name)
+            if isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT:
+                        _walk(item, on_visit, on_leave)
+            elif isinstance(value, cst.CSTNode) and type(value) not in LAYOUT:
+                _walk(value, on_visit, on_leave)
+    on_leave(node)
+
+
+def walk_batched(
+    node: cst.CSTNode, visitors: Iterable[cst.BatchableCSTVisitor]
+) -> None:
+    """``cst.visit_batched(node, visitors)`` for visitors that change nothing: each
+    visitor's ``visit_<Type>`` and ``leave_<Type>``, every node, no pruning."""
+    visits: dict[str, list[_Method]] = {}
+    leaves: dict[str, list[_Method]] = {}
+    for visitor in visitors:
+        for name, method in visitor.get_visitors().items():
+            prefix, _, kind = name.partition("_")
+            table = visits if prefix == "visit" else leaves
+            table.setdefault(kind, []).append(method)
+    by_type: dict[type, tuple[tuple[_Method, ...], tuple[_Method, ...]]] = {}
+    empty: tuple[_Method, ...] = ()
+
+    def methods(node: cst.CSTNode) -> tuple[tuple[_Method, ...], tuple[_Method, ...]]:
+        kind = type(node)
+        found = by_type.get(kind)
+        if found is None:
+            name = kind.__name__
+            found = by_type[kind] = (
+                tuple(visits.get(name, empty)),
+                tuple(leaves.get(name, empty)),
+            )
+        return found
+
+    def on_visit(node: cst.CSTNode) -> bool:
+        for method in methods(node)[0]:
+            method(node)
+        return True
+
+    def on_leave(node: cst.CSTNode) -> None:
+        for method in methods(node)[1]:
+            method(node)
+
+    _walk(node, on_visit, on_leave)
+
+
+__all__ = ["LAYOUT", "children", "walk", "walk_batched"]

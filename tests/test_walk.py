@@ -1,0 +1,130 @@
+"""The read-only traversal visits what LibCST's own does, in the same order, minus
+the layout nodes no visitor of graphlint's looks at."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+import graphlint.facts.flow
+import graphlint.facts.regions
+import graphlint.facts.scopes
+import graphlint.facts.setup
+import graphlint.facts.state
+from graphlint.facts.walk import LAYOUT, walk, walk_batched
+from graphlint.rule import tree_rules
+from tests.conftest import FIXTURES
+
+FILES = sorted(FIXTURES.rglob("*.py"))
+
+
+class Recorder(cst.CSTVisitor):
+    """Every node entered and left; does not enter lambdas (pruning)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, cst.CSTNode]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", node))
+        return not isinstance(node, cst.Lambda)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", original_node))
+
+
+class Batched(cst.BatchableCSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, cst.CSTNode]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.events.append(("visit", node))
+
+    def leave_Name(self, original_node: cst.Name) -> None:
+        self.events.append(("leave", original_node))
+
+
+def parse(path: Path) -> cst.Module:
+    return cst.parse_module(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_walk_visits_as_libcst_does_without_layout(path: Path) -> None:
+    module = parse(path)
+    theirs, ours = Recorder(), Recorder()
+    module.visit(theirs)
+    walk(module, ours)
+    expected = [(e, n) for e, n in theirs.events if type(n) not in LAYOUT]
+    assert [(e, id(n)) for e, n in ours.events] == [(e, id(n)) for e, n in expected]
+
+
+@pytest.mark.parametrize("path", FILES[:40], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_walk_batched_calls_what_visit_batched_calls(path: Path) -> None:
+    module = parse(path)
+    theirs, ours = Batched(), Batched()
+    cst.visit_batched(module, [theirs])
+    walk_batched(module, [ours])
+    assert [(e, id(n)) for e, n in ours.events] == [
+        (e, id(n)) for e, n in theirs.events
+    ]
+
+
+def test_dispatch_by_type_names_prunes_on_false() -> None:
+    class Names(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.names.append(node.value)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    names = Names()
+    walk(cst.parse_module("f(a, lambda b: c)[d]\n"), names)
+    assert names.names == ["f", "a", "d"]
+
+
+def _visitor_classes() -> list[type]:
+    modules = [
+        graphlint.facts.flow,
+        graphlint.facts.regions,
+        graphlint.facts.scopes,
+        graphlint.facts.setup,
+        graphlint.facts.state,
+    ]
+    found: list[type] = list(tree_rules())
+    for module in modules:
+        found.extend(
+            c
+            for _, c in inspect.getmembers(module, inspect.isclass)
+            if issubclass(c, cst.CSTVisitor) and c.__module__ == module.__name__
+        )
+    return found
+
+
+@pytest.mark.parametrize("cls", _visitor_classes(), ids=lambda c: c.__name__)
+def test_visitors_name_node_types_the_walk_enters(cls: type) -> None:
+    """A ``visit_X``/``leave_X`` for a layout type, or an attribute hook
+    (``visit_Call_func``), would never be called by the walk."""
+    layout = {t.__name__ for t in LAYOUT}
+    ours = {
+        name
+        for c in cls.__mro__
+        if c.__module__.startswith("graphlint.")
+        for name in vars(c)
+    }
+    hooks = [n for n in ours if n.startswith(("visit_", "leave_"))]
+    assert hooks or "on_visit" in ours
+    for name in hooks:
+        _, _, kind = name.partition("_")
+        if kind == "patched":  # RegionFinder's helper, not a hook
+            continue
+        node_type = getattr(cst, kind, None)
+        assert isinstance(node_type, type), f"{cls.__name__}.{name}: no node {kind}"
+        assert kind not in layout, f"{cls.__name__}.{name}: layout is never walked"
