@@ -136,8 +136,9 @@ def test_crash_timeout_and_bug_are_contained(
 def test_internal_error_exits_2_without_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "bug.py").write_text("x = 1\n")
-    (tmp_path / "ok.py").write_text("x = 1\n")
+    region = "import graphlint\nwith graphlint.capture_region():\n    x = 1\n"
+    (tmp_path / "bug.py").write_text(region)  # a file the workers analyse
+    (tmp_path / "ok.py").write_text(region)
     monkeypatch.setattr(runner, "check_file", _crash_on_boom)
     code, out, err = run("check", ".", cwd=tmp_path)
     assert code == 2

@@ -28,6 +28,13 @@ SAMPLES = [
     'backend="cudagraphs"',
     "print('nothing here')",
     "graph = build()",
+    "x = subgraph(g)",
+    "from torch.cuda import (\n    CUDAGraph,\n    graph,\n)",
+    "f(a,\tgraph)",
+    "torch.cuda.graphs.is_current_stream_capturing()",
+    "opts['cudagraphs'] = x; my_cudagraphs = 1",
+    "import os  # a graph\nx.graphs(1)",
+    "x" * 5000 + " import graph",
 ]
 
 

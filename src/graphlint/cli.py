@@ -272,6 +272,7 @@ def _lint(
         capture_roots=config.capture_roots,
         base=config.root,
         warn=warn,
+        folders=[t for t in targets if os.path.isdir(t)],  # never raises
     )
     if UnreadableFile.code in settings.enabled:
         for path, reason in found.unreadable:  # the link itself, not where it leads

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 _IGNORE = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _BEGIN = re.compile(r"#\s*graphlint:\s*capture-begin\b", re.I)
 _END = re.compile(r"#\s*graphlint:\s*capture-end\b", re.I)
+# every comment above holds this: without it, there is nothing to tokenize for
+_ANY = re.compile(r"graphlint\s*:", re.I)
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Comments:
 def scan(source: str) -> Comments:
     """Find graphlint comments (``source`` has compiled, so tokenize succeeds)."""
     found = Comments()
+    if not _ANY.search(source):
+        return found
     begin: int | None = None
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))

@@ -13,7 +13,12 @@ from pathlib import Path
 
 import libcst as cst
 
-from graphlint.candidates import has_marker, may_capture, text_candidate
+from graphlint.candidates import (
+    has_marker,
+    may_capture,
+    text_candidate,
+    writes_compile_setting,
+)
 from graphlint.comments import scan
 from graphlint.diagnostics import (
     Confidence,
@@ -37,6 +42,7 @@ from graphlint.read import (
     module_of,
     package_of,
     read_source,
+    read_text,
     too_deep,
     tool_diagnostic,
 )
@@ -216,6 +222,30 @@ class Job:
     external: Mapping[str, Reached] | None = None
     checks: frozenset[str] = frozenset()
     declared: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What pass one sees of a file before parsing it (``screen``)."""
+
+    result: FileResult | None  # settled: nothing to analyse; None: a worker's job
+    compiles: bool = False  # its text writes a CUDA-graph compile setting
+    parsable: bool = False  # settled, but has code a worker could parse
+
+
+def screen(path: Path, settings: Settings) -> Screened:
+    """Pass one's first look at a file, in the collecting process: its GL0xx outcome
+    when it cannot be read or decoded, a clean result when its text names nothing a
+    capture region needs (nothing to analyse: it is not parsed), or none: a worker
+    parses and analyses it."""
+    display = str(path)
+    text = read_text(path, display, settings.max_file_size)
+    if isinstance(text, Diagnostic):
+        enabled = text.code in settings.enabled
+        return Screened(FileResult(display, (text,) if enabled else ()))
+    if text_candidate(text) or has_marker(text, settings.markers):
+        return Screened(None, compiles=writes_compile_setting(text))
+    return Screened(FileResult(display, ()), parsable=bool(text))
 
 
 def check_file(path: Path | Job, settings: Settings) -> FileResult:

@@ -167,20 +167,28 @@ class Source:
     tree: ast.Module | None
 
 
-def read_source(
-    path: Path, display: str, max_file_size: int, target: Version = RUNNING
-) -> Source | Diagnostic:
-    """A source file, or its GL0xx outcome. An empty ``__init__.py`` has no text."""
+def read_text(path: Path, display: str, max_file_size: int) -> str | Diagnostic:
+    """A source file's text, or its GL002/GL003/GL004/GL006 outcome: what can be
+    said of a file without parsing it. An empty ``__init__.py`` has no text."""
     data = read_file(path, display, max_file_size)
     if isinstance(data, Diagnostic):
         return data
     if not data.strip():
         if path.name == "__init__.py":
-            return Source("", None)
+            return ""
         return tool_diagnostic(EmptyFile, display)
-    text = decode(data, display)
+    return decode(data, display)
+
+
+def read_source(
+    path: Path, display: str, max_file_size: int, target: Version = RUNNING
+) -> Source | Diagnostic:
+    """A source file, or its GL0xx outcome. An empty ``__init__.py`` has no text."""
+    text = read_text(path, display, max_file_size)
     if isinstance(text, Diagnostic):
         return text
+    if not text:
+        return Source("", None)
     tree = prescreen(text, display, target)
     return tree if isinstance(tree, Diagnostic) else Source(text, tree)
 

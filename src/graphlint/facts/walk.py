@@ -16,7 +16,7 @@ every rule, in one pass, never pruned (LibCST's ``visit_batched``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import libcst as cst
@@ -88,6 +88,13 @@ def children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
                     yield item
         elif isinstance(value, cst.CSTNode) and type(value) not in LAYOUT:
             yield value
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node under it that is not layout, in source order."""
+    yield node
+    for child in children(node):
+        yield from descendants(child)
 
 
 def _dispatch(visitor: object, prefix: str) -> Callable[[cst.CSTNode], Any]:
@@ -178,4 +185,4 @@ def walk_batched(
     _walk(node, on_visit, on_leave)
 
 
-__all__ = ["LAYOUT", "children", "walk", "walk_batched"]
+__all__ = ["LAYOUT", "children", "descendants", "walk", "walk_batched"]

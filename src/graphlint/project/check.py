@@ -39,7 +39,7 @@ from graphlint.diagnostics import (
     Survey,
     Unfollowed,
 )
-from graphlint.engine import Job, Settings
+from graphlint.engine import Job, Settings, screen
 from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
 from graphlint.project.sites import CompileSite
@@ -218,6 +218,7 @@ def survey_project(
     capture_roots: Sequence[str] = (),
     base: Path | None = None,
     warn: Callable[[str], None] = lambda message: None,
+    folders: Sequence[Path] = (),
 ) -> Checked:
     """Check ``files`` and the project code their capture regions reach, and say
     what the analysis saw (``Checked.survey``).
@@ -225,7 +226,8 @@ def survey_project(
     ``capture_roots`` ("module:qualname") are functions a framework captures; their
     modules are looked up as imports are, first under ``base`` (the folder of the
     configuration), and each is analysed as a region; one that names nothing found
-    is reported through ``warn``."""
+    is reported through ``warn``. ``folders``: the folders ``files`` were collected
+    from (where they hold every source root, the files are the whole project)."""
     if not files:
         return Checked([])
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
@@ -248,7 +250,10 @@ def survey_project(
             if not excluded(shown)
         )
         checked = _Results(pool, settings, cache)
-        results = checked.run(work)
+        whole = bool(folders) and all(
+            any(_within(root, folder) for folder in folders) for root in project.roots
+        )
+        results = _pass_one(checked, work, settings, whole)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
@@ -276,6 +281,39 @@ def survey_project(
     merged = _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
     survey = project.survey(sites, lambda path: excluded(Path(path)))
     return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _pass_one(
+    checked: _Results, work: Sequence[Job], settings: Settings, whole: bool
+) -> list[FileResult]:
+    """Each file's own regions. A file whose text names nothing a region needs is
+    settled without a worker and without parsing, unless compile wrappers may be in
+    play: a function of any file may be handed to a wrapper another module defines,
+    which pass one cannot see. None can compile with CUDA graphs when ``whole`` (the
+    files are the whole project: every source root lies in a folder checked) and no
+    file writes a CUDA-graph compile setting; otherwise every file is parsed for
+    them (``compile_sites``)."""
+    found: list[FileResult | None] = [None] * len(work)
+    settled: list[int] = []  # clean by their text, but with code to parse
+    compiles = False
+    for index, job in enumerate(work):
+        if job.declared:
+            continue
+        seen = screen(job.path, settings)
+        found[index] = seen.result
+        compiles = compiles or seen.compiles
+        if seen.parsable:
+            settled.append(index)
+    todo = [i for i, result in enumerate(found) if result is None]
+    if compiles or not whole:
+        todo.extend(settled)
+    for index, result in zip(todo, checked.run([work[i] for i in todo]), strict=True):
+        found[index] = result
+    return [r for r in found if r is not None]
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return real_path(path).is_relative_to(real_path(folder))
 
 
 def _results_of(survey: Callable[P, Checked]) -> Callable[P, list[FileResult]]:

@@ -194,6 +194,8 @@ class Project:
         checks: frozenset[str] = frozenset(),
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        self._root_texts = [(root, str(root)) for root in self.roots]
+        self._root_of_file: dict[str, Path | None] = {}
         self.load = load
         self.eager = eager
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
@@ -301,9 +303,16 @@ class Project:
 
     def root_of_file(self, path: str) -> Path | None:
         """The source root that holds ``path`` (the innermost)."""
-        real = Path(os.path.realpath(path))
-        holding = [r for r in self.roots if real.is_relative_to(r)]
-        return max(holding, key=lambda r: len(r.parts)) if holding else None
+        if path not in self._root_of_file:
+            real = os.path.realpath(path)
+            holding = [
+                root
+                for root, text in self._root_texts
+                if real == text or real.startswith(text.rstrip(os.sep) + os.sep)
+            ]
+            innermost = max(holding, key=lambda r: len(r.parts)) if holding else None
+            self._root_of_file[path] = innermost
+        return self._root_of_file[path]
 
     # -- resolution ------------------------------------------------------------------
     def qualify(self, module: ModuleSummary, dotted: str) -> str:

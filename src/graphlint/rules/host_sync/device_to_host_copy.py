@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts import Region
 from graphlint.facts.values import Device, Kind
+from graphlint.facts.walk import descendants
 from graphlint.matchers import builtin, is_true, keyword, method, on_device, positional
 from graphlint.rule import Rule, RuleContext
 
@@ -16,7 +16,6 @@ _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _NUMPY_CONVERSIONS = frozenset({"numpy.asarray", "numpy.array"})
 # what fullgraph=True raises when Python branches on an ``.item()`` (measured)
 _GUARD_ERROR = "Could not guard on data-dependent expression"
-_ITEM = m.Call(func=m.Attribute(attr=m.Name("item")))
 
 
 class DeviceToHostCopy(Rule):
@@ -52,7 +51,7 @@ class DeviceToHostCopy(Rule):
         Python branches on it (measured on 2.11): remember the ones a test reads."""
         region = self.region(test)
         if region is not None and region.fullgraph:
-            self._tested.update(m.findall(test, _ITEM))
+            self._tested.update(n for n in descendants(test) if _item_call(n))
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)
@@ -114,3 +113,12 @@ class DeviceToHostCopy(Rule):
             fullgraph_error=fullgraph_error,
             call=self.code_of(node),
         )
+
+
+def _item_call(node: cst.CSTNode) -> bool:
+    """``<anything>.item()``."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "item"
+    )

@@ -1,0 +1,103 @@
+"""Pass one settles files whose text names nothing a capture region needs without
+parsing them, unless a compile wrapper elsewhere could capture a function of theirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphlint.engine import Settings, screen
+from tests.conftest import graphlint
+
+BROKEN = "def helper(:\n"  # no region text: parsed only when compile sites matter
+HAZARD = """\
+import torch
+g = torch.cuda.CUDAGraph()
+x = torch.zeros(1, device="cuda")
+with torch.cuda.stream(torch.cuda.Stream()):
+    for _ in range(3):
+        x.add_(1)
+with torch.cuda.graph(g):
+    y = x.item()
+"""
+WRAPPER = """\
+import functools
+import torch
+fast = functools.partial(torch.compile, mode="reduce-overhead")
+"""
+COMPILED = """\
+from pkg.wrappers import fast
+
+
+@fast
+def step(x):
+    return x.sum().item()
+"""
+
+
+def test_screen_settles_what_it_can_without_parsing(tmp_path: Path) -> None:
+    settings = Settings(enabled=Settings().enabled | {"GL006"})  # off by default
+    for name, text in {
+        "plain.py": "x = 1\n",
+        "broken.py": BROKEN,
+        "hazard.py": HAZARD,
+        "wrapper.py": WRAPPER,
+        "empty.py": "",
+        "latin.py": "# -*- coding: ascii -*-\nx = 'é'\n",
+    }.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    plain = screen(tmp_path / "plain.py", settings)
+    assert plain.result is not None and plain.result.diagnostics == ()
+    assert plain.parsable and not plain.compiles
+    assert screen(tmp_path / "broken.py", settings).parsable  # not parsed here
+    hazard = screen(tmp_path / "hazard.py", settings)
+    assert hazard.result is None and not hazard.compiles
+    wrapper = screen(tmp_path / "wrapper.py", settings)
+    assert wrapper.result is None and wrapper.compiles
+    empty = screen(tmp_path / "empty.py", settings)
+    assert empty.result is not None
+    assert [d.code for d in empty.result.diagnostics] == ["GL006"]
+    latin = screen(tmp_path / "latin.py", settings)
+    assert latin.result is not None
+    assert [d.code for d in latin.result.diagnostics] == ["GL002"]
+
+
+def _codes(out: str) -> set[tuple[str, str]]:
+    found = set()
+    for line in out.splitlines():
+        parts = line.split(":")
+        if len(parts) > 3 and parts[3].strip().startswith("GL"):
+            found.add((parts[0], parts[3].split()[0]))
+    return found
+
+
+def test_a_whole_project_without_compile_settings_parses_only_candidates(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "broken.py").write_text(BROKEN)
+    (tmp_path / "train.py").write_text(HAZARD)
+    done = graphlint("check", "--no-cache", ".", cwd=tmp_path)
+    assert _codes(done.stdout) == {("train.py", "GL101")}
+    assert "2 files checked" in done.stdout
+
+
+def test_a_compile_setting_anywhere_parses_every_file(tmp_path: Path) -> None:
+    """A function of any file may be compiled through a wrapper another module
+    defines: then every file is parsed, and a syntax error is reported."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "wrappers.py").write_text(WRAPPER)
+    (package / "steps.py").write_text(COMPILED)
+    (package / "broken.py").write_text(BROKEN)
+    done = graphlint("check", "--no-cache", ".", cwd=tmp_path)
+    found = _codes(done.stdout)
+    assert ("pkg/steps.py", "GL101") in found  # compiled through pkg.wrappers.fast
+    assert ("pkg/broken.py", "GL001") in found
+
+
+def test_files_named_alone_are_parsed(tmp_path: Path) -> None:
+    """Checking some files of a project, graphlint cannot know that no module
+    elsewhere compiles with CUDA graphs: the files named are parsed."""
+    (tmp_path / "broken.py").write_text(BROKEN)
+    done = graphlint("check", "--no-cache", "broken.py", cwd=tmp_path)
+    assert _codes(done.stdout) == {("broken.py", "GL001")}
