@@ -101,3 +101,19 @@ def test_files_named_alone_are_parsed(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text(BROKEN)
     done = graphlint("check", "--no-cache", "broken.py", cwd=tmp_path)
     assert _codes(done.stdout) == {("broken.py", "GL001")}
+
+
+def test_pathological_text_is_screened_in_linear_time(tmp_path: Path) -> None:
+    """The collecting process screens every file without a time limit of its own:
+    text built to make a backtracking search quadratic must not slow it (the first
+    file took minutes with the obvious pattern)."""
+    for index, text in enumerate(
+        [
+            "a" + "cuda" * 200_000 + " import (",
+            ".cuda" * 150_000 + " import x",
+            "x = 1  # " + "graph " * 150_000,
+            "\n".join(["graph"] * 150_000),
+        ]
+    ):
+        (tmp_path / f"f{index}.py").write_text(text)
+    graphlint("check", "--no-cache", "--exit-zero", ".", cwd=tmp_path, timeout=60)

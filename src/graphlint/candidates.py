@@ -27,17 +27,16 @@ from graphlint.facts.torchapi import (
 )
 
 # Text that every capture region needs somewhere in its file (torch.cuda.graph, an
-# import of it under another name, also in parentheses over lines, x.graph(...),
-# capture_begin, make_graphed_callables, a CUDA-graph compile mode, a marker);
-# ``fx``'s ``.graph`` attributes do not match. This pattern is the definition;
-# ``text_candidate`` finds the same files ten times faster (a test compares them):
-# no alternative here starts with a literal, so the pattern is tried at every
-# position of every file.
+# import of it under another name, also in parentheses over lines from a ``cuda``
+# module, x.graph(...), capture_begin, make_graphed_callables, a CUDA-graph compile
+# mode, a marker); ``fx``'s ``.graph`` attributes do not match. This pattern is the
+# definition; ``text_candidate`` finds the same files ten times faster (a test
+# compares them): no alternative here starts with a literal, so the pattern is tried
+# at every position of every file.
 _CANDIDATE = re.compile(
-    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|(?:^|[(,])[ \t]*graph\b|\.graph\("
-    r"|capture_begin|make_graphed_callables|graphlint|reduce-overhead|max-autotune"
-    r"|triton\.cudagraphs|[\"']cudagraphs[\"']",
-    re.MULTILINE,
+    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|\bcuda[\w.]*[ \t]+import[ \t]*\("
+    r"|\.graph\(|capture_begin|make_graphed_callables|graphlint|reduce-overhead"
+    r"|max-autotune|triton\.cudagraphs|[\"']cudagraphs[\"']"
 )
 _LITERALS = (
     "capture_begin",
@@ -49,7 +48,7 @@ _LITERALS = (
 _GRAPH = re.compile(r"graph\b")  # a literal first: found by a fast scan
 _CUDAGRAPHS_WORD = re.compile(r"cudagraphs")
 _IMPORT = re.compile(r"\bimport\b")
-_LINE_PREFIX = 4096  # characters of a line before `graph` that are looked at
+_IMPORT_PAREN = re.compile(r"import[ \t]*\(")
 # a span marked in comments: only the text shows it
 _PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
 # names a region is made with: graphed callables, manual capture, Inductor's switch
@@ -87,28 +86,56 @@ def text_candidate(source: str) -> bool:
         )
         if quoted or source[max(0, start - 7) : start] == "triton.":
             return True
-    return any(_names_graph(source, m.start()) for m in _GRAPH.finditer(source))
+    return _names_graph(source) or _imports_from_cuda(source)
 
 
-def _names_graph(source: str, at: int) -> bool:
-    """Whether the word ``graph`` at ``at`` is ``cuda.graph``, ``x.graph(``, or
-    imported (after ``import`` on its line, or first on a line or after ``(`` or
-    ``,``: a name in a parenthesised import)."""
-    before = source[at - 1 : at]
-    if before.isalnum() or before == "_":
-        return False  # not the start of a word
-    if source[max(0, at - 5) : at] == "cuda." or (
-        before == "." and source[at + 5 : at + 6] == "("
-    ):
-        return True
-    line = source.rfind("\n", max(0, at - _LINE_PREFIX), at) + 1
-    prefix = source[max(line, at - _LINE_PREFIX) : at]
-    stripped = prefix.rstrip(" \t")
-    return (
-        ((line > 0 or at <= _LINE_PREFIX) and not stripped)
-        or stripped.endswith(("(", ","))
-        or bool(_IMPORT.search(prefix))
-    )
+def _names_graph(source: str) -> bool:
+    """Whether a word ``graph`` is ``cuda.graph``, ``x.graph(``, or imported on its
+    line (after an ``import`` there). Linear in the text, whatever it holds: each
+    line is searched for ``import`` once, however many ``graph`` it holds."""
+    end = -1  # the end of the line last searched, and where its import is
+    first_import = -1
+    for match in _GRAPH.finditer(source):
+        at = match.start()
+        before = source[at - 1 : at]
+        if before.isalnum() or before == "_":
+            continue  # not the start of a word
+        if source[max(0, at - 5) : at] == "cuda." or (
+            before == "." and source[at + 5 : at + 6] == "("
+        ):
+            return True
+        if at > end:  # a new line
+            start = source.rfind("\n", 0, at) + 1
+            end = source.find("\n", at)
+            end = len(source) if end < 0 else end
+            found = _IMPORT.search(source, start, end)
+            first_import = found.start() if found is not None else -1
+        if 0 <= first_import < at:
+            return True
+    return False
+
+
+def _imports_from_cuda(source: str) -> bool:
+    """``\\bcuda[\\w.]*[ \\t]+import[ \\t]*\\(``: names imported in parentheses
+    from a ``cuda`` module. By hand: each ``import (`` looks back at the dotted name
+    before it, which is linear in the text (the pattern, without the word boundary
+    that keeps it from a literal-first scan, would try each ``cuda`` of a long name)."""
+    for match in _IMPORT_PAREN.finditer(source):
+        space = match.start()
+        while space > 0 and source[space - 1] in " \t":
+            space -= 1
+        if space == match.start():
+            continue  # ``import`` must follow the name and a space
+        start = space
+        while start > 0 and (source[start - 1].isalnum() or source[start - 1] in "_."):
+            start -= 1
+        name = source[start:space]
+        at = name.find("cuda")
+        while at >= 0:  # a "cuda" in it that starts a word
+            if at == 0 or not (name[at - 1].isalnum() or name[at - 1] == "_"):
+                return True
+            at = name.find("cuda", at + 1)
+    return False
 
 
 def has_marker(source: str, markers: frozenset[str]) -> bool:

@@ -293,10 +293,12 @@ def _check_file(
     if (
         job.external is not None
         and found.tree is not None
-        and not _own(source)
-        and not has_marker(source, settings.markers)
+        and not may_capture(source, found.tree, settings.markers)
+        and ".replay(" not in source
     ):
-        # a file with no capture of its own: only the reached functions matter
+        # a file that neither captures nor replays a graph itself: only the reached
+        # functions matter (otherwise the order of its own functions is evidence for
+        # what a reached function does)
         source = sparse_source(source, found.tree, job.external.keys())
     try:
         analysis = analyse_source(
@@ -316,9 +318,3 @@ def _check_file(
     except RecursionError:
         detail = "nested too deeply for the syntax-tree analysis"
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]
-
-
-def _own(source: str) -> bool:
-    """Whether a file may capture or replay a graph itself: then the order of its
-    own functions is evidence for what a reached function does."""
-    return text_candidate(source) or ".replay(" in source

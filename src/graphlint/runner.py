@@ -387,5 +387,14 @@ def run_files(pool: Pool, files: Sequence[Path | Job]) -> list[FileResult]:
         assert isinstance(result, FileResult)
         results[index] = result
 
-    pool.run(work, keep)
+    # largest first: a large file started last would keep one worker busy alone
+    order = sorted(range(len(work)), key=lambda i: -_size(work[i].path))
+    pool.run([work[i] for i in order], lambda index, result: keep(order[index], result))
     return [r for r in results if r is not None]
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0

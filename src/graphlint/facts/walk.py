@@ -82,11 +82,9 @@ def children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
     """``node``'s children that are not layout, in source order."""
     for name in _fields(node):
         value = getattr(node, name)
-        if isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT:
-                    yield item
-        elif isinstance(value, cst.CSTNode) and type(value) not in LAYOUT:
+        if type(value) is tuple or type(value) is list:
+            yield from (item for item in value if _entered(type(item)))
+        elif _entered(type(value)):
             yield value
 
 
@@ -130,20 +128,37 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     _walk(node, on_visit, on_leave)
 
 
+_ENTERED: dict[type, bool] = {}  # whether a value of the type is a node to walk
+
+
+def _entered(kind: type) -> bool:
+    """Whether values of ``kind`` are walked: nodes that are not layout. By type, once
+    (``isinstance`` on LibCST's abstract base classes costs more than the walk)."""
+    found = _ENTERED.get(kind)
+    if found is None:
+        found = _ENTERED[kind] = issubclass(kind, cst.CSTNode) and kind not in LAYOUT
+    return found
+
+
 def _walk(
     node: cst.CSTNode,
     on_visit: Callable[[cst.CSTNode], bool],
     on_leave: Callable[[cst.CSTNode], object],
 ) -> None:
     if on_visit(node):
+        entered = _ENTERED
         for name in _FIELDS.get(type(node)) or _fields(node):
             value = getattr(node, name)
-            if isinstance(value, (tuple, list)):
+            kind = type(value)
+            if kind is tuple or kind is list:
                 for item in value:
-                    if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT:
+                    enter = entered.get(type(item))
+                    if enter or (enter is None and _entered(type(item))):
                         _walk(item, on_visit, on_leave)
-            elif isinstance(value, cst.CSTNode) and type(value) not in LAYOUT:
-                _walk(value, on_visit, on_leave)
+            else:
+                enter = entered.get(kind)
+                if enter or (enter is None and _entered(kind)):
+                    _walk(value, on_visit, on_leave)
     on_leave(node)
 
 
