@@ -55,9 +55,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Settings, lint_source
+from graphlint.engine import lint_source
 from graphlint.project.check import check_project
 from graphlint.rule import all_checks
+from graphlint.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

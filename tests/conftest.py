@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from graphlint.diagnostics import Diagnostic
-from graphlint.engine import Settings, lint_source
+from graphlint.engine import lint_source
+from graphlint.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

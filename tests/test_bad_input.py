@@ -13,7 +13,8 @@ import pytest
 
 from graphlint import runner
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Job, Settings, check_file
+from graphlint.engine import check_file
+from graphlint.settings import Job, Settings
 from tests.test_cli import run
 
 ALL = Settings(enabled=frozenset(Settings().enabled | {"GL006"}))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import textwrap
 
 from graphlint.diagnostics import Confidence, Diagnostic, Severity
-from graphlint.engine import Settings, lint_source
+from graphlint.engine import lint_source
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
+from graphlint.settings import Settings
 from tests.conftest import FIXTURES
 
 

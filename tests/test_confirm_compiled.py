@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from graphlint.diagnostics import Outcome, Related
-from graphlint.engine import Settings
 from graphlint.project.check import check_project
 from graphlint.runtime import capture, compiled, session
 from graphlint.runtime.sites import COMPILED, Site
+from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 from tests.test_confirm import _finding, _merge
 

@@ -9,7 +9,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.diagnostics import Confidence, RegionKind
-from graphlint.facts import FileFacts, analyse
+from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.values import Device, Kind
 from tests.conftest import lint
 

@@ -11,11 +11,12 @@ import libcst as cst
 import pytest
 
 from graphlint.diagnostics import Confidence
-from graphlint.engine import Settings
-from graphlint.facts import FileFacts, guards
+from graphlint.facts import guards
+from graphlint.facts.analysis import FileFacts
 from graphlint.facts.state import Write
 from graphlint.project.check import check_project
 from graphlint.project.summary import formula
+from graphlint.settings import Settings
 from tests.conftest import expectations
 from tests.test_facts import facts_for
 

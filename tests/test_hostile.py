@@ -21,8 +21,8 @@ import pytest
 from graphlint import runner
 from graphlint.cache import FORMAT, Cache
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Job, Settings
 from graphlint.project.summary import ModuleSummary
+from graphlint.settings import Job, Settings
 from tests.conftest import GRAPHLINT, graphlint
 from tests.test_cli import run
 
@@ -261,7 +261,7 @@ import ctypes, faulthandler, os, sys
 from pathlib import Path
 faulthandler.enable(file=os.fdopen(os.dup(2), "w"))  # as pytest does
 from graphlint import runner
-from graphlint.engine import Settings
+from graphlint.settings import Settings
 def crash(job, settings):
     ctypes.string_at(0)
 runner.check_file = crash

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.engine import Settings
 from graphlint.project.check import check_project
+from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 
 PRECISION = FIXTURES / "_precision"

@@ -13,9 +13,9 @@ import pytest
 
 from graphlint.cache import FORMAT
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Settings
 from graphlint.project.check import check_project
 from graphlint.project.sites import compile_sites
+from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
 

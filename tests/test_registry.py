@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from graphlint import _dev
-from graphlint.rule import Check, Rule, all_checks
+from graphlint.checks import Check
+from graphlint.rule import Rule, all_checks
 from tests.conftest import FIXTURES, RULE_DOCS
 
 FAMILY_PACKAGES = {

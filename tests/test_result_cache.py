@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Job
 from graphlint.project import check
 from graphlint.runner import Pool, run_files
+from graphlint.settings import Job
 from tests.conftest import FIXTURES
 from tests.test_cli import run
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.engine import Settings, lint_source
+from graphlint.engine import lint_source
 from graphlint.rule import Rule, all_checks
+from graphlint.settings import Settings
 from tests.conftest import RULE_DOCS
 
 DOCS = sorted(RULE_DOCS.glob("GL*.md"))

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.engine import Settings, lint_source
+from graphlint.engine import lint_source
 from graphlint.rule import all_checks
+from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 
 RULE_FILES = sorted(FIXTURES.glob("GL*/*.py"))

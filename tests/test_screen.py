@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphlint.engine import Settings, screen
+from graphlint.candidates import screen
+from graphlint.settings import Settings
 from tests.conftest import graphlint
 
 BROKEN = "def helper(:\n"  # no region text: parsed only when compile sites matter

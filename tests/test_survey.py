@@ -20,10 +20,10 @@ from graphlint.diagnostics import (
     Survey,
     Unfollowed,
 )
-from graphlint.engine import Settings
 from graphlint.output.lsp import format_lsp
 from graphlint.output.text import format_text
 from graphlint.project.check import survey_project
+from graphlint.settings import Settings
 from tests.test_cli import run
 from tests.test_hostile_output import HOSTILE, NOT_UTF8, unsafe
 

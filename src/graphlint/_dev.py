@@ -1,5 +1,6 @@
 """Maintainer commands. ``python -m graphlint._dev sync-docs [--check]`` regenerates the
-rule index in rules/README.md from the registry and the doc pages."""
+rule index in rules/README.md and the table of codes in ``graphlint/codes.py`` from the
+registry and the doc pages."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from graphlint.rule import all_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX = ROOT / "rules" / "README.md"
+CODES = Path(__file__).resolve().parent / "codes.py"
 START, END = "<!-- rules-index:start -->", "<!-- rules-index:end -->"
+CODES_START, CODES_END = "# codes:start\n", "# codes:end\n"
 
 
 def render_index() -> str:
@@ -23,15 +26,28 @@ def render_index() -> str:
     return "\n".join(rows)
 
 
+def render_codes() -> str:
+    return "".join(
+        f'    "{code}": ("{check.name}", {check.default_enabled}),\n'
+        for code, check in all_checks().items()
+    )
+
+
 def sync_docs(check: bool = False) -> bool:
-    """Rewrite the index; with ``check``, only report whether it is up to date."""
-    text = INDEX.read_text(encoding="utf-8")
-    head, rest = text.split(START, 1)
+    """Rewrite the index and the table of codes; with ``check``, only report whether
+    both are up to date."""
+    index = INDEX.read_text(encoding="utf-8")
+    head, rest = index.split(START, 1)
     _, tail = rest.split(END, 1)
-    updated = f"{head}{START}\n{render_index()}\n{END}{tail}"
+    new_index = f"{head}{START}\n{render_index()}\n{END}{tail}"
+    codes = CODES.read_text(encoding="utf-8")
+    head, rest = codes.split(CODES_START, 1)
+    _, tail = rest.split(CODES_END, 1)
+    new_codes = f"{head}{CODES_START}{render_codes()}    {CODES_END}{tail}"
     if check:
-        return updated == text
-    INDEX.write_text(updated, encoding="utf-8")
+        return new_index == index and new_codes == codes
+    INDEX.write_text(new_index, encoding="utf-8")
+    CODES.write_text(new_codes, encoding="utf-8")
     return True
 
 
@@ -42,7 +58,10 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         if sync_docs(check=True):
             return 0
-        print("rules/README.md is out of date: run python -m graphlint._dev sync-docs")
+        print(
+            "rules/README.md or graphlint/codes.py is out of date: "
+            "run python -m graphlint._dev sync-docs"
+        )
         return 1
     sync_docs()
     return 0

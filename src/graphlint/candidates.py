@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
+from graphlint.diagnostics import Diagnostic, FileResult
 from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
     CUDAGRAPH_COMPILE_MODES,
     CUDAGRAPHS_OPTION,
 )
+from graphlint.read import read_text
+from graphlint.settings import Settings
 
 # Text that every capture region needs somewhere in its file (torch.cuda.graph, an
 # import of it under another name, also in parentheses over lines from a ``cuda``
@@ -179,4 +184,35 @@ def _is_cuda(expr: ast.expr) -> bool:
     )
 
 
-__all__ = ["has_marker", "may_capture", "text_candidate", "writes_compile_setting"]
+@dataclass(frozen=True)
+class Screened:
+    """What pass one sees of a file before parsing it (``screen``)."""
+
+    result: FileResult | None  # settled: nothing to analyse; None: a worker's job
+    compiles: bool = False  # its text writes a CUDA-graph compile setting
+    parsable: bool = False  # settled, but has code a worker could parse
+
+
+def screen(path: Path, settings: Settings) -> Screened:
+    """Pass one's first look at a file, in the collecting process: its GL0xx outcome
+    when it cannot be read or decoded, a clean result when its text names nothing a
+    capture region needs (nothing to analyse: it is not parsed), or none: a worker
+    parses and analyses it."""
+    display = str(path)
+    text = read_text(path, display, settings.max_file_size)
+    if isinstance(text, Diagnostic):
+        enabled = text.code in settings.enabled
+        return Screened(FileResult(display, (text,) if enabled else ()))
+    if text_candidate(text) or has_marker(text, settings.markers):
+        return Screened(None, compiles=writes_compile_setting(text))
+    return Screened(FileResult(display, ()), parsable=bool(text))
+
+
+__all__ = [
+    "Screened",
+    "has_marker",
+    "may_capture",
+    "screen",
+    "text_candidate",
+    "writes_compile_setting",
+]

@@ -35,7 +35,6 @@ from graphlint.output import FORMATTERS, OutputFormat
 from graphlint.output.escape import printable
 from graphlint.project.check import Checked, survey_project
 from graphlint.read import real_path, tool_diagnostic
-from graphlint.rule import all_checks
 from graphlint.rules.tool.file_checks import UnreadableFile
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -299,6 +298,8 @@ def _with_flags(
 @app.command()
 def rules() -> None:
     """List every code with its name, whether it is on by default, and a summary."""
+    from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
+
     for code, check_cls in all_checks().items():
         default = " " if check_cls.default_enabled else "*"
         typer.echo(f"{code}{default} {check_cls.name:<34} {check_cls.summary()}")
@@ -310,6 +311,8 @@ def explain(
     code: Annotated[str, typer.Argument(help="A code such as GL101.")],
 ) -> None:
     """Print a rule's documentation."""
+    from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
+
     code = code.strip().upper()
     check_cls = all_checks().get(code)
     if check_cls is None:

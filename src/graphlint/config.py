@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphlint.engine import (
+from graphlint.codes import CODES
+from graphlint.read import RUNNING, ReadError, Version, read_bounded
+from graphlint.settings import (
     DEFAULT_MAX_FILE_SIZE,
     DEFAULT_MAX_MEMORY,
     DEFAULT_TIMEOUT,
     Settings,
 )
-from graphlint.read import RUNNING, ReadError, Version, read_bounded
-from graphlint.rule import all_checks
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -270,9 +270,8 @@ def enabled_codes(
     select: Sequence[str] | None, extend_select: Sequence[str], ignore: Sequence[str]
 ) -> frozenset[str]:
     """Apply selection: the longest matching prefix decides, as in ruff."""
-    checks = all_checks()
     for prefix in (*(select or ()), *extend_select, *ignore):
-        if prefix != "ALL" and not any(code.startswith(prefix) for code in checks):
+        if prefix != "ALL" and not any(code.startswith(prefix) for code in CODES):
             raise ConfigError(
                 f"unknown code or prefix {prefix!r}; run `graphlint rules` for the list"
             )
@@ -287,12 +286,8 @@ def enabled_codes(
         return best
 
     enabled = set()
-    for code, check in checks.items():
-        chosen = (
-            strength(select, code)
-            if select is not None
-            else (0 if check.default_enabled else -1)
-        )
+    for code, (_, on) in CODES.items():
+        chosen = strength(select, code) if select is not None else (0 if on else -1)
         chosen = max(chosen, strength(extend_select, code))
         if chosen >= 0 and chosen > strength(ignore, code):
             enabled.add(code)

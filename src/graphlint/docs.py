@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphlint.rule import all_checks
+from graphlint.codes import key
 
 _PACKAGED = Path(__file__).parent / "_rules"  # wheel: force-included from rules/
 _SOURCE = Path(__file__).resolve().parents[2] / "rules"  # a source checkout
@@ -19,9 +19,9 @@ def rules_folder() -> Path | None:
 
 def doc_path(code: str) -> Path | None:
     """The doc page of ``code``, or None if this installation does not have it."""
-    check = all_checks().get(code)
+    name = key(code)
     folder = rules_folder()
-    if check is None or folder is None:
+    if name is None or folder is None:
         return None
-    path = folder / f"{check.key()}.md"
+    path = folder / f"{name}.md"
     return path if path.is_file() else None

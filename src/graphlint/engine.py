@@ -14,10 +14,7 @@ from pathlib import Path
 import libcst as cst
 
 from graphlint.candidates import (
-    has_marker,
     may_capture,
-    text_candidate,
-    writes_compile_setting,
 )
 from graphlint.comments import scan
 from graphlint.diagnostics import (
@@ -27,48 +24,25 @@ from graphlint.diagnostics import (
     RegionKind,
     RegionSite,
 )
-from graphlint.facts import FileFacts, Region, analyse
+from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
-from graphlint.facts.regions import source
+from graphlint.facts.regions import Region, source
 from graphlint.facts.walk import walk_batched
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import sparse_source
 from graphlint.project.summary import shorten
 from graphlint.read import (
-    RUNNING,
-    Version,
     module_of,
     package_of,
     read_source,
-    read_text,
     too_deep,
     tool_diagnostic,
 )
-from graphlint.rule import RuleContext, all_checks, tree_rules
+from graphlint.rule import RuleContext, tree_rules
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
-
-DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MAX_MEMORY = 2048  # MiB of address space per worker
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the engine needs from the configuration."""
-
-    enabled: frozenset[str] = field(
-        default_factory=lambda: frozenset(
-            code for code, check in all_checks().items() if check.default_enabled
-        )
-    )
-    markers: frozenset[str] = frozenset()
-    checks: frozenset[str] = frozenset()  # functions that ask "capturing now?"
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    timeout: float = DEFAULT_TIMEOUT
-    max_memory: int = DEFAULT_MAX_MEMORY  # MiB
-    target: Version = RUNNING  # the Python version the checked code is written for
+from graphlint.settings import Job, Settings
 
 
 def lint_source(
@@ -210,42 +184,6 @@ def _region(how: Reached) -> Region:
         origin=how.region_path,
         via=how.via,
     )
-
-
-@dataclass(frozen=True)
-class Job:
-    """One file for a worker: pass one (``external`` None) or the project pass, which
-    analyses the functions regions elsewhere reach. ``declared``: functions of the
-    file that ``capture-roots`` names (pass one analyses the file for them)."""
-
-    path: Path
-    external: Mapping[str, Reached] | None = None
-    checks: frozenset[str] = frozenset()
-    declared: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class Screened:
-    """What pass one sees of a file before parsing it (``screen``)."""
-
-    result: FileResult | None  # settled: nothing to analyse; None: a worker's job
-    compiles: bool = False  # its text writes a CUDA-graph compile setting
-    parsable: bool = False  # settled, but has code a worker could parse
-
-
-def screen(path: Path, settings: Settings) -> Screened:
-    """Pass one's first look at a file, in the collecting process: its GL0xx outcome
-    when it cannot be read or decoded, a clean result when its text names nothing a
-    capture region needs (nothing to analyse: it is not parsed), or none: a worker
-    parses and analyses it."""
-    display = str(path)
-    text = read_text(path, display, settings.max_file_size)
-    if isinstance(text, Diagnostic):
-        enabled = text.code in settings.enabled
-        return Screened(FileResult(display, (text,) if enabled else ()))
-    if text_candidate(text) or has_marker(text, settings.markers):
-        return Screened(None, compiles=writes_compile_setting(text))
-    return Screened(FileResult(display, ()), parsable=bool(text))
 
 
 def check_file(path: Path | Job, settings: Settings) -> FileResult:

@@ -10,7 +10,7 @@ from graphlint.facts.names import is_true, keyword
 from graphlint.facts.values import Device, Value
 
 if TYPE_CHECKING:
-    from graphlint.facts import FileFacts
+    from graphlint.facts.analysis import FileFacts
 
 
 def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:

@@ -22,8 +22,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlint.checks import Check
 from graphlint.diagnostics import Confidence, Diagnostic
-from graphlint.rule import Check
 from graphlint.rules.tool.file_checks import (
     EmptyFile,
     OversizedFile,
@@ -295,13 +295,34 @@ def module_of(path: Path) -> str:
 
 
 def package_of(path: Path) -> str | None:
-    """The dotted package a file belongs to, from the ``__init__.py`` files above it."""
-    parts: list[str] = []
+    """The dotted package a file belongs to, from the ``__init__.py`` files above it.
+    Each folder is looked up once per run, not once per file in it."""
     folder = real_path(path).parent
-    while is_regular_file(folder / "__init__.py") and folder.parent != folder:
-        parts.append(folder.name)
+    climbed: list[Path] = []  # packages whose parent is not known yet
+    while folder not in _PACKAGES:
+        if folder.parent == folder or not is_regular_file(folder / "__init__.py"):
+            _PACKAGES[folder] = None
+            break
+        climbed.append(folder)
         folder = folder.parent
-    return ".".join(reversed(parts)) or None
+    above = _PACKAGES[folder]
+    for package in reversed(climbed):
+        above = _PACKAGES[package] = (
+            f"{above}.{package.name}" if above else package.name
+        )
+    if len(_PACKAGES) > _PACKAGES_KEPT:
+        _PACKAGES.clear()
+    return above
+
+
+_PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
+_PACKAGES_KEPT = 100_000
+
+
+def forget_packages() -> None:
+    """Look folders up again (a run starts: ``__init__.py`` files may have come or
+    gone since the last)."""
+    _PACKAGES.clear()
 
 
 def real_path(path: str | os.PathLike[str]) -> Path:

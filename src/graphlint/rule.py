@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from graphlint.checks import REGISTRY, Check
 from graphlint.diagnostics import (
     Confidence,
     Diagnostic,
@@ -34,13 +34,12 @@ from graphlint.diagnostics import (
 )
 
 if TYPE_CHECKING:
-    from graphlint.facts import FileFacts, Region
+    from graphlint.facts.analysis import FileFacts
     from graphlint.facts.flow import Flow
+    from graphlint.facts.regions import Region
     from graphlint.facts.state import HostState
     from graphlint.facts.values import Value
 
-CODE_RE = re.compile(r"^GL\d{3}$")
-_REGISTRY: dict[str, type[Check]] = {}
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
 # What a hazard does, by its measured outcome and the kind of region it sits in.
@@ -64,58 +63,6 @@ _CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
         True,
     ): "fails capture on some PyTorch versions (captured fine on 2.11)",
 }
-
-
-def slug_of(class_name: str) -> str:
-    """``HostSyncInCapture`` -> ``host-sync-in-capture``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", class_name).lower()
-
-
-class Check:
-    """Metadata every graphlint code carries, for rules and tool diagnostics alike."""
-
-    code: ClassVar[str]
-    message: ClassVar[str]  # one sentence, a str.format template
-    fix_title: ClassVar[str | None] = None  # imperative, shown as the fix hint
-    outcome: ClassVar[Outcome]
-    severity: ClassVar[Severity | None] = None  # None: derived from outcome and region
-    # what the hazard does, when the outcome's standard wording does not fit
-    consequence: ClassVar[str | None] = None
-    # what torch.compile(fullgraph=True) raises on the hazard, measured; None: the
-    # hazard is no compile error there
-    fullgraph_error: ClassVar[str | None] = None
-    default_enabled: ClassVar[bool] = True
-    name: ClassVar[str]  # derived from the class name
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("abstract", False):
-            return
-        code = cls.__dict__.get("code")
-        if not isinstance(code, str) or not CODE_RE.match(code):
-            raise TypeError(f"{cls.__name__}: code must look like GL123, got {code!r}")
-        if code in _REGISTRY and _REGISTRY[code].__qualname__ != cls.__qualname__:
-            raise TypeError(
-                f"{cls.__name__}: code {code} already used by "
-                f"{_REGISTRY[code].__name__}"
-            )
-        if not getattr(cls, "message", ""):
-            raise TypeError(f"{cls.__name__}: a message is required")
-        if not (cls.__doc__ or "").strip():
-            raise TypeError(f"{cls.__name__}: a one-line docstring is required")
-        if not hasattr(cls, "outcome"):
-            raise TypeError(f"{cls.__name__}: an outcome is required")
-        cls.name = slug_of(cls.__name__)
-        _REGISTRY[code] = cls
-
-    @classmethod
-    def key(cls) -> str:
-        """``GL101-tensor-to-host``: names the rule's doc page and fixture folder."""
-        return f"{cls.code}-{cls.name}"
-
-    @classmethod
-    def summary(cls) -> str:
-        return (cls.__doc__ or "").strip().splitlines()[0]
 
 
 @dataclass
@@ -260,7 +207,7 @@ def all_checks() -> dict[str, type[Check]]:
 
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
-    return dict(sorted(_REGISTRY.items()))
+    return dict(sorted(REGISTRY.items()))
 
 
 def tree_rules() -> Iterator[type[Rule]]:

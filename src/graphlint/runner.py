@@ -40,10 +40,10 @@ from types import TracebackType
 from typing import Any
 
 from graphlint.diagnostics import FileResult
-from graphlint.engine import Job, Settings, check_file
 from graphlint.project.summary import ModuleSummary, summarize_source
 from graphlint.read import tool_diagnostic
 from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
+from graphlint.settings import Job, Settings
 
 _STACK_SIZE = 256 * 1024 * 1024  # deep but legal code must not overflow the C stack
 _RECURSION_LIMIT = 20_000
@@ -85,6 +85,14 @@ def _summarize(job: SummaryJob, settings: Settings) -> Outcome:
     return (
         found if isinstance(found, ModuleSummary) else FileResult(job.display, (found,))
     )
+
+
+def check_file(job: Job, settings: Settings) -> FileResult:
+    """The engine's ``check_file``, imported in the worker on its first file: the
+    collecting process never needs LibCST or the rules."""
+    from graphlint.engine import check_file as check  # noqa: PLC0415
+
+    return check(job, settings)
 
 
 def _guarded(job: Work, settings: Settings) -> Outcome:

@@ -31,6 +31,7 @@ from typing import ParamSpec
 import msgspec
 
 from graphlint.cache import Cache
+from graphlint.candidates import screen
 from graphlint.diagnostics import (
     Diagnostic,
     FileResult,
@@ -39,12 +40,12 @@ from graphlint.diagnostics import (
     Survey,
     Unfollowed,
 )
-from graphlint.engine import Job, Settings, screen
 from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
+    forget_packages,
     module_of,
     package_of,
     read_file,
@@ -53,6 +54,7 @@ from graphlint.read import (
 )
 from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
+from graphlint.settings import Job, Settings
 
 P = ParamSpec("P")
 
@@ -230,6 +232,7 @@ def survey_project(
     from (where they hold every source root, the files are the whole project)."""
     if not files:
         return Checked([])
+    forget_packages()
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
     with Pool(workers, settings) as pool:
         summaries = _Summaries(pool, settings, cache, display)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome, RegionKind
-from graphlint.facts import Region
+from graphlint.facts.regions import Region
 from graphlint.rule import Rule
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.facts import Region
+from graphlint.facts.regions import Region
 from graphlint.facts.torchapi import CAPTURE_CHECKED_OPTIMIZERS
 from graphlint.matchers import method, positional
 from graphlint.rule import RuleContext

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.facts import Region
+from graphlint.facts.regions import Region
 from graphlint.matchers import builtin, method, on_device
 from graphlint.rule import Rule
 

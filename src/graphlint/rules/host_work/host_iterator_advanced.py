@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.facts import Region
+from graphlint.facts.regions import Region
 from graphlint.matchers import builtin
 from graphlint.rule import Rule
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.facts import Region
+from graphlint.facts.regions import Region
 from graphlint.facts.values import Kind
 from graphlint.matchers import method
 from graphlint.rule import Rule

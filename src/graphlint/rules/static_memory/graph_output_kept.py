@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
-from graphlint.facts import Region
 from graphlint.facts.flow import Site
+from graphlint.facts.regions import Region
 from graphlint.facts.values import Kind
 from graphlint.matchers import method, positional
 from graphlint.rule import Rule, RuleContext

@@ -6,8 +6,8 @@ file), so they share one module instead of one each.
 
 from __future__ import annotations
 
+from graphlint.checks import Check
 from graphlint.diagnostics import Outcome, Severity
-from graphlint.rule import Check
 
 
 class UnparsableFile(Check):

@@ -1,0 +1,97 @@
+"""A file's facts (``FileFacts``) and the walks that compute them (``analyse``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from graphlint.facts.flow import Flow
+from graphlint.facts.regions import Region, find_regions
+from graphlint.facts.scopes import ScopeBuilder
+from graphlint.facts.setup import CaptureSetup, capture_setup
+from graphlint.facts.state import HostState, host_state
+from graphlint.facts.values import Value, Values
+from graphlint.facts.walk import walk
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What rules may ask about a file; see ``graphlint.rule.Rule``."""
+
+    values: Values
+    regions: Mapping[cst.CSTNode, Region]
+    state: HostState
+    setup: CaptureSetup
+    flow: Flow
+    paths: Mapping[cst.FunctionDef, str]  # "Cls.method" for each function
+    # graphed or compiled targets defined elsewhere: (call, target, region)
+    unresolved: Sequence[tuple[cst.Call, cst.BaseExpression, Region]]
+
+    @property
+    def captures(self) -> bool:
+        """Whether the file captures anything (else region rules have nothing to do):
+        a region, a graphed callable, or a call of a CUDA-graph-compiled callable."""
+        return bool(
+            self.regions or self.setup.graphed_calls or self.flow.compiled_calls
+        )
+
+    def all_regions(self) -> list[Region]:
+        """Each region once, in source order."""
+        return sorted(set(self.regions.values()), key=lambda r: (r.line, r.end_line))
+
+    def region_of(self, node: cst.CSTNode) -> Region | None:
+        return self.regions.get(node)
+
+    def value_of(self, expr: cst.BaseExpression) -> Value:
+        return self.values.of(expr)
+
+    def qualname(self, expr: cst.BaseExpression) -> str | None:
+        return self.values.qualify(expr)
+
+
+def analyse(
+    module: cst.Module,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    *,
+    pragmas: Sequence[tuple[int, int]] = (),
+    markers: frozenset[str] = frozenset(),
+    package: str | None = None,
+    external: Mapping[str, Region] | None = None,
+    checks: frozenset[str] = frozenset(),
+    path: str | None = None,
+    declared: frozenset[str] = frozenset(),
+) -> FileFacts:
+    """Compute a file's facts: one scope walk, then the two region walks;
+    ``declared``: the functions the configuration names as capture roots."""
+    scopes = ScopeBuilder(package)
+    walk(module, scopes)
+    values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
+    found = find_regions(
+        module,
+        scopes,
+        values,
+        positions,
+        pragmas,
+        markers,
+        external,
+        checks,
+        declared,
+    )
+    regions = found.regions
+    values.reset()  # parameters of captured callables are now known
+    state = host_state(module, values, regions, positions)
+    setup = capture_setup(
+        module, values, state, positions, found.graphed_calls, regions
+    )
+    flow = Flow(module, values, state, found, setup, positions, path)
+    if regions or found.compiles:  # calls of compiled callables matter too
+        walk(module, flow)
+    return FileFacts(
+        values, regions, state, setup, flow, scopes.paths, found.unresolved
+    )
+
+
+__all__ = ["CaptureSetup", "FileFacts", "Flow", "HostState", "Region", "analyse"]

@@ -1,0 +1,44 @@
+"""What a worker needs to check a file: the settings of a run, and one file's job.
+
+Light on purpose (no LibCST, no rules): the collecting process reads these, and a run
+that finds nothing to analyse never imports the analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphlint.codes import default_enabled
+from graphlint.project.reach import Reached
+from graphlint.read import RUNNING, Version
+
+DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_MEMORY = 2048  # MiB of address space per worker
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the engine needs from the configuration."""
+
+    enabled: frozenset[str] = field(default_factory=default_enabled)
+    markers: frozenset[str] = frozenset()
+    checks: frozenset[str] = frozenset()  # functions that ask "capturing now?"
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    timeout: float = DEFAULT_TIMEOUT
+    max_memory: int = DEFAULT_MAX_MEMORY  # MiB
+    target: Version = RUNNING  # the Python version the checked code is written for
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file for a worker: pass one (``external`` None) or the project pass, which
+    analyses the functions regions elsewhere reach. ``declared``: functions of the
+    file that ``capture-roots`` names (pass one analyses the file for them)."""
+
+    path: Path
+    external: Mapping[str, Reached] | None = None
+    checks: frozenset[str] = frozenset()
+    declared: frozenset[str] = frozenset()
