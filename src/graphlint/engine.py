@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from graphlint.candidates import (
     may_capture,
@@ -83,8 +84,7 @@ def analyse_source(
     ``declared`` those the configuration declares capture roots."""
     settings = settings or Settings()
     comments = scan(source)
-    module = cst.parse_module(source)
-    positions = positions_of(module)
+    module, positions = _parsed(source, keep=external is None)
     facts = analyse(
         module,
         positions,
@@ -131,6 +131,32 @@ def analyse_source(
         if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths
     ]
     return Analysis(diagnostics, entries, roots, _sites(facts, path))
+
+
+# Trees a worker keeps between a file's pass one and its project pass (which goes
+# to the same worker when it can, ``runner.Pool``): the source, its tree and the
+# positions, most recently used last, up to ``_KEPT`` characters of source.
+_PARSED: dict[str, tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]] = {}
+_KEPT = 1 << 20
+
+
+def _parsed(
+    source: str, *, keep: bool
+) -> tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]:
+    """``source`` parsed, with its positions: kept from pass one (``keep``) for the
+    project pass, which takes it back."""
+    found = _PARSED.pop(source, None)
+    if found is None:
+        module = cst.parse_module(source)
+        found = (module, positions_of(module))
+    if keep:
+        _PARSED[source] = found
+        kept = sum(len(text) for text in _PARSED)
+        while kept > _KEPT and len(_PARSED) > 1:
+            oldest = next(iter(_PARSED))
+            kept -= len(oldest)
+            del _PARSED[oldest]
+    return found
 
 
 def _callee(target: cst.BaseExpression) -> list[tuple[str, bool]]:

@@ -250,6 +250,7 @@ class Pool:
 
     def __init__(self, size: int, settings: Settings) -> None:
         self.settings = settings
+        self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
         self.ctx = _context()
         self.workers: list[_Worker] = []
         for _ in range(size):
@@ -310,12 +311,14 @@ class Pool:
         jobs: Sequence[Work],
         on_result: Callable[[int, Outcome], None],
     ) -> None:
-        todo = deque(enumerate(jobs))
+        queues = self._queues(jobs)
+        left = len(jobs)
         timeout = self.settings.timeout
-        while todo or any(w.job for w in self.workers):
+        while left or any(w.job for w in self.workers):
             for worker in self.workers:
-                if worker.job is None and todo:
-                    worker.job = todo.popleft()
+                if worker.job is None and left:
+                    worker.job = self._next(queues, worker)
+                    left -= 1
                     worker.started = time.monotonic()
                     worker.conn.send(worker.job[1])
             busy = [w for w in self.workers if w.job is not None]
@@ -347,6 +350,29 @@ class Pool:
                 worker.job = None
                 self._replace(worker)
                 on_result(index, _failed(job, self.settings, detail))
+
+    def _queues(self, jobs: Sequence[Work]) -> dict[int, deque[tuple[int, Work]]]:
+        """The jobs by the pid of the live worker that had their file before (it
+        keeps the parsed tree), in order; 0: no such worker."""
+        alive = {w.process.pid for w in self.workers}
+        queues: dict[int, deque[tuple[int, Work]]] = {0: deque()}
+        for index, job in enumerate(jobs):
+            pid = self._seen.get(job.path, 0) if isinstance(job, Job) else 0
+            pid = pid if pid in alive else 0
+            queues.setdefault(pid, deque()).append((index, job))
+        return queues
+
+    def _next(
+        self, queues: dict[int, deque[tuple[int, Work]]], worker: _Worker
+    ) -> tuple[int, Work]:
+        """The next job for ``worker``: a file it had before, else one no worker
+        had, else another worker's. Each file's first worker is remembered."""
+        pid = worker.process.pid or 0
+        queue = queues.get(pid) or queues[0] or next(q for q in queues.values() if q)
+        index, job = queue.popleft()
+        if isinstance(job, Job):
+            self._seen.setdefault(job.path, pid)
+        return index, job
 
     def close(self, *, kill: bool = False) -> None:
         if not kill:
