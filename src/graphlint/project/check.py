@@ -176,27 +176,64 @@ class _Summaries:
         self.cache = cache
         self.display = display
         self.failed: list[FileResult] = []
+        # made ahead (``prefetch``), by the path and name the resolver will ask for
+        self._ready: dict[tuple[Path, str], ModuleSummary | FileResult] = {}
 
     def __call__(self, path: Path, name: str) -> ModuleSummary | None:
+        found = self._ready.pop((path, name), None)
+        if found is None:
+            key, known = self._lookup(path, name)
+            found = known if not isinstance(known, SummaryJob) else None
+            if found is None:
+                assert isinstance(known, SummaryJob)
+                found = self._store(key, self.pool.call(known))
+        if isinstance(found, FileResult):
+            self.failed.append(found)
+            return None
+        return found
+
+    def prefetch(self, modules: Iterable[tuple[Path, str]]) -> None:
+        """Summarise ``modules`` (path, name) on every worker at once: the resolver
+        asks for them one at a time, and would wait for each."""
+        jobs: list[tuple[tuple[Path, str], str | None, SummaryJob]] = []
+        for module in dict.fromkeys(modules):
+            if module in self._ready:
+                continue
+            key, known = self._lookup(*module)
+            if isinstance(known, SummaryJob):
+                jobs.append((module, key, known))
+            else:
+                self._ready[module] = known
+
+        def keep(index: int, made: object) -> None:
+            module, key, _ = jobs[index]
+            self._ready[module] = self._store(key, made)
+
+        self.pool.run([job for _, _, job in jobs], keep)
+
+    def _lookup(
+        self, path: Path, name: str
+    ) -> tuple[str | None, SummaryJob | ModuleSummary | FileResult]:
+        """A module's cache key, with its summary from the cache, the outcome of
+        reading it, or the job that summarises it."""
         shown = self.display(path)
         data = read_file(path, shown, self.settings.max_file_size)
         if isinstance(data, Diagnostic):
-            self.failed.append(FileResult(shown, (data,)))
-            return None
+            return None, FileResult(shown, (data,))
         target = f"{self.settings.target}".encode()
         kind = os.fsencode(path.name)  # pkg.py and pkg/__init__.py: other packages
         key = Cache.key(b"summary", target, os.fsencode(name), kind, data)
         cached = self.cache.get(key, ModuleSummary) if self.cache else None
         if cached is not None:
             cached.path = shown
-            return cached
-        found = self.pool.call(SummaryJob(name, shown, data))
-        if isinstance(found, FileResult):
-            self.failed.append(found)
-            return None
-        if self.cache is not None:
-            self.cache.put(key, found)
-        return found
+            return key, cached
+        return key, SummaryJob(name, shown, data)
+
+    def _store(self, key: str | None, made: object) -> ModuleSummary | FileResult:
+        assert isinstance(made, (ModuleSummary, FileResult))
+        if isinstance(made, ModuleSummary) and self.cache is not None and key:
+            self.cache.put(key, made)
+        return made
 
 
 @dataclass(frozen=True)
@@ -241,6 +278,7 @@ def survey_project(
             summaries,
             eager=eager,
             checks=settings.checks,
+            prefetch=summaries.prefetch,
         )
         declared = _declared(project, capture_roots, base, warn)
         work = [
@@ -260,6 +298,7 @@ def survey_project(
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
+        project.prefetch(entries, compiles)
         entries.extend(project.compiled(compiles))
         if not entries:
             merged = _merge(results, summaries.failed, settings.enabled)

@@ -192,8 +192,10 @@ class Project:
         *,
         eager: frozenset[str] = frozenset(),
         checks: frozenset[str] = frozenset(),
+        prefetch: Callable[[list[tuple[Path, str]]], None] | None = None,
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        self._prefetch = prefetch
         self._root_texts = [(root, str(root)) for root in self.roots]
         self._root_of_file: dict[str, Path | None] = {}
         self.load = load
@@ -258,6 +260,49 @@ class Project:
         else:
             self._unsummarised.add(name)
         return summary
+
+    def prefetch(self, entries: Iterable[Entry], sites: Iterable[CompileSite]) -> None:
+        """Have the modules resolution will load first summarised together (the
+        loader's ``prefetch``): the modules of the region calls, then what their
+        callees name through those modules' imports, and the modules of the
+        wrappers compile sites name. A guess: anything else loads when asked."""
+        if self._prefetch is None:
+            return
+        entries = list(entries)
+        first = [(e.module, self.root_of_file(e.path)) for e in entries]
+        self._prefetch([m for name, root in first for m in self._next_load(name, root)])
+        then: list[tuple[Path, str]] = []
+        for entry, (name, root) in zip(entries, first, strict=True):
+            module = self.module(name, prefer=root)  # summarised just now
+            base = (
+                module.imports.get(entry.callee.partition(".")[0]) if module else None
+            )
+            if module is not None and base is not None:
+                near = self._root_of.get(id(module))
+                then.extend(self._next_load(base, near))
+                then.extend(self._next_load(base.rpartition(".")[0], near))
+        for site in sites:
+            parts = site.compiler.split(".")
+            near = self.root_of_file(site.path)
+            for end in range(len(parts), 0, -1):
+                then.extend(self._next_load(".".join(parts[:end]), near))
+        self._prefetch(then)
+
+    def _next_load(self, name: str, prefer: Path | None) -> list[tuple[Path, str]]:
+        """The file ``module(name, prefer=...)`` would summarise next, if any."""
+        if not name:
+            return []
+        roots = (
+            [prefer, *(r for r in self.roots if r != prefer)] if prefer else self.roots
+        )
+        parts = name.split(".")
+        for root in roots:
+            if (root, name) in self._modules:
+                return []  # loaded, or looked for and missing there
+            found = self._file(root, parts)
+            if found is not None:
+                return [(found, name)]
+        return []
 
     def file_of(self, name: str, prefer: Path | None = None) -> Path | None:
         """The file that holds the module ``name``, as ``module`` finds it, without
