@@ -96,6 +96,38 @@ def test_a_compile_setting_anywhere_parses_every_file(tmp_path: Path) -> None:
     assert ("pkg/broken.py", "GL001") in found
 
 
+def test_a_compile_setting_without_a_wrapper_parses_no_other_file(
+    tmp_path: Path,
+) -> None:
+    """A module that compiles its own function with CUDA graphs defines no wrapper
+    another file could use: the files without region text stay unparsed."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fast.py").write_text(
+        "import torch\n\n\n@torch.compile(mode='reduce-overhead')\n"
+        "def step(x):\n    return x.sum().item()\n"
+    )
+    (package / "broken.py").write_text(BROKEN)
+    done = graphlint("check", "--no-cache", ".", cwd=tmp_path)
+    assert _codes(done.stdout) == {("pkg/fast.py", "GL101")}
+
+
+def test_a_package_checked_alone_is_whole(tmp_path: Path) -> None:
+    """Checking one package of a folder of packages (``torch`` in site-packages):
+    the packages beside it are other projects, whose wrappers it does not use."""
+    site = tmp_path / "site"
+    for name in ("mine", "theirs"):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text("")
+    (site / "mine" / "broken.py").write_text(BROKEN)
+    (site / "theirs" / "wrappers.py").write_text(WRAPPER)
+    done = graphlint("check", "--no-cache", "--exit-zero", "mine", cwd=site)
+    assert _codes(done.stdout) == set()
+    done = graphlint("check", "--no-cache", "mine/broken.py", cwd=site)
+    assert _codes(done.stdout) == {("mine/broken.py", "GL001")}  # not the package
+
+
 def test_files_named_alone_are_parsed(tmp_path: Path) -> None:
     """Checking some files of a project, graphlint cannot know that no module
     elsewhere compiles with CUDA graphs: the files named are parsed."""

@@ -42,7 +42,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.project import reach
 from graphlint.project.reach import Entry, Project
-from graphlint.project.sites import CompileSite
+from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
     forget_packages,
@@ -291,10 +291,10 @@ def survey_project(
             if not excluded(shown)
         )
         checked = _Results(pool, settings, cache)
-        whole = bool(folders) and all(
-            any(_within(root, folder) for folder in folders) for root in project.roots
+        whole = _whole(files, roots, folders)
+        results = _pass_one(
+            checked, work, settings, whole, lambda paths: _wrap(summaries, paths)
         )
-        results = _pass_one(checked, work, settings, whole)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
@@ -326,36 +326,69 @@ def survey_project(
 
 
 def _pass_one(
-    checked: _Results, work: Sequence[Job], settings: Settings, whole: bool
+    checked: _Results,
+    work: Sequence[Job],
+    settings: Settings,
+    whole: bool,
+    wrappers: Callable[[list[Path]], bool],
 ) -> list[FileResult]:
     """Each file's own regions. A file whose text names nothing a region needs is
     settled without a worker and without parsing, unless compile wrappers may be in
-    play: a function of any file may be handed to a wrapper another module defines,
-    which pass one cannot see. None can compile with CUDA graphs when ``whole`` (the
-    files are the whole project: every source root lies in a folder checked) and no
-    file writes a CUDA-graph compile setting; otherwise every file is parsed for
-    them (``compile_sites``)."""
+    play: a function of any file may be handed to a wrapper another module defines
+    (``compile_sites``), which pass one cannot see without parsing every file.
+
+    A wrapper that captures has its CUDA-graph setting written out in its own module
+    or at the call (then the calling file is a candidate anyway). So when ``whole``
+    (the files checked hold every package they belong to) and ``wrappers`` says
+    that none of the files that write a setting defines a wrapper, no other file
+    is parsed; otherwise every file is."""
     found: list[FileResult | None] = [None] * len(work)
     settled: list[int] = []  # clean by their text, but with code to parse
-    compiles = False
+    settings_written: list[Path] = []
     for index, job in enumerate(work):
         if job.declared:
             continue
         seen = screen(job.path, settings)
         found[index] = seen.result
-        compiles = compiles or seen.compiles
+        if seen.compiles:
+            settings_written.append(job.path)
         if seen.parsable:
             settled.append(index)
     todo = [i for i, result in enumerate(found) if result is None]
-    if compiles or not whole:
+    if not whole or (settings_written and wrappers(settings_written)):
         todo.extend(settled)
     for index, result in zip(todo, checked.run([work[i] for i in todo]), strict=True):
         found[index] = result
     return [r for r in found if r is not None]
 
 
+def _whole(
+    files: Sequence[Path], roots: Iterable[Path], folders: Sequence[Path]
+) -> bool:
+    """Whether the files are the whole of what they import from: the checked
+    ``folders`` hold the top package of each file (the folder of one outside any
+    package) and the configured source ``roots``. Other packages beside them in a
+    source root (``numpy`` beside ``torch`` in site-packages) are other projects."""
+    units = {*roots}
+    for path in files:
+        package = package_of(path)
+        units.add(source_root(path) / package.split(".")[0] if package else path.parent)
+    return bool(folders) and all(
+        any(_within(unit, folder) for folder in folders) for unit in units
+    )
+
+
 def _within(path: Path, folder: Path) -> bool:
     return real_path(path).is_relative_to(real_path(folder))
+
+
+def _wrap(summaries: _Summaries, paths: list[Path]) -> bool:
+    """Whether one of these modules defines a compile wrapper (or cannot be
+    summarised, so that it may)."""
+    modules = [(path, module_of(path)) for path in paths]
+    summaries.prefetch(modules)
+    found = [summaries(path, name) for path, name in modules]
+    return any(summary is None or defines_wrapper(summary) for summary in found)
 
 
 def _results_of(survey: Callable[P, Checked]) -> Callable[P, list[FileResult]]:

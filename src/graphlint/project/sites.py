@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from graphlint.project.summary import dotted, imported
+from graphlint.project.summary import ModuleSummary, dotted, imported
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,15 @@ class CompileSite:
     target: str
     positional: tuple[str | None, ...] = ()
     keywords: tuple[tuple[str, str | None], ...] = ()
+
+
+def defines_wrapper(module: ModuleSummary) -> bool:
+    """Whether a module defines something that compiles what it is given: a name
+    bound to a compiler, or a function that compiles its argument or returns a
+    compiler (with CUDA graphs, or with a mode its caller passes)."""
+    return bool(module.compilers) or any(
+        fn.compiles or fn.returns_compiler for fn in module.functions.values()
+    )
 
 
 # statements with no statement lists inside (most of them: skipped at once)
