@@ -8,14 +8,17 @@ library, an empty folder) it runs, as separate processes from a fresh cache fold
 tree, warm after one file a region reaches was edited; then ``ruff check --no-cache``
 with its default rules and with ``--select ALL``, as the anchor. Each figure is the
 wall time and the CPU time of the whole process tree (``resource.RUSAGE_CHILDREN``),
-the best of ``--repeat`` runs; the output is a Markdown table with the ratio of
-graphlint cold to ruff's default run. Trees are obtained as in
-../shared/realworld/README.md.
+the best of ``--repeat`` runs, and for cold runs the peak memory of the process tree
+(proportional set sizes summed, sampled from /proc); the output is a Markdown table
+with the ratios of graphlint cold and warm to ruff's default run. Trees are obtained
+as in ../shared/realworld/README.md. ``--curve 1000,10000,100000`` adds cold runs on
+generated projects of those sizes.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -24,25 +27,62 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-Figure = tuple[float, float]  # wall, cpu seconds
+Figure = tuple[float, float, float]  # wall, cpu seconds, peak memory (MiB)
+SAMPLE = 0.02  # seconds between memory samples
+
+
+def _tree_pss(root: int) -> int:
+    """Proportional set size (kB) of ``root`` and every process under it: shared
+    pages (a forked worker's imports) count once in all, not once per process."""
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                    todo.extend(int(child) for child in f.read().split())
+        except (OSError, ValueError):
+            continue  # it ended meanwhile
+    return total
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[Figure, str]:
-    """Run ``command``; its wall and CPU time (children included) and its stdout."""
+    """Run ``command``: its wall and CPU time (children included), the peak of the
+    memory of its process tree (sampled every 20 ms, where /proc has it), and its
+    stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(
-        command, cwd=cwd, env=env, capture_output=True, text=True, check=False
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(SAMPLE):
+            peak = max(peak, _tree_pss(process.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = process.communicate()
+    done.set()
+    sampler.join()
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if done.returncode != 0:  # both run with --exit-zero
-        raise SystemExit(f"{command[0]} failed ({done.returncode}): {done.stderr}")
-    return (wall, cpu), done.stdout
+    if process.returncode != 0:  # both run with --exit-zero
+        raise SystemExit(f"{command[0]} failed ({process.returncode}): {err!r}")
+    return (wall, cpu, peak / 1024), out.decode("utf-8", "replace")
 
 
 def best(figures: list[Figure]) -> Figure:
@@ -104,6 +144,13 @@ class Bench:
         return best([timed(command, tree, env)[0] for _ in range(self.repeat)])
 
 
+def show(figure: Figure | None, memory: bool = False) -> str:
+    if figure is None:
+        return "-"
+    peak = f", {figure[2]:.0f} MiB" if memory else ""
+    return f"{figure[0]:.2f} s ({figure[1]:.1f} s cpu{peak})"
+
+
 def row(name: str, tree: Path, bench: Bench, edit: bool) -> str:
     count = sum(1 for _ in tree.rglob("*.py"))
     bench.graphlint(tree, bench.scratch / "page-cache", "--no-cache")  # read it all
@@ -113,14 +160,29 @@ def row(name: str, tree: Path, bench: Bench, edit: bool) -> str:
     ruff = bench.ruff_run(tree)
     every = bench.ruff_run(tree, "--select", "ALL")
     ratio = cold[0] / ruff[0] if ruff[0] else float("inf")
-
-    def show(figure: Figure | None) -> str:
-        return "-" if figure is None else f"{figure[0]:.2f} s ({figure[1]:.1f} s cpu)"
-
+    warm_ratio = warm[0] / ruff[0] if ruff[0] else float("inf")
     return (
-        f"| {name} ({count:,} files) | {show(cold)} | {show(warm)} | {show(edited)} "
-        f"| {show(ruff)} | {show(every)} | {ratio:.1f}x |"
+        f"| {name} ({count:,} files) | {show(cold, memory=True)} | {show(warm)} "
+        f"| {show(edited)} | {show(ruff)} | {show(every)} | {ratio:.1f}x "
+        f"| {warm_ratio:.1f}x |"
     )
+
+
+def curve(sizes: list[int], bench: Bench) -> None:
+    """Cold runs on generated projects (``bench_check.generate``: a capture region
+    in every 50th module, each reaching the next nine): cost per thousand files."""
+    from bench_check import generate  # noqa: PLC0415 - beside this script
+
+    print("\n| generated files | cold | per 1,000 files |")
+    print("|---|---|---|")
+    for size in sizes:
+        root = bench.scratch / f"generated-{size}"
+        tree = generate(root, size)
+        bench.graphlint(tree, bench.scratch / "page-cache", "--no-cache")
+        cold = bench.cold(tree)
+        per = f"{cold[0] * 1000 / size:.2f} s, {cold[2] * 1000 / size:.0f} MiB"
+        print(f"| {size:,} | {show(cold, memory=True)} | {per} |", flush=True)
+        shutil.rmtree(root)
 
 
 def main() -> None:
@@ -128,32 +190,53 @@ def main() -> None:
     parser.add_argument("--megatron", type=Path, help="a Megatron-LM checkout")
     parser.add_argument("--torch", type=Path, help="an installed torch package")
     parser.add_argument("--repeat", type=int, default=1, help="runs per figure")
-    args = parser.parse_args()
-    print(
-        "| tree | graphlint cold | warm | warm, one reached file edited "
-        "| ruff | ruff --select ALL | cold / ruff |"
+    parser.add_argument(
+        "--curve",
+        default="",
+        help="also cold runs on generated projects of these sizes (1000,10000,100000)",
     )
-    print("|---|---|---|---|---|---|---|")
+    parser.add_argument(
+        "--no-trees", action="store_true", help="only the curve, not the table"
+    )
+    args = parser.parse_args()
+    # an installed graphlint has its bytecode (pip compiles it); an editable one run
+    # with PYTHONDONTWRITEBYTECODE would compile its sources at every start
+    package = importlib.util.find_spec("graphlint")
+    if package is not None and package.origin is not None:
+        folder = str(Path(package.origin).parent)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", folder], check=True)
     with tempfile.TemporaryDirectory() as scratch:
         bench = Bench(args.repeat, Path(scratch))
-        empty = Path(scratch) / "empty"
-        empty.mkdir()
-        stdlib = Path(scratch) / "stdlib"  # without the packages installed in it
-        shutil.copytree(
-            sysconfig.get_paths()["stdlib"],
-            stdlib,
-            symlinks=True,
-            ignore=shutil.ignore_patterns("site-packages", "__pycache__"),
-        )
-        trees = [
-            ("Megatron-LM", args.megatron, True),
-            ("torch", args.torch, True),
-            ("CPython stdlib", stdlib, False),
-            ("empty folder", empty, False),
-        ]
-        for name, tree, edit in trees:
-            if tree is not None:
-                print(row(name, tree.resolve(), bench, edit), flush=True)
+        if not args.no_trees:
+            table(bench, args.megatron, args.torch)
+        if args.curve:
+            curve([int(size) for size in args.curve.split(",")], bench)
+
+
+def table(bench: Bench, megatron: Path | None, torch: Path | None) -> None:
+    print(
+        "| tree | graphlint cold (peak memory) | warm | warm, one reached file edited "
+        "| ruff | ruff --select ALL | cold / ruff | warm / ruff |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    empty = bench.scratch / "empty"
+    empty.mkdir()
+    stdlib = bench.scratch / "stdlib"  # without the packages installed in it
+    shutil.copytree(
+        sysconfig.get_paths()["stdlib"],
+        stdlib,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("site-packages", "__pycache__"),
+    )
+    trees = [
+        ("Megatron-LM", megatron, True),
+        ("torch", torch, True),
+        ("CPython stdlib", stdlib, False),
+        ("empty folder", empty, False),
+    ]
+    for name, tree, edit in trees:
+        if tree is not None:
+            print(row(name, tree.resolve(), bench, edit), flush=True)
 
 
 if __name__ == "__main__":

@@ -72,3 +72,31 @@ def test_an_edit_settings_and_jobs_are_new_keys(
     # a file reached from another region: its project-pass job changes
     alone = same_as_cold("app/helpers.py", cwd=project)
     assert alone != before
+
+
+def test_a_run_with_an_edit_screens_only_the_edited_file_and_parses_no_more(
+    project: Path, checked: list[Path]
+) -> None:
+    """Screening verdicts are kept by each file's stamp; a kept verdict settles its
+    file as the first run did (a file without region text stays unparsed)."""
+    (project / "app" / "broken.py").write_text("def helper(:\n")  # not a candidate
+    before = same_as_cold(".", cwd=project)
+    assert "GL001" not in before
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n\ndef extra():\n    return 1\n")
+    checked.clear()
+    warm = run("check", ".", cwd=project)[1]
+    assert set(checked) == {Path("app/helpers.py")}
+    assert warm == before == run("check", "--no-cache", ".", cwd=project)[1]
+
+
+def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> None:
+    """Checking train.py alone reads layers.py, which it reaches: an edit there is
+    seen although the file checked is unchanged."""
+    first = same_as_cold("app/train.py", cwd=project)
+    assert run("check", "app/train.py", cwd=project)[1] == first  # kept
+    layers = project / "app" / "layers.py"
+    text = layers.read_text()
+    layers.write_text(text.replace("return logits.sigmoid().mean().cpu()", "return 0"))
+    edited = same_as_cold("app/train.py", cwd=project)
+    assert edited != first and edited.count("GL101") == first.count("GL101") - 1

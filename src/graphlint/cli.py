@@ -272,6 +272,8 @@ def _lint(
         base=config.root,
         warn=warn,
         folders=[t for t in targets if os.path.isdir(t)],  # never raises
+        # what else the results depend on: paths are shown from the working folder
+        context=os.fsencode(f"{cwd}\0{config.root}\0{config.exclude!r}"),
     )
     if UnreadableFile.code in settings.enabled:
         for path, reason in found.unreadable:  # the link itself, not where it leads

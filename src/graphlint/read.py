@@ -319,6 +319,11 @@ _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
 _PACKAGES_KEPT = 100_000
 
 
+def package_folders() -> list[Path]:
+    """The folders looked up for ``__init__.py`` since ``forget_packages``."""
+    return list(_PACKAGES)
+
+
 def forget_packages() -> None:
     """Look folders up again (a run starts: ``__init__.py`` files may have come or
     gone since the last)."""

@@ -88,8 +88,8 @@ def _summarize(job: SummaryJob, settings: Settings) -> Outcome:
 
 
 def check_file(job: Job, settings: Settings) -> FileResult:
-    """The engine's ``check_file``, imported in the worker on its first file: the
-    collecting process never needs LibCST or the rules."""
+    """The engine's ``check_file``: imported in the worker (``_serve``), never in the
+    collecting process, which needs neither LibCST nor the rules."""
     from graphlint.engine import check_file as check  # noqa: PLC0415
 
     return check(job, settings)
@@ -129,7 +129,19 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}{place}"
 
 
+def _import_analysis() -> None:
+    """LibCST and the rules, which the collecting process never imports itself."""
+    from graphlint.engine import check_file  # noqa: F401, PLC0415
+    from graphlint.rule import all_checks  # noqa: PLC0415
+
+    all_checks()
+
+
 def _serve(conn: Connection, settings: Settings) -> None:
+    # the analysis is imported beside the first jobs (summaries need none of it; a
+    # file to check waits for the import's lock), while the collecting process
+    # screens the files
+    threading.Thread(target=_import_analysis, daemon=True).start()
     _limit_memory(settings.max_memory)  # now that the large stack is reserved
     # Parsing allocates millions of objects and no cycles (syntax trees have no
     # parent links): with the default thresholds the collector's passes over them,

@@ -19,6 +19,7 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -31,7 +32,7 @@ from typing import ParamSpec
 import msgspec
 
 from graphlint.cache import Cache
-from graphlint.candidates import screen
+from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import (
     Diagnostic,
     FileResult,
@@ -47,6 +48,7 @@ from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
     forget_packages,
     module_of,
+    package_folders,
     package_of,
     read_file,
     real_path,
@@ -137,6 +139,75 @@ class _Results:
         return Cache.key(b"result", _code_version(), self._settings, what, data)
 
 
+Stamp = tuple[int, int, int] | None  # size, modification time (ns), inode; None: gone
+
+
+def _stamp(path: Path | str) -> Stamp:
+    """What changes when a file or folder does (a folder's time changes when an entry
+    is added, removed or renamed in it); never follows a link's loop or raises."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+class _Run(msgspec.Struct):
+    """A run's results as the run cache keeps them, with what they depend on."""
+
+    results: list[FileResult]
+    survey: Survey
+    warnings: list[str]
+    read: list[tuple[str, Stamp]]  # files and folders, as they were
+
+
+class _Runs:
+    """Whole runs, by their files (each with its stamp), the settings, the caller's
+    context and graphlint's code: a run with nothing changed reads one entry and
+    checks that every other file and folder the earlier run read is as it was (the
+    modules it summarised, the files regions reach, the folders imports were looked
+    up in); anything else is a miss, and the run proceeds file by file."""
+
+    def __init__(
+        self, cache: Cache, files: Sequence[Path], settings: Settings, asked: object
+    ) -> None:
+        self.cache = cache
+        try:
+            stamps = [(os.fsdecode(f), _stamp(f)) for f in files]
+            self.key: str | None = Cache.key(
+                b"run",
+                _code_version(),
+                msgspec.json.encode(settings, order="deterministic"),
+                msgspec.json.encode([asked, stamps], order="deterministic"),
+            )
+        except (ValueError, TypeError, UnicodeError):  # a name that is not UTF-8
+            self.key = None
+
+    def get(self) -> _Run | None:
+        found = self.cache.get(self.key, _Run) if self.key is not None else None
+        if found is None or any(_stamp(path) != was for path, was in found.read):
+            return None
+        return found
+
+    def put(self, done: Checked, read: Iterable[Path], warnings: list[str]) -> None:
+        unstable = any(
+            r.internal_error or any(d.code in _UNSTABLE for d in r.diagnostics)
+            for r in done.results
+        )
+        if self.key is None or unstable:
+            return
+        try:
+            paths = sorted({os.fsdecode(path) for path in read})
+            results = [
+                FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
+                for r in done.results
+            ]
+            run = _Run(results, done.survey, warnings, [(p, _stamp(p)) for p in paths])
+            self.cache.put(self.key, run)
+        except (ValueError, TypeError, UnicodeError):
+            return
+
+
 def _version(distribution: str) -> str:
     try:
         return f"{distribution} {metadata.version(distribution)}"
@@ -178,6 +249,7 @@ class _Summaries:
         self.failed: list[FileResult] = []
         # made ahead (``prefetch``), by the path and name the resolver will ask for
         self._ready: dict[tuple[Path, str], ModuleSummary | FileResult] = {}
+        self.read: set[Path] = set()  # the modules summarised or looked up
 
     def __call__(self, path: Path, name: str) -> ModuleSummary | None:
         found = self._ready.pop((path, name), None)
@@ -216,6 +288,7 @@ class _Summaries:
     ) -> tuple[str | None, SummaryJob | ModuleSummary | FileResult]:
         """A module's cache key, with its summary from the cache, the outcome of
         reading it, or the job that summarises it."""
+        self.read.add(path)
         shown = self.display(path)
         data = read_file(path, shown, self.settings.max_file_size)
         if isinstance(data, Diagnostic):
@@ -258,6 +331,7 @@ def survey_project(
     base: Path | None = None,
     warn: Callable[[str], None] = lambda message: None,
     folders: Sequence[Path] = (),
+    context: bytes = b"",
 ) -> Checked:
     """Check ``files`` and the project code their capture regions reach, and say
     what the analysis saw (``Checked.survey``).
@@ -266,10 +340,75 @@ def survey_project(
     modules are looked up as imports are, first under ``base`` (the folder of the
     configuration), and each is analysed as a region; one that names nothing found
     is reported through ``warn``. ``folders``: the folders ``files`` were collected
-    from (where they hold every source root, the files are the whole project)."""
+    from (where they hold every source root, the files are the whole project).
+
+    With a ``cache``, a run whose files, settings and ``context`` (what else the
+    caller's results depend on: the working folder, the exclusions) are those of an
+    earlier run, and whose every other file and folder read is unchanged, gives
+    that run's results without checking anything (``_Runs``)."""
     if not files:
         return Checked([])
+    roots = list(roots)
+    asked = [
+        [os.fsdecode(r) for r in roots],
+        sorted(eager),
+        list(capture_roots),
+        os.fsdecode(base) if base is not None else None,
+        [os.fsdecode(f) for f in folders],
+        os.fsdecode(context),
+    ]
+    runs = _Runs(cache, files, settings, asked) if cache is not None else None
+    stored = runs.get() if runs is not None else None
+    if stored is not None:
+        for message in stored.warnings:
+            warn(message)
+        return Checked(list(stored.results), stored.survey)
+    warnings: list[str] = []
+
+    def said(message: str) -> None:
+        warnings.append(message)
+        warn(message)
+
     forget_packages()
+    read: list[Path] = [*files]  # what the results depend on, besides the files
+    done = _survey_project(
+        files,
+        settings,
+        jobs,
+        read,
+        roots=roots,
+        eager=eager,
+        cache=cache,
+        excluded=excluded,
+        display=display,
+        capture_roots=capture_roots,
+        base=base,
+        warn=said,
+        folders=folders,
+    )
+    if runs is not None:
+        runs.put(done, [*read, *package_folders()], warnings)
+    return done
+
+
+def _survey_project(
+    files: Sequence[Path],
+    settings: Settings,
+    jobs: int | None,
+    read: list[Path],
+    *,
+    roots: Iterable[Path],
+    eager: frozenset[str],
+    cache: Cache | None,
+    excluded: Callable[[Path], bool],
+    display: Callable[[Path], str],
+    capture_roots: Sequence[str],
+    base: Path | None,
+    warn: Callable[[str], None],
+    folders: Sequence[Path],
+) -> Checked:
+    """``survey_project``'s work; adds to ``read`` the files and folders it read
+    besides ``files``."""
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
     with Pool(workers, settings) as pool:
         summaries = _Summaries(pool, settings, cache, display)
@@ -300,8 +439,10 @@ def survey_project(
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
         project.prefetch(entries, compiles)
         entries.extend(project.compiled(compiles))
+        read.extend(Path(job.path) for job in work)
         if not entries:
             merged = _merge(results, summaries.failed, settings.enabled)
+            read.extend([*summaries.read, *project.looked])
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -316,6 +457,7 @@ def survey_project(
             if not excluded(Path(path))
         ]
         extra = checked.run(work)
+        read.extend([*(job.path for job in work), *summaries.read, *project.looked])
     abandoned = [
         FileResult(path, (_abandoned(path, callee),))
         for path, callee in dict.fromkeys(project.abandoned)
@@ -345,21 +487,72 @@ def _pass_one(
     found: list[FileResult | None] = [None] * len(work)
     settled: list[int] = []  # clean by their text, but with code to parse
     settings_written: list[Path] = []
+    screens = _Screens(checked.cache, settings)
     for index, job in enumerate(work):
         if job.declared:
             continue
-        seen = screen(job.path, settings)
+        seen = screens.screen(job.path)
         found[index] = seen.result
         if seen.compiles:
             settings_written.append(job.path)
         if seen.parsable:
             settled.append(index)
+    screens.save()
     todo = [i for i, result in enumerate(found) if result is None]
     if not whole or (settings_written and wrappers(settings_written)):
         todo.extend(settled)
     for index, result in zip(todo, checked.run([work[i] for i in todo]), strict=True):
         found[index] = result
     return [r for r in found if r is not None]
+
+
+class _Screens:
+    """``screen``'s verdicts, kept by the file's stamp (size, time, inode), as ruff
+    keeps its results: a file unchanged since the last run is not read again to be
+    screened. Only the verdicts that need no diagnostic are kept: "clean",
+    "parsable" (clean, with code), "candidate", "compiles" (a candidate that writes a
+    compile setting)."""
+
+    def __init__(self, cache: Cache | None, settings: Settings) -> None:
+        self.cache = cache
+        self.settings = settings
+        what = (settings.max_file_size, sorted(settings.markers))
+        self.key = Cache.key(b"screens", _code_version(), msgspec.json.encode(what))
+        found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
+        self.known: dict[str, tuple[Stamp, str]] = found or {}
+        self.changed = False
+
+    def screen(self, path: Path) -> Screened:
+        name = os.fsdecode(path)
+        stamp = _stamp(path)
+        known = self.known.get(name)
+        if known is not None and stamp is not None and known[0] == stamp:
+            verdict = known[1]
+            settled = verdict in ("clean", "parsable")
+            return Screened(
+                FileResult(str(path), ()) if settled else None,
+                compiles=verdict == "compiles",
+                parsable=verdict == "parsable",
+            )
+        seen = screen(path, self.settings)
+        new = _verdict(seen)
+        if new is not None and stamp is not None:
+            self.known[name] = (stamp, new)
+            self.changed = True
+        return seen
+
+    def save(self) -> None:
+        if self.cache is not None and self.changed:
+            with contextlib.suppress(ValueError, TypeError, UnicodeError):
+                self.cache.put(self.key, self.known)
+
+
+def _verdict(seen: Screened) -> str | None:
+    if seen.result is None:
+        return "compiles" if seen.compiles else "candidate"
+    if seen.result.diagnostics:
+        return None  # an outcome (GL002, GL003 ...): screened again
+    return "parsable" if seen.parsable else "clean"
 
 
 def _whole(

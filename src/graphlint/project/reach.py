@@ -214,6 +214,7 @@ class Project:
         self.lines: dict[tuple[str, str], int] = {}
         self.regions: set[tuple[str, str]] = set()  # reached, but regions themselves
         self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
+        self.looked: set[Path] = set()  # folders whose entries a lookup depended on
         # what an imported wrapper's name resolves to, from a source root
         self._wrappers: dict[tuple[str, Path | None], list[object]] = {}
         # the arguments passed to each parameter; the reached functions that read
@@ -319,6 +320,7 @@ class Project:
         of packages that no root holds, and there are as many roots as folders of
         loose scripts."""
         if root not in self._listed:
+            self.looked.add(root)
             try:
                 self._listed[root] = frozenset(os.listdir(root))
             except OSError:
@@ -330,6 +332,7 @@ class Project:
             root.joinpath(*parts).with_suffix(".py"),
             root.joinpath(*parts, "__init__.py"),
         ):
+            self.looked.add(candidate.parent)
             if os.path.lexists(candidate):  # a FIFO too: the loader says why
                 return candidate
         return None
