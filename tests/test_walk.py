@@ -1,5 +1,6 @@
 """The read-only traversal visits what LibCST's own does, in the same order, minus
-the layout nodes no visitor of graphlint's looks at."""
+the layout nodes no visitor of graphlint's looks at; positions are LibCST's for every
+node that can be asked about."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 import graphlint.facts.flow
 import graphlint.facts.regions
 import graphlint.facts.scopes
 import graphlint.facts.setup
 import graphlint.facts.state
+from graphlint.facts.positions import UNASKED, positions_of
 from graphlint.facts.walk import LAYOUT, walk, walk_batched
 from graphlint.rule import tree_rules
 from tests.conftest import FIXTURES
@@ -128,3 +131,14 @@ def test_visitors_name_node_types_the_walk_enters(cls: type) -> None:
         node_type = getattr(cst, kind, None)
         assert isinstance(node_type, type), f"{cls.__name__}.{name}: no node {kind}"
         assert kind not in layout, f"{cls.__name__}.{name}: layout is never walked"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_positions_are_libcst_s_for_every_node_that_can_be_asked_about(
+    path: Path,
+) -> None:
+    module = parse(path)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ours = positions_of(module)
+    asked = {n: r for n, r in theirs.items() if type(n) not in UNASKED}
+    assert asked == {n: r for n, r in ours.items() if type(n) not in UNASKED}

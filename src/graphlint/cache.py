@@ -32,8 +32,9 @@ from graphlint.read import ReadError, read_bounded
 # bump whenever a stored type changes shape or meaning: 1 was 0.1's pickles, 2 kept
 # guard callees where 3 keeps guard formulas; 4 adds untracked names and computed
 # callees (why a call is not followed); 5 adds diagnostics' related locations; 6 adds
-# compile wrappers; 7 adds call arguments and files' results
-FORMAT = 7
+# compile wrappers; 7 adds call arguments and files' results; 8 adds whole runs and
+# screening verdicts
+FORMAT = 8
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 
