@@ -29,7 +29,7 @@ from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
-from graphlint.facts.walk import walk_batched
+from graphlint.facts.walk import forget, walk_batched
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import sparse_source
@@ -85,6 +85,7 @@ def analyse_source(
     settings = settings or Settings()
     comments = scan(source)
     module, positions = _parsed(source, keep=external is None)
+    forget()  # the children of another file's nodes
     facts = analyse(
         module,
         positions,

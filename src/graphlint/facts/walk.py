@@ -140,25 +140,46 @@ def _entered(kind: type) -> bool:
     return found
 
 
+# Each node's children, found on its first walk and read from here on the next:
+# a file's facts walk it half a dozen times. By id, with the node itself, which
+# keeps the id from being reused; ``forget`` empties it between files.
+_KIDS: dict[int, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = {}
+
+
+def forget() -> None:
+    """Drop the children found so far (a new file is about to be walked)."""
+    _KIDS.clear()
+
+
+def _kids(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    entered = _ENTERED
+    found: list[cst.CSTNode] = []
+    for name in _FIELDS.get(type(node)) or _fields(node):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                enter = entered.get(type(item))
+                if enter or (enter is None and _entered(type(item))):
+                    found.append(item)
+        else:
+            enter = entered.get(kind)
+            if enter or (enter is None and _entered(kind)):
+                found.append(value)
+    kids = tuple(found)
+    _KIDS[id(node)] = (node, kids)
+    return kids
+
+
 def _walk(
     node: cst.CSTNode,
     on_visit: Callable[[cst.CSTNode], bool],
     on_leave: Callable[[cst.CSTNode], object],
 ) -> None:
     if on_visit(node):
-        entered = _ENTERED
-        for name in _FIELDS.get(type(node)) or _fields(node):
-            value = getattr(node, name)
-            kind = type(value)
-            if kind is tuple or kind is list:
-                for item in value:
-                    enter = entered.get(type(item))
-                    if enter or (enter is None and _entered(type(item))):
-                        _walk(item, on_visit, on_leave)
-            else:
-                enter = entered.get(kind)
-                if enter or (enter is None and _entered(kind)):
-                    _walk(value, on_visit, on_leave)
+        known = _KIDS.get(id(node))
+        for child in known[1] if known is not None else _kids(node):
+            _walk(child, on_visit, on_leave)
     on_leave(node)
 
 
@@ -200,4 +221,11 @@ def walk_batched(
     _walk(node, on_visit, on_leave)
 
 
-__all__ = ["LAYOUT", "children", "descendants", "walk", "walk_batched"]
+__all__ = [
+    "LAYOUT",
+    "children",
+    "descendants",
+    "forget",
+    "walk",
+    "walk_batched",
+]
