@@ -85,12 +85,19 @@ def read_bounded(
             raise TooLarge(info.st_size, limit)
         chunks: list[bytes] = []
         size = 0
+        # the size it has, and one byte more to see it grow: os.read allocates all it
+        # is asked for, and a megabyte for every small file was most of the cost
+        want = info.st_size + 1
         while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            asked = max(1, min(want, 1 << 20, limit + 1 - size))
+            chunk = os.read(fd, asked)
+            want = 1 << 16  # it grew: read on in blocks
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
+            if len(chunk) < asked:
+                break  # a short read of a regular file: its end
         if size > limit:  # it grew while we read it
             raise TooLarge(size, limit)
         return b"".join(chunks)
@@ -325,15 +332,43 @@ def package_folders() -> list[Path]:
 
 
 def forget_packages() -> None:
-    """Look folders up again (a run starts: ``__init__.py`` files may have come or
-    gone since the last)."""
+    """Look folders and links up again (a run starts: ``__init__.py`` files and links
+    may have come or gone since the last)."""
     _PACKAGES.clear()
+    _REAL.clear()
 
 
 def real_path(path: str | os.PathLike[str]) -> Path:
     """``path`` made absolute with its links resolved where they resolve; unlike
-    ``Path.resolve()`` it never raises on a link loop (Python 3.10-3.12 do)."""
+    ``Path.resolve()`` it never raises on a link loop (Python 3.10-3.12 do). Each
+    path is resolved once per run (``forget_packages`` starts a run)."""
+    key = os.fspath(path)
+    found = _REAL.get(key)
+    if found is None:
+        found = _REAL[key] = _resolve(key)
+        if len(_REAL) > _PACKAGES_KEPT:
+            _REAL.clear()
+    return found
+
+
+def _resolve(path: str) -> Path:
+    """``os.path.realpath``, resolving each folder once: a name that is not a link
+    is its folder's real path and the name (one ``lstat``, not one per part)."""
+    folder, name = os.path.split(path)
+    if folder and name and name not in (".", ".."):
+        base = _REAL.get(folder)
+        if base is None:
+            base = _REAL[folder] = Path(os.path.realpath(folder))
+        full = base / name
+        try:
+            if not stat.S_ISLNK(os.lstat(full).st_mode):
+                return full
+        except (OSError, ValueError):
+            pass
     return Path(os.path.realpath(path))
+
+
+_REAL: dict[str, Path] = {}
 
 
 def is_regular_file(path: Path) -> bool:
