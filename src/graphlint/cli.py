@@ -9,7 +9,7 @@ import contextlib
 import enum
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -27,15 +27,15 @@ from graphlint.config import (
     parse_version,
     split_codes,
 )
-from graphlint.diagnostics import FileResult
+from graphlint.diagnostics import Checked, FileResult
 from graphlint.docs import doc_path
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, OutputFormat
 from graphlint.output.escape import printable
-from graphlint.project.check import Checked, survey_project
 from graphlint.read import real_path, tool_diagnostic
 from graphlint.rules.tool.file_checks import UnreadableFile
+from graphlint.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -257,6 +257,10 @@ def _lint(
     except MissingPathError as error:
         fail(f"no such file or directory: {error}")
     shown = [_display(f, cwd) for f in found.files]
+    if not shown:
+        return _with_unreadable(Checked([]), found.unreadable, settings, cwd)
+    from graphlint.project.check import survey_project  # noqa: PLC0415 - files to check
+
     checked = survey_project(
         shown,
         settings,
@@ -275,8 +279,18 @@ def _lint(
         # what else the results depend on: paths are shown from the working folder
         context=os.fsencode(f"{cwd}\0{config.root}\0{config.exclude!r}"),
     )
+    return _with_unreadable(checked, found.unreadable, settings, cwd)
+
+
+def _with_unreadable(
+    checked: Checked,
+    unreadable: Iterable[tuple[Path, str]],
+    settings: Settings,
+    cwd: Path,
+) -> Checked:
+    """``checked`` with a GL004 for each file or folder collecting could not read."""
     if UnreadableFile.code in settings.enabled:
-        for path, reason in found.unreadable:  # the link itself, not where it leads
+        for path, reason in unreadable:  # the link itself, not where it leads
             where = str(_display(path.parent, cwd) / path.name)
             problem = tool_diagnostic(UnreadableFile, where, detail=reason)
             checked.results.append(FileResult(where, (problem,)))

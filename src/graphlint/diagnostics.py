@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Severity(enum.IntEnum):
@@ -197,3 +197,11 @@ class Survey:
 
     regions: tuple[RegionReach, ...] = ()
     unfollowed: tuple[Unfollowed, ...] = ()
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What checking a project gives: a result per file, and what the analysis saw."""
+
+    results: list[FileResult]
+    survey: Survey = field(default_factory=Survey)

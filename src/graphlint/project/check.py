@@ -24,8 +24,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from importlib import metadata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec
 
@@ -34,6 +33,7 @@ import msgspec
 from graphlint.cache import Cache
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import (
+    Checked,
     Diagnostic,
     FileResult,
     RegionReach,
@@ -209,6 +209,8 @@ class _Runs:
 
 
 def _version(distribution: str) -> str:
+    from importlib import metadata  # noqa: PLC0415 - only for a run that caches
+
     try:
         return f"{distribution} {metadata.version(distribution)}"
     except metadata.PackageNotFoundError:
@@ -307,14 +309,6 @@ class _Summaries:
         if isinstance(made, ModuleSummary) and self.cache is not None and key:
             self.cache.put(key, made)
         return made
-
-
-@dataclass(frozen=True)
-class Checked:
-    """What checking a project gives: a result per file, and what the analysis saw."""
-
-    results: list[FileResult]
-    survey: Survey = field(default_factory=Survey)
 
 
 def survey_project(
