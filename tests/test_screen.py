@@ -7,19 +7,10 @@ from pathlib import Path
 
 from graphlint.candidates import screen
 from graphlint.settings import Settings
-from tests.conftest import graphlint
+from tests.conftest import WARMED, graphlint
 
 BROKEN = "def helper(:\n"  # no region text: parsed only when compile sites matter
-HAZARD = """\
-import torch
-g = torch.cuda.CUDAGraph()
-x = torch.zeros(1, device="cuda")
-with torch.cuda.stream(torch.cuda.Stream()):
-    for _ in range(3):
-        x.add_(1)
-with torch.cuda.graph(g):
-    y = x.item()
-"""
+HAZARD = WARMED + "    y = x.item()\n"
 WRAPPER = """\
 import functools
 import torch

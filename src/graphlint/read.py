@@ -327,11 +327,11 @@ _PACKAGES_KEPT = 100_000
 
 
 def package_folders() -> list[Path]:
-    """The folders looked up for ``__init__.py`` since ``forget_packages``."""
+    """The folders looked up for ``__init__.py`` since ``forget_paths``."""
     return list(_PACKAGES)
 
 
-def forget_packages() -> None:
+def forget_paths() -> None:
     """Look folders and links up again (a run starts: ``__init__.py`` files and links
     may have come or gone since the last)."""
     _PACKAGES.clear()
@@ -341,7 +341,7 @@ def forget_packages() -> None:
 def real_path(path: str | os.PathLike[str]) -> Path:
     """``path`` made absolute with its links resolved where they resolve; unlike
     ``Path.resolve()`` it never raises on a link loop (Python 3.10-3.12 do). Each
-    path is resolved once per run (``forget_packages`` starts a run)."""
+    path is resolved once per run (``forget_paths`` starts a run)."""
     key = os.fspath(path)
     found = _REAL.get(key)
     if found is None:

@@ -46,7 +46,7 @@ from graphlint.project.reach import Entry, Project
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
-    forget_packages,
+    forget_paths,
     module_of,
     package_folders,
     package_of,
@@ -363,7 +363,7 @@ def survey_project(
         warnings.append(message)
         warn(message)
 
-    forget_packages()
+    forget_paths()
     read: list[Path] = [*files]  # what the results depend on, besides the files
     done = _survey_project(
         files,
