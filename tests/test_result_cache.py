@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.cache import code_version
 from graphlint.diagnostics import FileResult
 from graphlint.project import check
 from graphlint.runner import Pool, run_files
@@ -100,3 +101,10 @@ def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> No
     layers.write_text(text.replace("return logits.sigmoid().mean().cpu()", "return 0"))
     edited = same_as_cold("app/train.py", cwd=project)
     assert edited != first and edited.count("GL101") == first.count("GL101") - 1
+
+
+def test_the_code_version_stamps_every_module_of_graphlint() -> None:
+    stamped = {line.split(":")[0] for line in code_version().decode().splitlines()}
+    assert {"cache.py", "engine.py", "rules/host_sync/device_to_host_copy.py"} <= {
+        name.replace("\\\\", "/") for name in stamped
+    }

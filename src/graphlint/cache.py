@@ -17,9 +17,11 @@ regular files are never followed; reads are bounded and non-blocking; writes go 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -123,4 +125,29 @@ class Cache:
             return False
 
 
-__all__ = ["ENV", "FORMAT", "Cache", "default_base"]
+def _version(distribution: str) -> str:
+    from importlib import metadata  # noqa: PLC0415 - only for a run that caches
+
+    try:
+        return f"{distribution} {metadata.version(distribution)}"
+    except metadata.PackageNotFoundError:
+        return f"{distribution} unknown"
+
+
+@functools.cache
+def code_version() -> bytes:
+    """graphlint's own source files, by name, size and time (an edited rule is a
+    new version before its release number changes), with the versions of Python
+    and LibCST, whose parsers make the trees."""
+    package = Path(__file__).resolve().parent
+    stamps = [sys.version, _version("libcst")]
+    for path in sorted(package.rglob("*.py")):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stamps.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(stamps).encode()
+
+
+__all__ = ["ENV", "FORMAT", "Cache", "code_version", "default_base"]

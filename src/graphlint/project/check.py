@@ -19,10 +19,7 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +27,7 @@ from typing import ParamSpec
 
 import msgspec
 
-from graphlint.cache import Cache
-from graphlint.candidates import Screened, screen
+from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import (
     Checked,
     Diagnostic,
@@ -42,6 +38,7 @@ from graphlint.diagnostics import (
     Unfollowed,
 )
 from graphlint.project import reach
+from graphlint.project.kept import UNSTABLE, Runs, Screens
 from graphlint.project.reach import Entry, Project
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import ModuleSummary
@@ -54,7 +51,7 @@ from graphlint.read import (
     real_path,
     tool_diagnostic,
 )
-from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
+from graphlint.rules.tool.file_checks import ParserLimitExceeded
 from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
 from graphlint.settings import Job, Settings
 
@@ -91,10 +88,6 @@ class _Stored:
         )
 
 
-# outcomes that depend on the machine or on a bug, not on the file: never kept
-_UNSTABLE = frozenset({ParserLimitExceeded.code, InternalError.code})
-
-
 class _Results:
     """Checks files on the pool, or takes their results from the cache. A result is
     keyed by the file's bytes, its name and module, the job (the functions reached
@@ -121,7 +114,7 @@ class _Results:
             found[index] = result
             key = keys[index]
             stable = not result.internal_error and not any(
-                d.code in _UNSTABLE for d in result.diagnostics
+                d.code in UNSTABLE for d in result.diagnostics
             )
             if key is not None and stable:
                 self.cache.put(key, _Stored.of(result))
@@ -136,101 +129,7 @@ class _Results:
             what = msgspec.json.encode((*job_id, job.declared), order="deterministic")
         except (ValueError, TypeError):  # a name that is not UTF-8: not cached
             return None
-        return Cache.key(b"result", _code_version(), self._settings, what, data)
-
-
-Stamp = tuple[int, int, int] | None  # size, modification time (ns), inode; None: gone
-
-
-def _stamp(path: Path | str) -> Stamp:
-    """What changes when a file or folder does (a folder's time changes when an entry
-    is added, removed or renamed in it); never follows a link's loop or raises."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (info.st_size, info.st_mtime_ns, info.st_ino)
-
-
-class _Run(msgspec.Struct):
-    """A run's results as the run cache keeps them, with what they depend on."""
-
-    results: list[FileResult]
-    survey: Survey
-    warnings: list[str]
-    read: list[tuple[str, Stamp]]  # files and folders, as they were
-
-
-class _Runs:
-    """Whole runs, by their files (each with its stamp), the settings, the caller's
-    context and graphlint's code: a run with nothing changed reads one entry and
-    checks that every other file and folder the earlier run read is as it was (the
-    modules it summarised, the files regions reach, the folders imports were looked
-    up in); anything else is a miss, and the run proceeds file by file."""
-
-    def __init__(
-        self, cache: Cache, files: Sequence[Path], settings: Settings, asked: object
-    ) -> None:
-        self.cache = cache
-        try:
-            stamps = [(os.fsdecode(f), _stamp(f)) for f in files]
-            self.key: str | None = Cache.key(
-                b"run",
-                _code_version(),
-                msgspec.json.encode(settings, order="deterministic"),
-                msgspec.json.encode([asked, stamps], order="deterministic"),
-            )
-        except (ValueError, TypeError, UnicodeError):  # a name that is not UTF-8
-            self.key = None
-
-    def get(self) -> _Run | None:
-        found = self.cache.get(self.key, _Run) if self.key is not None else None
-        if found is None or any(_stamp(path) != was for path, was in found.read):
-            return None
-        return found
-
-    def put(self, done: Checked, read: Iterable[Path], warnings: list[str]) -> None:
-        unstable = any(
-            r.internal_error or any(d.code in _UNSTABLE for d in r.diagnostics)
-            for r in done.results
-        )
-        if self.key is None or unstable:
-            return
-        try:
-            paths = sorted({os.fsdecode(path) for path in read})
-            results = [
-                FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
-                for r in done.results
-            ]
-            run = _Run(results, done.survey, warnings, [(p, _stamp(p)) for p in paths])
-            self.cache.put(self.key, run)
-        except (ValueError, TypeError, UnicodeError):
-            return
-
-
-def _version(distribution: str) -> str:
-    from importlib import metadata  # noqa: PLC0415 - only for a run that caches
-
-    try:
-        return f"{distribution} {metadata.version(distribution)}"
-    except metadata.PackageNotFoundError:
-        return f"{distribution} unknown"
-
-
-@functools.cache
-def _code_version() -> bytes:
-    """graphlint's own source files, by name, size and time (an edited rule is a
-    new version before its release number changes), with the versions of Python
-    and LibCST, whose parsers make the trees."""
-    package = Path(__file__).resolve().parents[1]
-    stamps = [sys.version, _version("libcst")]
-    for path in sorted(package.rglob("*.py")):
-        try:
-            info = path.stat()
-        except OSError:
-            continue
-        stamps.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
-    return "\n".join(stamps).encode()
+        return Cache.key(b"result", code_version(), self._settings, what, data)
 
 
 class _Summaries:
@@ -339,7 +238,7 @@ def survey_project(
     With a ``cache``, a run whose files, settings and ``context`` (what else the
     caller's results depend on: the working folder, the exclusions) are those of an
     earlier run, and whose every other file and folder read is unchanged, gives
-    that run's results without checking anything (``_Runs``)."""
+    that run's results without checking anything (``kept.Runs``)."""
     if not files:
         return Checked([])
     roots = list(roots)
@@ -351,7 +250,7 @@ def survey_project(
         [os.fsdecode(f) for f in folders],
         os.fsdecode(context),
     ]
-    runs = _Runs(cache, files, settings, asked) if cache is not None else None
+    runs = Runs(cache, files, settings, asked) if cache is not None else None
     stored = runs.get() if runs is not None else None
     if stored is not None:
         for message in stored.warnings:
@@ -481,7 +380,7 @@ def _pass_one(
     found: list[FileResult | None] = [None] * len(work)
     settled: list[int] = []  # clean by their text, but with code to parse
     settings_written: list[Path] = []
-    screens = _Screens(checked.cache, settings)
+    screens = Screens(checked.cache, settings)
     for index, job in enumerate(work):
         if job.declared:
             continue
@@ -498,55 +397,6 @@ def _pass_one(
     for index, result in zip(todo, checked.run([work[i] for i in todo]), strict=True):
         found[index] = result
     return [r for r in found if r is not None]
-
-
-class _Screens:
-    """``screen``'s verdicts, kept by the file's stamp (size, time, inode), as ruff
-    keeps its results: a file unchanged since the last run is not read again to be
-    screened. Only the verdicts that need no diagnostic are kept: "clean",
-    "parsable" (clean, with code), "candidate", "compiles" (a candidate that writes a
-    compile setting)."""
-
-    def __init__(self, cache: Cache | None, settings: Settings) -> None:
-        self.cache = cache
-        self.settings = settings
-        what = (settings.max_file_size, sorted(settings.markers))
-        self.key = Cache.key(b"screens", _code_version(), msgspec.json.encode(what))
-        found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
-        self.known: dict[str, tuple[Stamp, str]] = found or {}
-        self.changed = False
-
-    def screen(self, path: Path) -> Screened:
-        name = os.fsdecode(path)
-        stamp = _stamp(path)
-        known = self.known.get(name)
-        if known is not None and stamp is not None and known[0] == stamp:
-            verdict = known[1]
-            settled = verdict in ("clean", "parsable")
-            return Screened(
-                FileResult(str(path), ()) if settled else None,
-                compiles=verdict == "compiles",
-                parsable=verdict == "parsable",
-            )
-        seen = screen(path, self.settings)
-        new = _verdict(seen)
-        if new is not None and stamp is not None:
-            self.known[name] = (stamp, new)
-            self.changed = True
-        return seen
-
-    def save(self) -> None:
-        if self.cache is not None and self.changed:
-            with contextlib.suppress(ValueError, TypeError, UnicodeError):
-                self.cache.put(self.key, self.known)
-
-
-def _verdict(seen: Screened) -> str | None:
-    if seen.result is None:
-        return "compiles" if seen.compiles else "candidate"
-    if seen.result.diagnostics:
-        return None  # an outcome (GL002, GL003 ...): screened again
-    return "parsable" if seen.parsable else "clean"
 
 
 def _whole(

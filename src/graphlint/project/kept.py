@@ -1,0 +1,142 @@
+"""What a run keeps for the next one besides each file's result and summary
+(``graphlint.cache``): the whole run's output, and each file's screening verdict,
+both by the stamps of what they were made from, as ruff keeps its results."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from graphlint.cache import Cache, code_version
+from graphlint.candidates import Screened, screen
+from graphlint.diagnostics import Checked, FileResult, Survey
+from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
+from graphlint.settings import Settings
+
+# outcomes that depend on the machine or on a bug, not on the file: never kept
+UNSTABLE = frozenset({ParserLimitExceeded.code, InternalError.code})
+
+
+Stamp = tuple[int, int, int] | None  # size, modification time (ns), inode; None: gone
+
+
+def stamp(path: Path | str) -> Stamp:
+    """What changes when a file or folder does (a folder's time changes when an entry
+    is added, removed or renamed in it); never follows a link's loop or raises."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+class _Run(msgspec.Struct):
+    """A run's results as the run cache keeps them, with what they depend on."""
+
+    results: list[FileResult]
+    survey: Survey
+    warnings: list[str]
+    read: list[tuple[str, Stamp]]  # files and folders, as they were
+
+
+class Runs:
+    """Whole runs, by their files (each with its stamp), the settings, the caller's
+    context and graphlint's code: a run with nothing changed reads one entry and
+    checks that every other file and folder the earlier run read is as it was (the
+    modules it summarised, the files regions reach, the folders imports were looked
+    up in); anything else is a miss, and the run proceeds file by file."""
+
+    def __init__(
+        self, cache: Cache, files: Sequence[Path], settings: Settings, asked: object
+    ) -> None:
+        self.cache = cache
+        try:
+            stamps = [(os.fsdecode(f), stamp(f)) for f in files]
+            self.key: str | None = Cache.key(
+                b"run",
+                code_version(),
+                msgspec.json.encode(settings, order="deterministic"),
+                msgspec.json.encode([asked, stamps], order="deterministic"),
+            )
+        except (ValueError, TypeError, UnicodeError):  # a name that is not UTF-8
+            self.key = None
+
+    def get(self) -> _Run | None:
+        found = self.cache.get(self.key, _Run) if self.key is not None else None
+        if found is None or any(stamp(path) != was for path, was in found.read):
+            return None
+        return found
+
+    def put(self, done: Checked, read: Iterable[Path], warnings: list[str]) -> None:
+        unstable = any(
+            r.internal_error or any(d.code in UNSTABLE for d in r.diagnostics)
+            for r in done.results
+        )
+        if self.key is None or unstable:
+            return
+        try:
+            paths = sorted({os.fsdecode(path) for path in read})
+            results = [
+                FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
+                for r in done.results
+            ]
+            run = _Run(results, done.survey, warnings, [(p, stamp(p)) for p in paths])
+            self.cache.put(self.key, run)
+        except (ValueError, TypeError, UnicodeError):
+            return
+
+
+class Screens:
+    """``screen``'s verdicts, kept by the file's stamp (size, time, inode), as ruff
+    keeps its results: a file unchanged since the last run is not read again to be
+    screened. Only the verdicts that need no diagnostic are kept: "clean",
+    "parsable" (clean, with code), "candidate", "compiles" (a candidate that writes a
+    compile setting)."""
+
+    def __init__(self, cache: Cache | None, settings: Settings) -> None:
+        self.cache = cache
+        self.settings = settings
+        what = (settings.max_file_size, sorted(settings.markers))
+        self.key = Cache.key(b"screens", code_version(), msgspec.json.encode(what))
+        found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
+        self.known: dict[str, tuple[Stamp, str]] = found or {}
+        self.changed = False
+
+    def screen(self, path: Path) -> Screened:
+        name = os.fsdecode(path)
+        now = stamp(path)
+        known = self.known.get(name)
+        if known is not None and now is not None and known[0] == now:
+            verdict = known[1]
+            settled = verdict in ("clean", "parsable")
+            return Screened(
+                FileResult(str(path), ()) if settled else None,
+                compiles=verdict == "compiles",
+                parsable=verdict == "parsable",
+            )
+        seen = screen(path, self.settings)
+        new = _verdict(seen)
+        if new is not None and now is not None:
+            self.known[name] = (now, new)
+            self.changed = True
+        return seen
+
+    def save(self) -> None:
+        if self.cache is not None and self.changed:
+            with contextlib.suppress(ValueError, TypeError, UnicodeError):
+                self.cache.put(self.key, self.known)
+
+
+def _verdict(seen: Screened) -> str | None:
+    if seen.result is None:
+        return "compiles" if seen.compiles else "candidate"
+    if seen.result.diagnostics:
+        return None  # an outcome (GL002, GL003 ...): screened again
+    return "parsable" if seen.parsable else "clean"
+
+
+__all__ = ["UNSTABLE", "Runs", "Screens", "Stamp", "stamp"]
