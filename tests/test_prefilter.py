@@ -61,6 +61,12 @@ MAKES_A_REGION = [
     "import torch\nfast = torch.compile(step, mode='reduce-overhead')\n",
     "import torch\nopts = {'triton.cudagraphs': True}\nf = torch.compile(m, options=opts)\n",
     "import torch._inductor.config as c\nc.triton.cudagraphs = True\n",
+    "from unittest import mock\n"
+    "@mock.patch('torch._inductor.config.triton.cudagraphs', True)\n"
+    "def test(self):\n    pass\n",
+    "from unittest import mock\nfrom torch._inductor import config\n"
+    "p = mock.patch.object(config.triton, 'cudagraphs', True)\n",
+    "import torch\nfast = torch.compile(step, backend='cudagraphs')\n",
     "import graphlint\n@graphlint.capture_region\ndef step(x):\n    pass\n",
     "from graphlint import capture_region as mark\n@mark\ndef step(x):\n    pass\n",
     "# graphlint: capture-begin\ny = x + 1\n# graphlint: capture-end\n",
@@ -73,6 +79,7 @@ ONLY_TEXT = [
     "kwargs = make_graphed_callables_kwargs()\n",
     "graph = build()\ngraph.nodes\n",
     "gm.graph.lint()\n",
+    "if config.triton.cudagraphs:\n    log = getArtifactLogger(__name__, 'cudagraphs')\n",
 ]
 
 

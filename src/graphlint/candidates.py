@@ -27,6 +27,7 @@ from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
     CUDAGRAPH_COMPILE_MODES,
     CUDAGRAPHS_OPTION,
+    CUDAGRAPHS_SWITCH,
 )
 from graphlint.read import read_text
 from graphlint.settings import Settings
@@ -56,11 +57,15 @@ _IMPORT = re.compile(r"\bimport\b")
 _IMPORT_PAREN = re.compile(r"import[ \t]*\(")
 # a span marked in comments: only the text shows it
 _PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
-# names a region is made with: graphed callables, manual capture, Inductor's switch
-_NAMES = frozenset({"make_graphed_callables", "capture_begin", "cudagraphs"})
+# names a region is made with: graphed callables, manual capture
+_NAMES = frozenset({"make_graphed_callables", "capture_begin"})
 # strings that make torch.compile capture, written out: modes, the backend, the
 # Inductor option (in ``options``, ``config.patch``, ``patch.object``)
-_SETTINGS = CUDAGRAPH_COMPILE_MODES | {"cudagraphs", CUDAGRAPHS_OPTION}
+_SETTINGS = CUDAGRAPH_COMPILE_MODES | {
+    "cudagraphs",
+    CUDAGRAPHS_OPTION,
+    CUDAGRAPHS_SWITCH,
+}
 
 
 # Inductor's CUDA-graph switch written out (an option, the backend, an assignment)
@@ -156,11 +161,22 @@ def may_capture(source: str, tree: ast.Module | None, markers: frozenset[str]) -
     if tree is None or _PRAGMA.search(source):
         return True
     names = _NAMES | {m.rsplit(".", 1)[-1] for m in BUILTIN_MARKERS | markers}
-    return any(_names_a_region(node, names) for node in ast.walk(tree))
+    skipped: set[int] = set()  # ids of strings in calls that cannot switch anything
+    for node in ast.walk(tree):  # breadth first: a call before its arguments
+        if isinstance(node, ast.Call) and len(node.args) + len(node.keywords) < 3:
+            # "cudagraphs" alone names Inductor's switch as the attribute of a patch
+            # or setattr (three arguments), or as a backend (a keyword); passed to a
+            # call of two arguments it is something else (a logger's name)
+            skipped.update(id(arg) for arg in node.args if _is_text(arg, "cudagraphs"))
+        if id(node) not in skipped and _names_a_region(node, names):
+            return True
+    return False
 
 
 def _names_a_region(node: ast.AST, names: frozenset[str]) -> bool:
     if isinstance(node, ast.Attribute):
+        if node.attr == "cudagraphs":  # Inductor's switch, set (read, it makes none)
+            return isinstance(node.ctx, ast.Store)
         return node.attr in names or (node.attr == "graph" and _is_cuda(node.value))
     if isinstance(node, ast.Name):
         return node.id in names
@@ -175,6 +191,10 @@ def _names_a_region(node: ast.AST, names: frozenset[str]) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value in _SETTINGS
     return False
+
+
+def _is_text(expr: ast.expr, text: str) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value == text
 
 
 def _is_cuda(expr: ast.expr) -> bool:

@@ -23,6 +23,7 @@ from graphlint.facts.scopes import ClassInfo, ScopeBuilder
 from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
     CUDAGRAPHS_OPTION,
+    CUDAGRAPHS_SWITCH,
     cudagraph_keyword,
 )
 from graphlint.facts.values import Kind, Value, Values
@@ -37,7 +38,6 @@ GRAPHED_CALLABLES = frozenset(
     }
 )
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
-CUDAGRAPHS_SWITCH = "torch._inductor.config.triton.cudagraphs"
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
 FULLGRAPH = "fullgraph=True"  # in a compile region's label

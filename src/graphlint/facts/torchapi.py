@@ -266,6 +266,7 @@ BUILTIN_MARKERS: Final = frozenset({"graphlint.capture_region"})
 # torch.compile's CUDA-graph modes and the Inductor option that turns them on
 CUDAGRAPH_COMPILE_MODES: Final = frozenset({"reduce-overhead", "max-autotune"})
 CUDAGRAPHS_OPTION: Final = "triton.cudagraphs"
+CUDAGRAPHS_SWITCH: Final = "torch._inductor.config.triton.cudagraphs"
 
 
 def cudagraph_keyword(keyword: str, value: str | bool) -> str | None:
