@@ -322,3 +322,27 @@ def test_installed_command_and_module_entry(project: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert "GL101" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_a_run_with_nothing_to_check_imports_no_analysis(tmp_path: Path) -> None:
+    """Starting is cheap: no LibCST, rules, project pass or pydantic before a file
+    needs them (issue #14: an empty folder in 0.15 s)."""
+    script = (
+        "import sys\n"
+        "from graphlint.cli import main\n"
+        "sys.argv = ['graphlint', 'check', '--no-cache', '.']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('libcst', 'pydantic', 'graphlint.engine', 'graphlint.project.reach')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines()[-1] == "[]"

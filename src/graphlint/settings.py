@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphlint.codes import default_enabled
-from graphlint.project.reach import Reached
 from graphlint.read import RUNNING, Version
+
+if TYPE_CHECKING:  # an empty run needs no project pass
+    from graphlint.project.reach import Reached
 
 DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
 DEFAULT_TIMEOUT = 60.0
