@@ -231,8 +231,9 @@ def test_capture_checks_config(tmp_path: Path) -> None:
 
 
 def test_capture_roots_config(tmp_path: Path) -> None:
-    """A declared root is a region in a file not named on the command line; one
-    that names no module is a warning line, and the check still runs."""
+    """A declared root is a region in a file with no capture written in it; one
+    that names no module is a warning line, and the check still runs. Its findings
+    concern its own file, not another file named alone."""
     (tmp_path / "pyproject.toml").write_text(
         '[tool.graphlint]\ncapture-roots = ["app.model:Model.forward", "app.gone:f"]\n'
     )
@@ -244,7 +245,8 @@ def test_capture_roots_config(tmp_path: Path) -> None:
         "        return x.sum().item()\n"
     )
     (tmp_path / "app" / "run.py").write_text("from app.model import Model\n")
-    code, out, err = run("check", "app/run.py", cwd=tmp_path)
+    assert run("check", "app/run.py", cwd=tmp_path)[0] == 0
+    code, out, err = run("check", "app/model.py", cwd=tmp_path)
     assert code == 1 and "app/model.py:5:16: GL101" in out
     assert "[capture root region, line 4]" in out
     assert err.strip() == (
@@ -346,3 +348,85 @@ def test_a_run_with_nothing_to_check_imports_no_analysis(tmp_path: Path) -> None
         check=True,
     )
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+MODEL = "def step(x):\n    return x.sum().item()\n"
+TRAIN = textwrap.dedent(
+    """\
+    import torch
+    from pkg.model import step
+
+    x = torch.zeros(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = step(x)
+    """
+)
+
+
+def _package(root: Path, marker: str | None = "pyproject.toml") -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "model.py").write_text(MODEL)
+    (root / "pkg" / "train.py").write_text(TRAIN)
+    if marker is not None:
+        (root / marker).mkdir() if marker == ".git" else (root / marker).write_text("")
+    return root
+
+
+@pytest.mark.parametrize("marker", ["pyproject.toml", "setup.py", ".git"])
+def test_a_file_named_alone_is_checked_with_the_regions_that_reach_it(
+    tmp_path: Path, marker: str
+) -> None:
+    """The pre-commit hook names only the edited model file: the region in another
+    file of its project still reaches it, and only the named file is reported."""
+    root = _package(tmp_path, marker)
+    code, out, _ = run("check", "--no-cache", "pkg/model.py", cwd=root)
+    assert code == 1
+    assert "pkg/model.py:2:12: GL101" in out
+    assert "region at pkg/train.py:6, reached from pkg/train.py:7" in out
+    assert "train.py:6:6: GL703" not in out  # found, but in a file not named
+    assert out.splitlines()[-1].startswith("Found 1 diagnostic (1 error) in 1 of 1")
+    _, inside, _ = run("check", "--no-cache", "model.py", cwd=root / "pkg")
+    assert "model.py:2:12: GL101" in inside
+    # the region's file named: what its region reaches concerns it too
+    _, out, _ = run("check", "--no-cache", "pkg/train.py", cwd=root)
+    assert "pkg/model.py:2:12: GL101" in out and "pkg/train.py:6:6: GL703" in out
+
+
+def test_show_reach_lists_the_regions_elsewhere_that_reach_a_named_file(
+    tmp_path: Path,
+) -> None:
+    root = _package(tmp_path)
+    (root / "pkg" / "other.py").write_text(TRAIN.replace("step(x)", "x.sum()"))
+    _, out, _ = run("check", "--no-cache", "--show-reach", "pkg/model.py", cwd=root)
+    assert (
+        "pkg/train.py:6: torch.cuda.graph region\n    reaches pkg/model.py:1 step"
+        in out
+    )
+    assert "pkg/other.py" not in out  # a region that does not reach it
+
+
+def test_alone_and_a_folder_without_a_project_check_the_named_file_alone(
+    tmp_path: Path,
+) -> None:
+    root = _package(tmp_path / "p")
+    code, out, _ = run("check", "--no-cache", "--alone", "pkg/model.py", cwd=root)
+    assert (code, "GL101" in out) == (0, False)
+    bare = _package(tmp_path / "bare", marker=None)
+    code, out, _ = run("check", "--no-cache", "pkg/model.py", cwd=bare)
+    assert (code, "GL101" in out) == (0, False)
+
+
+def test_a_home_folder_is_no_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dotfiles kept in git make the home folder a repository: a file below it that
+    belongs to no project of its own is checked alone, not with the whole home."""
+    from graphlint.files import project_root  # noqa: PLC0415
+
+    home = _package(tmp_path / "home", marker=".git")
+    monkeypatch.setenv("HOME", str(home))
+    assert project_root(home / "pkg" / "model.py") is None
+    (home / "pkg" / "setup.cfg").write_text("")
+    assert project_root(home / "pkg" / "model.py") == (home / "pkg").resolve()

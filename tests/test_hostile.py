@@ -177,8 +177,10 @@ def test_cache_round_trip_validates_types(tmp_path: Path) -> None:
 
 
 # -- workers die with the run, and keep none of its stdio -----------------------------
-def _slow_tree(root: Path, files: int = 60) -> Path:
-    """Files whose analysis takes a while: regions with a long chain each."""
+def _slow_tree(root: Path, files: int = 400) -> Path:
+    """Files whose analysis takes a while: regions with a long chain each (400 take
+    about 12 s on 2 cores, far more than the 2 s the tests wait before they stop
+    the run)."""
     root.mkdir()
     chain = " + ".join(["x"] * 900)
     for number in range(files):

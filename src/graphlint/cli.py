@@ -29,7 +29,7 @@ from graphlint.config import (
 )
 from graphlint.diagnostics import Checked, FileResult
 from graphlint.docs import doc_path
-from graphlint.files import MissingPathError, collect
+from graphlint.files import MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, OutputFormat
 from graphlint.output.escape import printable
@@ -191,6 +191,17 @@ def check(
             "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."
         ),
     ] = None,
+    alone: Annotated[
+        bool,
+        typer.Option(
+            "--alone",
+            help="Check the named files alone. By default, a file named inside a "
+            "project (the configuration's folder, else the nearest one with a "
+            "pyproject.toml, setup.py, setup.cfg or .git) is checked with the capture "
+            "regions elsewhere in the project that reach it; only the named files' "
+            "diagnostics are shown.",
+        ),
+    ] = False,
     show_reach: Annotated[
         bool,
         typer.Option(
@@ -213,6 +224,7 @@ def check(
             cache_dir=cache_dir,
             target_version=target_version,
             jobs=jobs,
+            alone=alone,
         )
     results = checked.results
     formatter = FORMATTERS[output_format]
@@ -236,9 +248,13 @@ def _lint(
     cache_dir: Path | None = None,
     target_version: str | None = None,
     jobs: int | None = None,
+    alone: bool = False,
 ) -> Checked:
     """What ``check`` finds in ``targets``, with the configuration that governs
-    them, and what the analysis saw."""
+    them, and what the analysis saw. Unless ``alone``, targets inside a project are
+    checked as part of it: the whole project is analysed (its cached results make
+    that cheap), and what concerns the targets is kept. Alone, the analysis starts
+    from the targets, and what it finds in the files they reach is kept too."""
     cwd = real_path(Path.cwd())
     try:
         source = config_file if config_file is not None else find(targets[0], warn)
@@ -253,16 +269,23 @@ def _lint(
         fail(str(error))
     excludes = IgnoreFile(config.root, list(config.exclude)) if config.exclude else None
     try:
-        found = collect(targets, excludes)
+        named = collect(targets, excludes)
     except MissingPathError as error:
         fail(f"no such file or directory: {error}")
-    shown = [_display(f, cwd) for f in found.files]
+    shown = [_display(f, cwd) for f in named.files]
     if not shown:
-        return _with_unreadable(Checked([]), found.unreadable, settings, cwd)
+        return _with_unreadable(Checked([]), named.unreadable, settings, cwd)
+    project = None if alone else _project(targets, config.root if source else None)
+    folders = [t for t in targets if os.path.isdir(t)]  # never raises
+    analysed = shown
+    if project is not None:
+        folders = [project, *folders]
+        whole = collect([project, *targets], excludes).files
+        analysed = [_display(f, cwd) for f in whole]
     from graphlint.project.check import survey_project  # noqa: PLC0415 - files to check
 
     checked = survey_project(
-        shown,
+        analysed,
         settings,
         jobs,
         roots=config.source_roots,
@@ -275,11 +298,27 @@ def _lint(
         capture_roots=config.capture_roots,
         base=config.root,
         warn=warn,
-        folders=[t for t in targets if os.path.isdir(t)],  # never raises
+        folders=folders,
         # what else the results depend on: paths are shown from the working folder
         context=os.fsencode(f"{cwd}\0{config.root}\0{config.exclude!r}"),
     )
-    return _with_unreadable(checked, found.unreadable, settings, cwd)
+    if project is not None:
+        checked = checked.about({str(path) for path in shown})
+    return _with_unreadable(checked, named.unreadable, settings, cwd)
+
+
+def _project(targets: list[Path], configured: Path | None) -> Path | None:
+    """The project whose regions may reach ``targets``: the configuration's folder,
+    else the first target's ``project_root``; None where the targets already hold
+    all of it (``graphlint check .`` at its root) or there is no project."""
+    root = configured if configured is not None else project_root(targets[0])
+    if root is None:
+        return None
+    for target in targets:
+        real = Path(os.path.realpath(target))
+        if os.path.isdir(real) and (real == root or real in root.parents):
+            return None
+    return root
 
 
 def _with_unreadable(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Container
+from dataclasses import dataclass, field, replace
 
 
 class Severity(enum.IntEnum):
@@ -198,6 +199,18 @@ class Survey:
     regions: tuple[RegionReach, ...] = ()
     unfollowed: tuple[Unfollowed, ...] = ()
 
+    def about(self, paths: Container[str]) -> Survey:
+        """What concerns these files: the regions in them or reaching into them, and
+        the calls not followed in them."""
+        return Survey(
+            tuple(
+                r
+                for r in self.regions
+                if r.region.path in paths or any(f.path in paths for f in r.reached)
+            ),
+            tuple(c for c in self.unfollowed if c.path in paths),
+        )
+
 
 @dataclass(frozen=True)
 class Checked:
@@ -205,3 +218,20 @@ class Checked:
 
     results: list[FileResult]
     survey: Survey = field(default_factory=Survey)
+
+    def about(self, paths: Container[str]) -> Checked:
+        """What concerns these files: their results, the diagnostics elsewhere whose
+        region is in one of them, graphlint's own failures, and the survey's part."""
+        results = []
+        for result in self.results:
+            if result.path in paths or result.internal_error:
+                results.append(result)
+                continue
+            theirs = tuple(
+                d
+                for d in result.diagnostics
+                if d.region is not None and d.region.path in paths
+            )
+            if theirs:
+                results.append(replace(result, diagnostics=theirs))
+        return Checked(results, self.survey.about(paths))

@@ -121,6 +121,30 @@ def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> Collected:
     return found.result()
 
 
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that holds a project marker (a
+    ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``), real; never the
+    user's home folder, a folder above it, or the filesystem's root (a home folder
+    kept in git is no project to survey). None where there is none."""
+    folder = Path(os.path.realpath(start))
+    if not os.path.isdir(folder):
+        folder = folder.parent
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    for candidate in (folder, *folder.parents):
+        if (
+            candidate == home
+            or candidate in home.parents
+            or candidate == candidate.parent
+        ):
+            return None
+        if any(os.path.lexists(candidate / marker) for marker in PROJECT_MARKERS):
+            return candidate
+    return None
+
+
 def _missing(path: Path) -> bool:
     try:
         os.lstat(path)
