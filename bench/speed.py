@@ -10,7 +10,9 @@ with its default rules and with ``--select ALL``, as the anchor. Each figure is 
 wall time and the CPU time of the whole process tree (``resource.RUSAGE_CHILDREN``),
 the best of ``--repeat`` runs, and for cold runs the peak memory of the process tree
 (proportional set sizes summed, sampled from /proc); the output is a Markdown table
-with the ratios of graphlint cold and warm to ruff's default run. Trees are obtained
+with the ratios of graphlint cold and warm to ruff's default run. The output of every
+graphlint run is compared with a cold ``--no-cache`` run on the same tree; any
+difference fails the command. Trees are obtained
 as in ../shared/realworld/README.md. ``--curve 1000,10000,100000`` adds cold runs on
 generated projects of those sizes.
 """
@@ -94,6 +96,7 @@ class Bench:
         self.repeat = repeat
         self.scratch = scratch
         self.ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+        self.differs: list[str] = []  # runs whose findings were not the reference's
 
     def graphlint(self, tree: Path, cache: Path, *extra: str) -> tuple[Figure, str]:
         env = {**os.environ, "GRAPHLINT_CACHE_DIR": str(cache)}
@@ -102,17 +105,33 @@ class Bench:
         command = [sys.executable, "-P", "-m", "graphlint", "check", "--exit-zero"]
         return timed([*command, *extra, "."], tree, env)
 
-    def cold(self, tree: Path) -> Figure:
+    def reference(self, tree: Path) -> str:
+        """What a cold ``--no-cache`` run says (it also reads the tree into the page
+        cache before the timed runs)."""
+        return self.graphlint(tree, self.scratch / "no-cache", "--no-cache")[1]
+
+    def same(self, what: str, out: str, reference: str) -> None:
+        if out != reference:
+            self.differs.append(what)
+
+    def cold(self, tree: Path, reference: str) -> Figure:
         figures = []
         for n in range(self.repeat):
             cache = self.scratch / f"cold-{tree.name}-{n}"
-            figures.append(self.graphlint(tree, cache)[0])
+            figure, out = self.graphlint(tree, cache)
+            self.same(f"{tree.name} cold", out, reference)
+            figures.append(figure)
         return best(figures)
 
-    def warm(self, tree: Path) -> Figure:
+    def warm(self, tree: Path, reference: str) -> Figure:
         cache = self.scratch / f"warm-{tree.name}"
         self.graphlint(tree, cache)
-        return best([self.graphlint(tree, cache)[0] for _ in range(self.repeat)])
+        figures = []
+        for _ in range(self.repeat):
+            figure, out = self.graphlint(tree, cache)
+            self.same(f"{tree.name} warm", out, reference)
+            figures.append(figure)
+        return best(figures)
 
     def edited(self, tree: Path) -> Figure | None:
         """Warm, after one file that a region reaches was edited (on a copy)."""
@@ -135,7 +154,9 @@ class Bench:
         for n in range(self.repeat):
             with target.open("a", encoding="utf-8") as handle:
                 handle.write(f"\n# edited {n}\n")
-            figures.append(self.graphlint(copy, cache)[0])
+            figure, out = self.graphlint(copy, cache)
+            self.same(f"{tree.name} edited", out, self.reference(copy))
+            figures.append(figure)
         return best(figures)
 
     def ruff_run(self, tree: Path, *select: str) -> Figure:
@@ -153,9 +174,9 @@ def show(figure: Figure | None, memory: bool = False) -> str:
 
 def row(name: str, tree: Path, bench: Bench, edit: bool) -> str:
     count = sum(1 for _ in tree.rglob("*.py"))
-    bench.graphlint(tree, bench.scratch / "page-cache", "--no-cache")  # read it all
-    cold = bench.cold(tree)
-    warm = bench.warm(tree)
+    reference = bench.reference(tree)
+    cold = bench.cold(tree, reference)
+    warm = bench.warm(tree, reference)
     edited = bench.edited(tree) if edit else None
     ruff = bench.ruff_run(tree)
     every = bench.ruff_run(tree, "--select", "ALL")
@@ -178,8 +199,7 @@ def curve(sizes: list[int], bench: Bench) -> None:
     for size in sizes:
         root = bench.scratch / f"generated-{size}"
         tree = generate(root, size)
-        bench.graphlint(tree, bench.scratch / "page-cache", "--no-cache")
-        cold = bench.cold(tree)
+        cold = bench.cold(tree, bench.reference(tree))
         per = f"{cold[0] * 1000 / size:.2f} s, {cold[2] * 1000 / size:.0f} MiB"
         print(f"| {size:,} | {show(cold, memory=True)} | {per} |", flush=True)
         shutil.rmtree(root)
@@ -211,6 +231,12 @@ def main() -> None:
             table(bench, args.megatron, args.torch)
         if args.curve:
             curve([int(size) for size in args.curve.split(",")], bench)
+        if bench.differs:
+            raise SystemExit(
+                "findings differ from a cold --no-cache run: "
+                + ", ".join(bench.differs)
+            )
+        print("\nEvery cold, warm and edited run said what a --no-cache run says.")
 
 
 def table(bench: Bench, megatron: Path | None, torch: Path | None) -> None:
