@@ -85,3 +85,55 @@ def test_pre_commit_hook(tmp_path: Path) -> None:
     )
     result = commit("fixed")
     assert result.returncode == 0, result.stdout + result.stderr
+
+    # a commit that changes only a model file that a region elsewhere captures: the
+    # hook sees the region (issue #15's first report: this commit used to pass)
+    (user / "app").mkdir()
+    (user / "app" / "__init__.py").write_text("")
+    (user / "app" / "layers.py").write_text(LAYERS)
+    (user / "app" / "train.py").write_text(TRAIN)
+    assert commit("model").returncode == 0
+    git(user, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "model")
+    (user / "app" / "layers.py").write_text(
+        LAYERS.replace(
+            "        return self.proj(x)",
+            "        if x.isnan().any():\n            print(x.abs().max().item())\n"
+            "        return self.proj(x)",
+        )
+    )
+    result = commit("callee only")
+    assert git(user, "diff", "--cached", "--name-only").stdout == "app/layers.py\n"
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "app/layers.py:10:12: GL201" in result.stdout
+    assert "region at app/train.py:" in result.stdout
+
+
+LAYERS = """\
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x)
+"""
+
+TRAIN = """\
+import torch
+
+from app.layers import Block
+
+model = Block().cuda()
+x = torch.randn(4, 8, device="cuda")
+s = torch.cuda.Stream()
+with torch.cuda.stream(s):
+    for _ in range(3):
+        model(x)
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = model(x)
+"""
