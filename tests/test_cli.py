@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -301,8 +302,34 @@ def test_rules_and_explain(project: Path) -> None:
     assert code == 0 and "GL101  device-to-host-copy" in out and "GL006*" in out
     code, out, _ = run("explain", "gl201")
     assert code == 0 and out.startswith("# GL201 tensor-truth-value")
+    assert run("explain", "tensor-truth-value")[1] == out  # a rule's name works too
     code, _, err = run("explain", "GL999")
-    assert code == 2 and "unknown code" in err
+    assert code == 2 and "unknown rule 'GL999'" in err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal")
+def test_explain_renders_markdown_on_a_terminal() -> None:
+    import pty  # noqa: PLC0415 - POSIX only
+
+    main, child = pty.openpty()
+    done = subprocess.run(
+        [sys.executable, "-m", "graphlint", "explain", "GL201"],
+        stdout=child,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+        check=True,
+        timeout=60,
+    )
+    os.close(child)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once everything is read
+        while chunk := os.read(main, 65536):
+            shown += chunk
+    os.close(main)
+    text = shown.decode()
+    assert done.returncode == 0
+    assert "GL201 tensor-truth-value" in text and "# GL201" not in text
+    assert "```" not in text  # code blocks are drawn, not fenced
 
 
 def test_version_and_help() -> None:

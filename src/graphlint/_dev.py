@@ -26,9 +26,21 @@ def render_index() -> str:
     return "\n".join(rows)
 
 
+def _literal(text: str) -> str:
+    """A string literal as ruff formats it: double quotes, unless the text holds
+    double quotes and no single ones."""
+    escaped = text.replace("\\", "\\\\")
+    if '"' in text and "'" not in text:
+        return f"'{escaped}'"
+    return '"' + escaped.replace('"', '\\"') + '"'
+
+
 def render_codes() -> str:
+    """The entries as ruff formats them (one field a line: a summary can be long)."""
     return "".join(
-        f'    "{code}": ("{check.name}", {check.default_enabled}),\n'
+        f'    "{code}": Code(\n        "{check.name}",\n'
+        f"        {check.default_enabled},\n        {_literal(check.summary())},\n"
+        "    ),\n"
         for code, check in all_checks().items()
     )
 

@@ -19,6 +19,7 @@ import typer
 from graphlint import __version__
 from graphlint.cache import ENV as CACHE_ENV
 from graphlint.cache import Cache
+from graphlint.codes import CODES
 from graphlint.config import (
     Config,
     ConfigError,
@@ -31,9 +32,9 @@ from graphlint.diagnostics import Checked, FileResult
 from graphlint.docs import doc_path
 from graphlint.files import MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
-from graphlint.output import FORMATTERS, OutputFormat
+from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable
-from graphlint.read import real_path, tool_diagnostic
+from graphlint.read import os_reason, real_path, tool_diagnostic
 from graphlint.rules.tool.file_checks import UnreadableFile
 from graphlint.settings import Settings
 
@@ -48,6 +49,13 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+class ConfirmFormat(str, enum.Enum):
+    """What ``confirm`` reports in: check's text, or its lsp JSON with verdicts."""
+
+    TEXT = "text"
+    LSP = "lsp"
 
 
 class ColorMode(str, enum.Enum):
@@ -138,10 +146,30 @@ def check(
         OutputFormat,
         typer.Option(
             "--format",
-            metavar="text|lsp",
-            help="text for people, lsp for editors and tools.",
+            metavar="text|json|sarif|github|lsp",
+            help="text for people; json (a flat list) for scripts; sarif for code "
+            "scanning; github for workflow annotations; lsp for editors.",
         ),
     ] = OutputFormat.TEXT,
+    output_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-file",
+            "-o",
+            metavar="FILE",
+            help="Write the report to FILE (its folders are made) instead of "
+            "standard output.",
+            show_default=False,
+        ),
+    ] = None,
+    statistics: Annotated[
+        bool,
+        typer.Option(
+            "--statistics",
+            help="Count the diagnostics per code instead of listing them (with "
+            "--format text or json).",
+        ),
+    ] = False,
     config_file: Annotated[
         Path | None,
         typer.Option(
@@ -213,6 +241,8 @@ def check(
     ] = False,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
+    if statistics and output_format not in STATISTICS:
+        fail(f"--statistics prints text or json, not {output_format.value}")
     with _interruptible():
         checked = _lint(
             paths or [Path(".")],
@@ -227,14 +257,30 @@ def check(
             alone=alone,
         )
     results = checked.results
-    formatter = FORMATTERS[output_format]
-    use_color = _use_color(color)
-    text = formatter(results, use_color, survey=checked.survey, show_reach=show_reach)
-    typer.echo(text, nl=False, color=use_color)
+    use_color = output_file is None and _use_color(color)
+    if statistics:
+        text = STATISTICS[output_format](results, checked.survey)
+    else:
+        formatter = FORMATTERS[output_format]
+        text = formatter(
+            results, use_color, survey=checked.survey, show_reach=show_reach
+        )
+    if output_file is None:
+        typer.echo(text, nl=False, color=use_color)
+    else:
+        _write(output_file, text)
     if any(r.internal_error for r in results):
         raise typer.Exit(EXIT_ERROR)
     found = any(r.diagnostics for r in results)
     raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot write {path}: {os_reason(error)}")
 
 
 def _lint(
@@ -353,30 +399,44 @@ def _with_flags(
 @app.command()
 def rules() -> None:
     """List every code with its name, whether it is on by default, and a summary."""
-    from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
-
-    for code, check_cls in all_checks().items():
-        default = " " if check_cls.default_enabled else "*"
-        typer.echo(f"{code}{default} {check_cls.name:<34} {check_cls.summary()}")
+    for code, found in CODES.items():
+        default = " " if found.default else "*"
+        typer.echo(f"{code}{default} {found.name:<34} {found.summary}")
     typer.echo("\n* off by default: enable with --select/--extend-select")
 
 
 @app.command()
 def explain(
-    code: Annotated[str, typer.Argument(help="A code such as GL101.")],
+    rule: Annotated[
+        str, typer.Argument(help="A code or a rule's name: GL101, device-to-host-copy.")
+    ],
 ) -> None:
-    """Print a rule's documentation."""
-    from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
-
-    code = code.strip().upper()
-    check_cls = all_checks().get(code)
-    if check_cls is None:
-        fail(f"unknown code {code!r}; run `graphlint rules` for the list")
+    """Print a rule's documentation (rendered on a terminal, Markdown otherwise)."""
+    code = _code_of(rule)
     path = doc_path(code)
     if path is None:
-        typer.echo(f"{code} {check_cls.name}: {check_cls.summary()}")
+        found = CODES[code]
+        typer.echo(f"{code} {found.name}: {found.summary}")
         return
-    typer.echo(path.read_text(encoding="utf-8"), nl=False)
+    text = path.read_text(encoding="utf-8")
+    if not sys.stdout.isatty():
+        typer.echo(text, nl=False)
+        return
+    from rich.console import Console  # noqa: PLC0415 - only for a terminal
+    from rich.markdown import Markdown  # noqa: PLC0415
+
+    Console().print(Markdown(text))
+
+
+def _code_of(rule: str) -> str:
+    """The code a rule is named by: its code in any case, or its name."""
+    wanted = rule.strip()
+    if wanted.upper() in CODES:
+        return wanted.upper()
+    for code, found in CODES.items():
+        if found.name == wanted.lower():
+            return code
+    fail(f"unknown rule {rule!r}; run `graphlint rules` for the list")
 
 
 @app.command(
@@ -403,13 +463,13 @@ def confirm(
         typer.Option(min=1, metavar="SECONDS", help="Time limit for each run."),
     ] = None,
     output_format: Annotated[
-        OutputFormat,
+        ConfirmFormat,
         typer.Option(
             "--format",
             metavar="text|lsp",
             help="text for people; lsp: check's JSON with data.runtime.",
         ),
-    ] = OutputFormat.TEXT,
+    ] = ConfirmFormat.TEXT,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
     ] = False,

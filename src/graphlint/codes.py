@@ -9,60 +9,227 @@ CI checks that it is up to date.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
-CODES: Final[dict[str, tuple[str, bool]]] = {  # code: (name, on by default)
+
+class Code(NamedTuple):
+    name: str  # the rule's slug: "device-to-host-copy"
+    default: bool  # on when the configuration selects nothing
+    summary: str  # one sentence: the first line of the rule's docstring
+
+
+CODES: Final[dict[str, Code]] = {
     # codes:start
-    "GL001": ("unparsable-file", True),
-    "GL002": ("undecodable-file", True),
-    "GL003": ("oversized-file", True),
-    "GL004": ("unreadable-file", True),
-    "GL005": ("parser-limit-exceeded", True),
-    "GL006": ("empty-file", False),
-    "GL009": ("internal-error", True),
-    "GL101": ("device-to-host-copy", True),
-    "GL102": ("tensor-formatted-on-host", True),
-    "GL103": ("host-synchronization", True),
-    "GL104": ("tensor-compared-on-host", True),
-    "GL105": ("dynamic-shape-op", True),
-    "GL106": ("scalar-tensor-index", True),
-    "GL107": ("clip-grad-norm-error-if-nonfinite", True),
-    "GL201": ("tensor-truth-value", True),
-    "GL202": ("tensor-loop-bound", True),
-    "GL203": ("host-state-branch", True),
-    "GL301": ("static-input-rebound", True),
-    "GL302": ("static-input-data-replaced", True),
-    "GL303": ("graph-output-kept", True),
-    "GL401": ("host-io", True),
-    "GL402": ("host-clock-or-random", True),
-    "GL403": ("host-iterator-advanced", True),
-    "GL404": ("host-state-mutated", True),
-    "GL405": ("cpu-tensor-math", True),
-    "GL406": ("stale-host-value", True),
-    "GL407": ("learning-rate-changed", True),
-    "GL501": ("unregistered-generator", True),
-    "GL502": ("rng-state-in-region", False),
-    "GL601": ("pageable-host-to-device-copy", True),
-    "GL602": ("list-index-on-device-tensor", True),
-    "GL603": ("tensor-serialized-in-region", True),
-    "GL701": ("optimizer-not-capturable", True),
-    "GL702": ("grad-scaler-step-in-region", True),
-    "GL703": ("capture-without-warmup", True),
-    "GL704": ("capture-on-default-stream", True),
-    "GL705": ("ddp-warmup-too-short", True),
-    "GL706": ("graphed-callables-under-autocast", True),
-    "GL707": ("hooks-before-graphed-callables", True),
-    "GL708": ("reentrant-checkpoint-in-graphed-callable", True),
+    "GL001": Code(
+        "unparsable-file",
+        True,
+        "The file is not valid Python.",
+    ),
+    "GL002": Code(
+        "undecodable-file",
+        True,
+        "The file is not valid UTF-8 or has a bad coding declaration.",
+    ),
+    "GL003": Code(
+        "oversized-file",
+        True,
+        "The file is over the size limit and was not analysed.",
+    ),
+    "GL004": Code(
+        "unreadable-file",
+        True,
+        "The path cannot be read as a regular file.",
+    ),
+    "GL005": Code(
+        "parser-limit-exceeded",
+        True,
+        "The file is too deep, too slow or crashed the parser.",
+    ),
+    "GL006": Code(
+        "empty-file",
+        False,
+        "The file is empty (an empty ``__init__.py`` is not reported).",
+    ),
+    "GL009": Code(
+        "internal-error",
+        True,
+        "graphlint failed on this file: a bug to report.",
+    ),
+    "GL101": Code(
+        "device-to-host-copy",
+        True,
+        "A device tensor is copied to the host (`.item()`, `.cpu()`, `float(t)` ...).",
+    ),
+    "GL102": Code(
+        "tensor-formatted-on-host",
+        True,
+        "A tensor is turned into text, which reads its values on the host.",
+    ),
+    "GL103": Code(
+        "host-synchronization",
+        True,
+        "The host waits for the device: `torch.cuda.synchronize()`, `.query()` ...",
+    ),
+    "GL104": Code(
+        "tensor-compared-on-host",
+        True,
+        "Tensors compared into a Python value: `torch.equal`, `allclose`, `max(a, b)`.",
+    ),
+    "GL105": Code(
+        "dynamic-shape-op",
+        True,
+        "The output shape depends on the data (`nonzero`, `x[mask]`, `unique` ...).",
+    ),
+    "GL106": Code(
+        "scalar-tensor-index",
+        True,
+        "A tensor is indexed by a 0-d tensor (`x[t.argmax()]`), read on the host.",
+    ),
+    "GL107": Code(
+        "clip-grad-norm-error-if-nonfinite",
+        True,
+        "`clip_grad_norm_(..., error_if_nonfinite=True)` reads the norm on the host.",
+    ),
+    "GL201": Code(
+        "tensor-truth-value",
+        True,
+        "`if`/`while`/`assert`/`and`/`not`/`any()` on a tensor value.",
+    ),
+    "GL202": Code(
+        "tensor-loop-bound",
+        True,
+        "`range(int(t))`, `range(t.item())`: a loop count read from a tensor.",
+    ),
+    "GL203": Code(
+        "host-state-branch",
+        True,
+        "An `if`/`while`/ternary under capture tests host state that changes later.",
+    ),
+    "GL301": Code(
+        "static-input-rebound",
+        True,
+        "A tensor the graph reads is rebound (`x = new`) instead of copied into.",
+    ),
+    "GL302": Code(
+        "static-input-data-replaced",
+        True,
+        "`t.data = new` on a tensor the graph reads swaps its memory under the graph.",
+    ),
+    "GL303": Code(
+        "graph-output-kept",
+        True,
+        "A graph output is kept across replays or compiled calls without `.clone()`.",
+    ),
+    "GL401": Code(
+        "host-io",
+        True,
+        "`print`, logging, file or network I/O under capture runs only at capture.",
+    ),
+    "GL402": Code(
+        "host-clock-or-random",
+        True,
+        "`time.time()`, `random.random()`, `np.random.*` under capture: one value.",
+    ),
+    "GL403": Code(
+        "host-iterator-advanced",
+        True,
+        "`next(it)` under capture takes one item, once; replays reuse it.",
+    ),
+    "GL404": Code(
+        "host-state-mutated",
+        True,
+        "`lst.append(x)`, `d[k] = v`, `n += 1` under capture run once, at capture.",
+    ),
+    "GL405": Code(
+        "cpu-tensor-math",
+        True,
+        "Arithmetic on CPU tensors under capture is not recorded: it runs once.",
+    ),
+    "GL406": Code(
+        "stale-host-value",
+        True,
+        "A Python number read under capture is baked in, though it changes later.",
+    ),
+    "GL407": Code(
+        "learning-rate-changed",
+        True,
+        'A scheduler or `group["lr"] = ...` changes a float lr a graph captured.',
+    ),
+    "GL501": Code(
+        "unregistered-generator",
+        True,
+        "A custom generator is used under capture but never registered with the graph.",
+    ),
+    "GL502": Code(
+        "rng-state-in-region",
+        False,
+        "Seeding or saving RNG state under capture: fine on 2.11, an error before.",
+    ),
+    "GL601": Code(
+        "pageable-host-to-device-copy",
+        True,
+        "Host data copied to the device under capture (`torch.tensor(..., device=)`).",
+    ),
+    "GL602": Code(
+        "list-index-on-device-tensor",
+        True,
+        "`x[[0, 2, 5]]` copies the index list from the host to the device.",
+    ),
+    "GL603": Code(
+        "tensor-serialized-in-region",
+        True,
+        "`torch.save`/`torch.load` under capture copy tensors between host and device.",
+    ),
+    "GL701": Code(
+        "optimizer-not-capturable",
+        True,
+        "`opt.step()` under capture for Adam & co. built without `capturable=True`.",
+    ),
+    "GL702": Code(
+        "grad-scaler-step-in-region",
+        True,
+        "`scaler.step(opt)` under capture reads `found_inf` on the host.",
+    ),
+    "GL703": Code(
+        "capture-without-warmup",
+        True,
+        "A `torch.cuda.graph` capture with no warm-up iterations on a side stream.",
+    ),
+    "GL704": Code(
+        "capture-on-default-stream",
+        True,
+        "`g.capture_begin()` outside any `with torch.cuda.stream(...)` block.",
+    ),
+    "GL705": Code(
+        "ddp-warmup-too-short",
+        True,
+        "DDP needs 11 warm-up iterations before capture; fewer are visible here.",
+    ),
+    "GL706": Code(
+        "graphed-callables-under-autocast",
+        True,
+        "`make_graphed_callables` under `torch.autocast` without `cache_enabled=False`.",
+    ),
+    "GL707": Code(
+        "hooks-before-graphed-callables",
+        True,
+        "A module handed to `make_graphed_callables` already has hooks registered.",
+    ),
+    "GL708": Code(
+        "reentrant-checkpoint-in-graphed-callable",
+        True,
+        "`checkpoint(..., use_reentrant=True)` in code `make_graphed_callables` graphs.",
+    ),
     # codes:end
 }
 
 
 def default_enabled() -> frozenset[str]:
     """The codes on when the configuration selects nothing."""
-    return frozenset(code for code, (_, on) in CODES.items() if on)
+    return frozenset(code for code, found in CODES.items() if found.default)
 
 
 def key(code: str) -> str | None:
     """``GL101-device-to-host-copy``: the code's doc page and fixture folder."""
     found = CODES.get(code)
-    return f"{code}-{found[0]}" if found is not None else None
+    return f"{code}-{found.name}" if found is not None else None

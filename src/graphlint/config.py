@@ -286,8 +286,12 @@ def enabled_codes(
         return best
 
     enabled = set()
-    for code, (_, on) in CODES.items():
-        chosen = strength(select, code) if select is not None else (0 if on else -1)
+    for code, found in CODES.items():
+        chosen = (
+            strength(select, code)
+            if select is not None
+            else (0 if found.default else -1)
+        )
         chosen = max(chosen, strength(extend_select, code))
         if chosen >= 0 and chosen > strength(ignore, code):
             enabled.add(code)

@@ -110,6 +110,21 @@ class Diagnostic:
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
 
+    def describe(self) -> str:
+        """The message with its region, as every output gives it: ``... [torch.cuda.
+        graph region at train.py:27, reached from train.py:29 via step()]``, and
+        `` (inferred)`` when the evidence is partial (medium confidence)."""
+        text = self.message
+        region = self.region
+        if region is not None and region.via:
+            where = f"{region.path}:{region.line}, {region.chain}"
+            text += f" [{region.label} region at {where}]"
+        elif region is not None:
+            text += f" [{region.label} region, line {region.line}]"
+        if self.confidence is Confidence.MEDIUM:
+            text += " (inferred)"
+        return text
+
 
 @dataclass(frozen=True, slots=True)
 class RegionSite:

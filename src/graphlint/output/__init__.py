@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from graphlint.diagnostics import FileResult, Survey
+from graphlint.output.flat import format_json
+from graphlint.output.github import format_github
 from graphlint.output.lsp import format_lsp
+from graphlint.output.sarif import format_sarif
+from graphlint.output.statistics import statistics_json, statistics_text
 from graphlint.output.text import format_text
 
 
 class OutputFormat(str, enum.Enum):
     TEXT = "text"
     LSP = "lsp"
+    JSON = "json"
+    SARIF = "sarif"
+    GITHUB = "github"
 
 
 class Formatter(Protocol):
@@ -32,4 +39,14 @@ class Formatter(Protocol):
 FORMATTERS: dict[OutputFormat, Formatter] = {
     OutputFormat.TEXT: format_text,
     OutputFormat.LSP: format_lsp,
+    OutputFormat.JSON: format_json,
+    OutputFormat.SARIF: format_sarif,
+    OutputFormat.GITHUB: format_github,
 }
+
+
+STATISTICS: dict[OutputFormat, Callable[[Sequence[FileResult], Survey], str]] = {
+    OutputFormat.TEXT: statistics_text,
+    OutputFormat.JSON: statistics_json,
+}
+"""``--statistics``: counts per code instead of the diagnostics."""

@@ -57,3 +57,15 @@ def encodable(text: str) -> str:
             _escape(c) if unicodedata.category(c) == "Cs" else c for c in text
         )
     return text
+
+
+def encodable_json(value: object) -> object:
+    """``value`` (JSON data) with every string made :func:`encodable`: paths and
+    source quoted from the checked files can hold bytes that were not UTF-8."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {key: encodable_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [encodable_json(item) for item in value]
+    return value

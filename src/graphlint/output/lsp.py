@@ -23,7 +23,7 @@ from typing import Any
 
 from graphlint.diagnostics import Diagnostic, FileResult, Survey
 from graphlint.docs import doc_path
-from graphlint.output.escape import encodable
+from graphlint.output.escape import encodable_json
 
 
 def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
@@ -88,19 +88,7 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
     doc = doc_path(d.code)
     if doc is not None:
         item["codeDescription"] = {"href": doc.as_uri()}
-    return {key: _encodable(value) for key, value in item.items()}
-
-
-def _encodable(value: object) -> object:
-    """``value`` with every string made :func:`encodable` (paths and source quoted
-    from the checked files can hold bytes that were not UTF-8)."""
-    if isinstance(value, str):
-        return encodable(value)
-    if isinstance(value, dict):
-        return {key: _encodable(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_encodable(item) for item in value]
-    return value
+    return {key: encodable_json(value) for key, value in item.items()}
 
 
 def _uri(path: str) -> str:
@@ -150,7 +138,7 @@ def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
             for call in survey.unfollowed
         ],
     }
-    return {key: _encodable(value) for key, value in document.items()}
+    return {key: encodable_json(value) for key, value in document.items()}
 
 
 def format_lsp(

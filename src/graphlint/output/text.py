@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphlint.diagnostics import (
-    Confidence,
     Diagnostic,
     FileResult,
     RegionReach,
@@ -41,16 +40,7 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     source) is escaped by :func:`printable`, graphlint's own colours are not."""
     where = _paint(printable(f"{d.path}:{d.line}:{d.col + 1}:"), _BOLD, color)
     code = _paint(printable(d.code), _STYLE[d.severity], color)
-    line = f"{where} {code} {printable(d.message)}"
-    region = d.region
-    if region is not None and region.via:
-        line += printable(
-            f" [{region.label} region at {region.path}:{region.line}, {region.chain}]"
-        )
-    elif region is not None:
-        line += printable(f" [{region.label} region, line {region.line}]")
-    if d.confidence is Confidence.MEDIUM:
-        line += " (inferred)"
+    line = f"{where} {code} {printable(d.describe())}"
     for other in d.related:
         note = f"    note: line {other.line}: {other.message}"
         line += "\n" + _paint(printable(note), _DIM, color)

@@ -1,0 +1,68 @@
+"""JSON, flat: one object per diagnostic, in the order of the text output.
+
+``[{"code", "name", "message", "path", "line", "column", "end_line", "end_column",
+"severity", "confidence", "outcome", "fix", "region", "related"}, ...]``: lines and
+columns are 1-based, as in the text output, and paths are shown as there; ``region`` is
+null or ``{"kind", "label", "path", "line", "via": [{"path", "line", "column",
+"function"}]}`` (``path`` null when it is the diagnostic's own file). For scripts: the
+``lsp`` format is for editors, ``sarif`` for code scanning."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from graphlint.diagnostics import Diagnostic, FileResult, Survey
+from graphlint.output.escape import encodable_json
+
+
+def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
+    region = d.region
+    return {
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "path": d.path,
+        "line": d.line,
+        "column": d.col + 1,
+        "end_line": d.end_line,
+        "end_column": d.end_col + 1,
+        "severity": d.severity.name.lower(),
+        "confidence": d.confidence.value,
+        "outcome": d.outcome.value,
+        "fix": d.fix_hint,
+        "region": None
+        if region is None
+        else {
+            "kind": region.kind.value,
+            "label": region.label,
+            "path": region.path,
+            "line": region.line,
+            "via": [
+                {
+                    "path": hop.path,
+                    "line": hop.line,
+                    "column": hop.col + 1,
+                    "function": hop.function,
+                }
+                for hop in region.via
+            ],
+        },
+        "related": [
+            {"line": other.line, "column": other.col + 1, "message": other.message}
+            for other in d.related
+        ],
+    }
+
+
+def format_json(
+    results: Sequence[FileResult],
+    color: bool = False,
+    *,
+    survey: Survey | None = None,
+    show_reach: bool = False,
+) -> str:
+    del color, survey, show_reach  # findings only: --format lsp --show-reach has both
+    found = [diagnostic_to_json(d) for result in results for d in result.diagnostics]
+    return json.dumps(encodable_json(found), indent=2) + "\n"
