@@ -34,11 +34,12 @@ from graphlint.files import MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable
-from graphlint.read import os_reason, real_path, tool_diagnostic
+from graphlint.read import os_reason, overlay, real_path, tool_diagnostic
 from graphlint.rules.tool.file_checks import UnreadableFile
 from graphlint.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+STDIN = Path("-")  # the path that reads the source from standard input
 
 app = typer.Typer(
     name="graphlint",
@@ -219,6 +220,16 @@ def check(
             "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."
         ),
     ] = None,
+    stdin_filename: Annotated[
+        Path | None,
+        typer.Option(
+            "--stdin-filename",
+            metavar="PATH",
+            help="With the path -, read the source from standard input and check it "
+            "as this file (its configuration, project and name).",
+            show_default=False,
+        ),
+    ] = None,
     alone: Annotated[
         bool,
         typer.Option(
@@ -243,9 +254,17 @@ def check(
     """Check Python files for CUDA-graph capture hazards."""
     if statistics and output_format not in STATISTICS:
         fail(f"--statistics prints text or json, not {output_format.value}")
-    with _interruptible():
+    targets = paths or [Path(".")]
+    given: dict[str, bytes] = {}
+    if STDIN in targets:
+        name = stdin_filename if stdin_filename is not None else STDIN
+        targets = [name if path == STDIN else path for path in targets]
+        given[str(name)] = sys.stdin.buffer.read()
+    elif stdin_filename is not None:
+        fail("--stdin-filename names the source read from standard input: pass -")
+    with _interruptible(), overlay(given):
         checked = _lint(
-            paths or [Path(".")],
+            targets,
             config_file=config_file,
             select=select,
             extend_select=extend_select,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
-from graphlint.read import os_reason
+from graphlint.read import os_reason, overlaid
 
 SKIPPED_DIRS = frozenset(
     {
@@ -98,12 +98,18 @@ class _Found:
 
 
 def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> Collected:
-    """The files to check under ``paths``, and the paths that cannot be read."""
-    missing = [p for p in paths if _missing(p)]
+    """The files to check under ``paths``, and the paths that cannot be read. A file
+    in the overlay (stdin, an editor's buffer) is there even when the disk has none."""
+    missing = [p for p in paths if _missing(p) and overlaid(p) is None]
     if missing:
         raise MissingPathError(", ".join(str(p) for p in missing))
     found = _Found()
     for path in paths:
+        if overlaid(path) is not None:
+            real = os.path.realpath(path)
+            if excludes is None or not excludes.excludes(Path(real)):
+                found.file(path, real)
+            continue
         try:
             own = os.lstat(path)
             target = os.stat(path) if stat.S_ISLNK(own.st_mode) else own

@@ -13,14 +13,17 @@ to a limit.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import os
 import stat
 import sys
 import tokenize
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from graphlint.checks import Check
 from graphlint.diagnostics import Confidence, Diagnostic
@@ -153,8 +156,47 @@ def tool_diagnostic(
     )
 
 
+_OVERLAY: dict[str, bytes] = {}  # real path: the text an editor or stdin gave
+
+
+@contextlib.contextmanager
+def overlay(contents: Mapping[str, bytes]) -> Iterator[None]:
+    """Read these files' text from ``contents`` (by path) instead of the disk, in
+    this process and the workers it starts: an editor's unsaved buffer, stdin."""
+    before = dict(_OVERLAY)
+    set_overlay({os.path.realpath(path): data for path, data in contents.items()})
+    try:
+        yield
+    finally:
+        set_overlay(before)
+
+
+def set_overlay(contents: Mapping[str, bytes]) -> None:
+    """Replace the overlay (by real path); a worker takes its run's this way."""
+    _OVERLAY.clear()
+    _OVERLAY.update(contents)
+
+
+def overlay_contents() -> Mapping[str, bytes]:
+    """The overlay in force, by real path (a view, not a copy)."""
+    return MappingProxyType(_OVERLAY)
+
+
+def overlaid(path: Path | str) -> bytes | None:
+    """The text ``path`` has in the overlay; None: it is read from disk."""
+    return _OVERLAY.get(os.path.realpath(path)) if _OVERLAY else None
+
+
 def read_file(path: Path, display: str, max_file_size: int) -> bytes | Diagnostic:
-    """A source file's bytes, or its GL003/GL004 outcome; never blocks."""
+    """A source file's bytes (from the overlay, where it has them), or its GL003/GL004
+    outcome; never blocks."""
+    given = overlaid(path)
+    if given is not None:
+        if len(given) > max_file_size:
+            return tool_diagnostic(
+                OversizedFile, display, size=len(given), limit=max_file_size
+            )
+        return given
     try:
         return read_bounded(path, max_file_size)
     except TooLarge as error:

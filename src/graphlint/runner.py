@@ -41,7 +41,7 @@ from typing import Any
 
 from graphlint.diagnostics import FileResult
 from graphlint.project.summary import ModuleSummary, summarize_source
-from graphlint.read import tool_diagnostic
+from graphlint.read import overlay_contents, set_overlay, tool_diagnostic
 from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 from graphlint.settings import Job, Settings
 
@@ -231,10 +231,15 @@ def _address_space() -> int:
 
 
 def _worker_main(
-    conn: Connection, settings: Settings, inherited: list[int], parent: int
+    conn: Connection,
+    settings: Settings,
+    overlay: dict[str, bytes],
+    inherited: list[int],
+    parent: int,
 ) -> None:
     """Worker process: serve jobs on a thread with a large stack."""
     _detach(inherited, parent)
+    set_overlay(overlay)  # a spawned worker starts with none
     sys.setrecursionlimit(_RECURSION_LIMIT)
     threading.stack_size(_STACK_SIZE)
     thread = threading.Thread(target=_serve, args=(conn, settings), daemon=True)
@@ -287,7 +292,13 @@ class Pool:
         forked = self.ctx.get_start_method() == "fork"
         process = self.ctx.Process(
             target=_worker_main,
-            args=(child, self.settings, inherited if forked else [], os.getpid()),
+            args=(
+                child,
+                self.settings,
+                dict(overlay_contents()),
+                inherited if forked else [],
+                os.getpid(),
+            ),
             daemon=True,
         )
         # no Ctrl-C between the fork and the worker's own SIGINT handling

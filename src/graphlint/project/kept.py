@@ -5,6 +5,7 @@ both by the stamps of what they were made from, as ruff keeps its results."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ import msgspec
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
+from graphlint.read import overlaid
 from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 from graphlint.settings import Settings
 
@@ -26,7 +28,12 @@ Stamp = tuple[int, int, int] | None  # size, modification time (ns), inode; None
 
 def stamp(path: Path | str) -> Stamp:
     """What changes when a file or folder does (a folder's time changes when an entry
-    is added, removed or renamed in it); never follows a link's loop or raises."""
+    is added, removed or renamed in it); never follows a link's loop or raises. A
+    file in the overlay (an unsaved buffer) is stamped by its text there."""
+    given = overlaid(path)
+    if given is not None:
+        digest = hashlib.blake2b(given, digest_size=7).digest()
+        return (len(given), -1, int.from_bytes(digest, "big"))
     try:
         info = os.stat(path)
     except (OSError, ValueError):

@@ -50,6 +50,7 @@ from graphlint.project.summary import (
     ModuleSummary,
     Ref,
 )
+from graphlint.read import overlay_contents
 
 T = TypeVar("T")
 
@@ -326,7 +327,9 @@ class Project:
             except OSError:
                 self._listed[root] = None
         listed = self._listed[root]
-        if listed is not None and not {parts[0], f"{parts[0]}.py"} & listed:
+        given = overlay_contents()  # an unsaved file is there too
+        named = {parts[0], f"{parts[0]}.py"}
+        if listed is not None and not named & listed and not given:
             return None
         for candidate in (
             root.joinpath(*parts).with_suffix(".py"),
@@ -334,6 +337,8 @@ class Project:
         ):
             self.looked.add(candidate.parent)
             if os.path.lexists(candidate):  # a FIFO too: the loader says why
+                return candidate
+            if given and os.path.realpath(candidate) in given:
                 return candidate
         return None
 
