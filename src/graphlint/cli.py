@@ -290,6 +290,14 @@ def _write(path: Path, text: str) -> None:
 
 
 @app.command()
+def server() -> None:
+    """Run the language server over stdin and stdout (LSP), for editors."""
+    from graphlint.server import serve  # noqa: PLC0415 - pygls only for the server
+
+    serve()
+
+
+@app.command()
 def rules() -> None:
     """List every code with its name, whether it is on by default, and a summary."""
     for code, found in CODES.items():

@@ -58,3 +58,25 @@ def scan(source: str) -> Comments:
     if begin is not None:  # an unterminated span runs to the end of the file
         found.pragmas.append((begin, len(source.splitlines()) + 1))
     return found
+
+
+def add_ignore(line: str, code: str) -> str | None:
+    """``line`` with ``code`` suppressed: added to its ``# graphlint: ignore[...]``,
+    or a new such comment at its end. None when the line ignores it already, or
+    cannot hold a comment (it continues with a backslash)."""
+    found = _IGNORE.search(line)
+    if found is not None:
+        codes = found.group("codes")
+        if codes is None:
+            return None  # every code is ignored there
+        names = [c.strip() for c in codes.split(",") if c.strip()]
+        if code.upper() in {name.upper() for name in names}:
+            return None
+        listed = ", ".join([*names, code])
+        return (
+            f"{line[: found.start()]}# graphlint: ignore[{listed}]{line[found.end() :]}"
+        )
+    body = line.rstrip()
+    if body.endswith("\\"):
+        return None
+    return f"{body}  # graphlint: ignore[{code}]"

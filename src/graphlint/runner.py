@@ -193,7 +193,7 @@ def _detach(inherited: Sequence[int], parent: int) -> None:
     if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     faulthandler.disable()  # it may hold a copy of the caller's stderr (pytest's does)
-    _die_with(parent)
+    _die_with(parent or os.getppid())  # 0: the fork server, which ends with the run
     for fd in inherited:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -256,9 +256,19 @@ class _Worker:
 
 
 def _context() -> Any:
-    """fork where it is safe (Linux): workers start fast and share imports."""
-    fork = "fork" in mp.get_all_start_methods() and sys.platform.startswith("linux")
-    return mp.get_context("fork" if fork else "spawn")
+    """fork where it is safe (Linux, a process with one thread): workers start fast
+    and share imports. A process with threads (the language server) forks its
+    workers from a fork server instead, started once with the analysis imported: a
+    child forked from a threaded parent can inherit a lock another thread held, and
+    hang on it."""
+    linux = sys.platform.startswith("linux")
+    if not linux or "fork" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    if threading.active_count() == 1:
+        return mp.get_context("fork")
+    context = mp.get_context("forkserver")
+    context.set_forkserver_preload(["graphlint.runner", "graphlint.engine"])
+    return context
 
 
 class Pool:
@@ -289,7 +299,8 @@ class Pool:
         # every parent end a forked process inherits, its own included (a spawned
         # one inherits none, and its numbers would name other files)
         inherited = [w.conn.fileno() for w in self.workers] + [parent.fileno()]
-        forked = self.ctx.get_start_method() == "fork"
+        method = self.ctx.get_start_method()
+        forked = method == "fork"
         process = self.ctx.Process(
             target=_worker_main,
             args=(
@@ -297,7 +308,7 @@ class Pool:
                 self.settings,
                 dict(overlay_contents()),
                 inherited if forked else [],
-                os.getpid(),
+                0 if method == "forkserver" else os.getpid(),
             ),
             daemon=True,
         )
@@ -343,7 +354,8 @@ class Pool:
                     worker.job = self._next(queues, worker)
                     left -= 1
                     worker.started = time.monotonic()
-                    worker.conn.send(worker.job[1])
+                    with contextlib.suppress(OSError):  # dead already: seen below
+                        worker.conn.send(worker.job[1])
             busy = [w for w in self.workers if w.job is not None]
             deadline = min(w.started for w in busy) + timeout
             ready = wait(

@@ -1,0 +1,158 @@
+"""``graphlint server`` end to end over stdio, driven as an editor drives it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.lsp_client import Client
+from tests.test_cli import MODEL, TRAIN, _package
+
+CLEAN = "def step(x):\n    return x\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return _package(tmp_path)
+
+
+@pytest.fixture
+def client(project: Path) -> Iterator[Client]:
+    client = Client(project)
+    client.initialize(project)
+    yield client
+    client.dispose()
+
+
+def test_initialize_says_what_the_server_does(project: Path) -> None:
+    client = Client(project)
+    capabilities = client.initialize(project)["capabilities"]
+    assert capabilities["hoverProvider"]
+    assert capabilities["codeActionProvider"]["codeActionKinds"] == ["quickfix"]
+    assert capabilities["textDocumentSync"]["openClose"]
+    assert client.close() == 0
+
+
+def test_a_file_that_a_region_elsewhere_reaches(client: Client, project: Path) -> None:
+    """Opening the model file shows the hazard the region in train.py makes, with
+    the region and the call as related locations."""
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    (found,) = client.diagnostics(uri, version=1)
+    assert found["code"] == "GL101" and found["source"] == "graphlint"
+    assert found["range"] == {
+        "start": {"line": 1, "character": 11},
+        "end": {"line": 1, "character": 25},
+    }
+    assert "region at pkg/train.py:6, reached from pkg/train.py:7" in found["message"]
+    related = [
+        (r["location"]["uri"], r["location"]["range"]["start"]["line"])
+        for r in found["relatedInformation"]
+    ]
+    assert related == [((project / "pkg" / "train.py").resolve().as_uri(), 6)]
+    assert found["codeDescription"]["href"].endswith("GL101-device-to-host-copy.md")
+
+
+def test_unsaved_changes_are_checked(client: Client, project: Path) -> None:
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert len(client.diagnostics(uri, version=1)) == 1
+    client.change(uri, CLEAN, version=2)
+    assert client.diagnostics(uri, version=2) == []
+    assert (project / "pkg" / "model.py").read_text() == MODEL  # the buffer only
+    client.change(uri, "def step(x):\n    return x\n\n\n" + MODEL, version=3)
+    (found,) = client.diagnostics(uri, version=3)
+    assert found["range"]["start"]["line"] == 5
+
+
+def test_typing_fast_is_checked_once_for_the_last_text(
+    client: Client, project: Path
+) -> None:
+    uri = client.open(project / "pkg" / "model.py", CLEAN)
+    assert client.diagnostics(uri, version=1) == []
+    for version in range(2, 12):
+        client.change(uri, MODEL if version % 2 else CLEAN, version=version)
+    assert len(client.diagnostics(uri, version=11)) == 1
+    published = [
+        n["params"]["version"]
+        for n in client.notifications
+        if n["method"] == "textDocument/publishDiagnostics"
+    ]
+    assert published == [1, 11]  # the changes in between were never checked
+
+
+def test_ignore_code_action_and_hover(client: Client, project: Path) -> None:
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    (found,) = client.diagnostics(uri, version=1)
+    hover = client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 14}},
+    )
+    assert "**GL101** `device-to-host-copy`" in hover["contents"]["value"]
+    assert "Fix: Keep the value on the device" in hover["contents"]["value"]
+    assert (
+        client.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
+        )
+        is None
+    )
+    (action,) = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": found["range"],
+            "context": {"diagnostics": [found]},
+        },
+    )
+    assert action["title"] == "Ignore GL101 on this line"
+    (edit,) = action["edit"]["changes"][uri]
+    assert edit["newText"] == "    return x.sum().item()  # graphlint: ignore[GL101]"
+    lines = MODEL.splitlines()
+    lines[1] = edit["newText"]
+    client.change(uri, "\n".join(lines) + "\n", version=2)
+    assert client.diagnostics(uri, version=2) == []
+
+
+def test_a_syntax_error_is_a_diagnostic_not_a_crash(
+    client: Client, project: Path
+) -> None:
+    uri = client.open(project / "pkg" / "model.py", "def step(x:\n")
+    (found,) = client.diagnostics(uri, version=1)
+    assert found["code"] == "GL001"
+    client.change(uri, MODEL, version=2)
+    assert len(client.diagnostics(uri, version=2)) == 1
+    assert client.close() == 0
+
+
+def test_closing_clears_and_a_configuration_change_rechecks(
+    client: Client, project: Path
+) -> None:
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert len(client.diagnostics(uri, version=1)) == 1
+    (project / "pyproject.toml").write_text('[tool.graphlint]\nignore = ["GL101"]\n')
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        {"changes": [{"uri": (project / "pyproject.toml").as_uri(), "type": 2}]},
+    )
+    assert client.diagnostics(uri, version=1) == []
+    (project / "pyproject.toml").write_text("[tool.graphlint]\nselct = 1\n")
+    client.notify("workspace/didChangeConfiguration", {"settings": {}})
+    message = client._until(lambda m: m.get("method") == "window/showMessage", 60)
+    assert "unknown key 'selct'" in message["params"]["message"]
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri) == []
+
+
+def test_a_new_file_and_a_region_in_an_unsaved_buffer(
+    client: Client, project: Path
+) -> None:
+    """The train.py buffer captures a function of a file that exists only in the
+    editor: both are read from the buffers."""
+    new = client.open(project / "pkg" / "new.py", MODEL)
+    client.open(project / "pkg" / "train.py", TRAIN.replace("pkg.model", "pkg.new"))
+    client.notify("textDocument/didSave", {"textDocument": {"uri": new}})
+    found = client.diagnostics(new, version=1)
+    while not found:  # the check from didOpen may come first
+        found = client.diagnostics(new, version=1)
+    assert found[0]["code"] == "GL101"
