@@ -131,10 +131,7 @@ def _describe(error: BaseException) -> str:
 
 def _import_analysis() -> None:
     """LibCST and the rules, which the collecting process never imports itself."""
-    from graphlint.engine import check_file  # noqa: F401, PLC0415
-    from graphlint.rule import all_checks  # noqa: PLC0415
-
-    all_checks()
+    import graphlint.analysis  # noqa: F401, PLC0415
 
 
 def _serve(conn: Connection, settings: Settings) -> None:
@@ -267,7 +264,7 @@ def _context() -> Any:
     if threading.active_count() == 1:
         return mp.get_context("fork")
     context = mp.get_context("forkserver")
-    context.set_forkserver_preload(["graphlint.runner", "graphlint.engine"])
+    context.set_forkserver_preload(["graphlint.analysis"])
     return context
 
 

@@ -327,10 +327,11 @@ class Project:
             except OSError:
                 self._listed[root] = None
         listed = self._listed[root]
-        given = overlay_contents()  # an unsaved file is there too
-        named = {parts[0], f"{parts[0]}.py"}
-        if listed is not None and not named & listed and not given:
-            return None
+        unsaved = overlay_contents()  # an editor's buffers are there too
+        if listed is not None and not {parts[0], f"{parts[0]}.py"} & listed:
+            top = os.path.join(root, parts[0])
+            if not any(path.startswith(top) for path in unsaved):
+                return None
         for candidate in (
             root.joinpath(*parts).with_suffix(".py"),
             root.joinpath(*parts, "__init__.py"),
@@ -338,7 +339,7 @@ class Project:
             self.looked.add(candidate.parent)
             if os.path.lexists(candidate):  # a FIFO too: the loader says why
                 return candidate
-            if given and os.path.realpath(candidate) in given:
+            if unsaved and os.path.realpath(candidate) in unsaved:
                 return candidate
         return None
 

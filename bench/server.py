@@ -1,0 +1,134 @@
+"""Latency of ``graphlint server``, as an editor sees it.
+
+    python bench/server.py [--megatron ~/rw-trees/megatron-lm] [--repeat 5]
+
+For a small file (a model function that a region in another file captures), a
+generated 5,000-line file with a region and a hazard, and, with ``--megatron``, a
+Megatron-LM model file that a region elsewhere reaches: the time from ``didOpen`` to
+its diagnostics, with an empty cache and with a warm one, and from ``didChange``
+(new text each time, adding or removing a hazard) to the diagnostics of that
+version; the median of ``--repeat`` changes, which includes the server's 0.25 s
+debounce (the check alone is shown beside it). The server runs as an editor starts
+it, in the project's folder, over stdio; the client is the tests'
+(``tests/lsp_client.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.lsp_client import Client
+
+DEBOUNCE = 0.25
+MODEL = "def step(x):\n    return x.sum().item()\n"
+TRAIN = (
+    "import torch\nfrom pkg.model import step\n\n"
+    "x = torch.zeros(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+    "with torch.cuda.graph(g):\n    y = step(x)\n"
+)
+
+
+def small(root: Path) -> tuple[Path, Path]:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "model.py").write_text(MODEL)
+    (root / "pkg" / "train.py").write_text(TRAIN)
+    return root, root / "pkg" / "model.py"
+
+
+def large(root: Path, lines: int = 5000) -> tuple[Path, Path]:
+    """A module of ``lines`` lines: helpers of ten lines each, a capture region that
+    calls every tenth one, one of which syncs."""
+    root.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    parts = ["import torch\n\n"]
+    count = (lines - 20) // 10
+    for n in range(count):
+        body = "x.sum().item()" if n == count // 2 else "x * 2"
+        parts.append(
+            f"def helper_{n}(x):\n    y = x + {n}\n    z = y * y\n    w = z - y\n"
+            f"    v = w.relu()\n    u = v + x\n    t = u.abs()\n    s = t.sqrt()\n"
+            f"    return {body}\n\n"
+        )
+    calls = "".join(f"    y = helper_{n}(y)\n" for n in range(0, count, 10))
+    parts.append(
+        "x = torch.zeros(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+        f"with torch.cuda.graph(g):\n    y = x\n{calls}    y = helper_{count // 2}(y)\n"
+    )
+    path = root / "big.py"
+    path.write_text("".join(parts))
+    return root, path
+
+
+def megatron(tree: Path, scratch: Path) -> tuple[Path, Path]:
+    copy = scratch / "megatron"
+    shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    return copy, copy / "megatron" / "core" / "transformer" / "moe" / "moe_utils.py"
+
+
+def measure(name: str, root: Path, path: Path, repeat: int, cache: Path) -> str:
+    os.environ["GRAPHLINT_CACHE_DIR"] = str(cache)
+    text = path.read_text()
+    opened = []
+    for _ in range(2):  # an empty cache, then the one the first left
+        client = Client(root)
+        client.initialize(root)
+        start = time.perf_counter()
+        uri = client.open(path, text)
+        found = client.diagnostics(uri, version=1, timeout=600)
+        opened.append(time.perf_counter() - start)
+        if len(opened) == 2:
+            break
+        client.close()
+    changes = []
+    hazard = "\nimport torch\n\n\ndef _bench(x):\n    return x.item()\n"
+    for version in range(2, repeat + 2):
+        # new text at every change, as typing makes: nothing is in the cache
+        edited = text + f"\n# edit {version}\n" + (hazard if version % 2 else "")
+        start = time.perf_counter()
+        client.change(uri, edited, version)
+        client.diagnostics(uri, version=version, timeout=600)
+        changes.append(time.perf_counter() - start)
+    client.close()
+    change = statistics.median(changes)
+    lines = text.count("\n")
+    return (
+        f"| {name} ({lines:,} lines, {len(found)} found) | {opened[0]:.2f} s "
+        f"| {opened[1]:.2f} s | {change:.2f} s ({change - DEBOUNCE:.2f} s check) |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megatron", type=Path, help="a Megatron-LM checkout")
+    parser.add_argument("--repeat", type=int, default=5, help="changes measured")
+    args = parser.parse_args()
+    print("| file | open, empty cache | open, warm cache | change (median) |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as scratch_name:
+        scratch = Path(scratch_name)
+        cases = [
+            ("small", *small(scratch / "small")),
+            ("5,000 lines", *large(scratch / "large")),
+        ]
+        if args.megatron is not None:
+            cases.append(
+                ("Megatron-LM moe_utils.py", *megatron(args.megatron, scratch))
+            )
+        for name, root, path in cases:
+            cache = scratch / f"cache-{name}"
+            print(measure(name, root, path, args.repeat, cache), flush=True)
+
+
+if __name__ == "__main__":
+    main()
