@@ -107,7 +107,8 @@ def check(
         typer.Option(
             "--select",
             metavar="CODES",
-            help="Codes or prefixes to enable, replacing the defaults (GL1,GL201).",
+            help="Codes or prefixes to enable instead of the default set, such as "
+            "GL1,GL201.",
         ),
     ] = None,
     extend_select: Annotated[
