@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import Diagnostic, FileResult
 from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
@@ -225,7 +226,8 @@ def screen(path: Path, settings: Settings) -> Screened:
         return Screened(FileResult(display, (text,) if enabled else ()))
     if text_candidate(text) or has_marker(text, settings.markers):
         return Screened(None, compiles=writes_compile_setting(text))
-    return Screened(FileResult(display, ()), parsable=bool(text))
+    problems = unknown_suppressions(scan(text), display, settings.enabled)
+    return Screened(FileResult(display, tuple(problems)), parsable=bool(text))
 
 
 __all__ = [

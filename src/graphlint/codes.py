@@ -50,6 +50,11 @@ CODES: Final[dict[str, Code]] = {
         False,
         "The file is empty (an empty ``__init__.py`` is not reported).",
     ),
+    "GL007": Code(
+        "unknown-suppression",
+        True,
+        "A suppression comment names a code that graphlint does not have.",
+    ),
     "GL009": Code(
         "internal-error",
         True,

@@ -7,21 +7,39 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from graphlint.codes import CODES
+from graphlint.diagnostics import Diagnostic
+from graphlint.read import tool_diagnostic
+from graphlint.rules.tool.file_checks import UnknownSuppression
+
 _IGNORE = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+# flake8's and ruff's form, for graphlint's codes only: a bare noqa comment
+# silences style checks, and a capture hazard must not vanish with them
+_NOQA = re.compile(
+    r"#\s*noqa\s*:\s*(?P<codes>[a-z]+[0-9]+(?:[\s,]+[a-z]+[0-9]+)*)", re.I
+)
 _BEGIN = re.compile(r"#\s*graphlint:\s*capture-begin\b", re.I)
 _END = re.compile(r"#\s*graphlint:\s*capture-end\b", re.I)
 # every comment above holds this: without it, there is nothing to tokenize for
-_ANY = re.compile(r"graphlint\s*:", re.I)
+_ANY = re.compile(r"graphlint\s*:|noqa\s*:[\w\s,]*?\bGL", re.I)
 
 
 @dataclass
 class Comments:
-    """``suppressed``: line -> codes ignored there (None: every code).
-    ``pragmas``: (begin line, end line) of each marked span.
+    """``suppressed``: line -> codes and prefixes ignored there (None: every code).
+    ``unknown``: (line, column, code) of each suppressed code that is no graphlint
+    code or prefix. ``pragmas``: (begin line, end line) of each marked span.
     """
 
     suppressed: dict[int, frozenset[str] | None] = field(default_factory=dict)
+    unknown: list[tuple[int, int, str]] = field(default_factory=list)
     pragmas: list[tuple[int, int]] = field(default_factory=list)
+
+
+def suppresses(codes: frozenset[str] | None, code: str) -> bool:
+    """Whether a line's suppression (``codes``; None: all) covers ``code``: by its
+    code or a prefix of it (``GL1`` covers GL101)."""
+    return codes is None or any(code.startswith(prefix) for prefix in codes)
 
 
 def scan(source: str) -> Comments:
@@ -39,17 +57,12 @@ def scan(source: str) -> Comments:
             continue
         line = token.start[0]
         text = token.string
-        match = _IGNORE.search(text)
-        if match:
-            codes = match.group("codes")
-            if codes is None:
-                found.suppressed[line] = None
-            else:
-                names = frozenset(
-                    c.strip().upper() for c in codes.split(",") if c.strip()
-                )
-                previous = found.suppressed.get(line, frozenset())
-                found.suppressed[line] = None if previous is None else previous | names
+        ignore = _IGNORE.search(text)
+        if ignore and ignore.group("codes") is None:
+            found.suppressed[line] = None
+        for match in (ignore, _NOQA.search(text)):
+            if match is not None and match.group("codes") is not None:
+                _suppress(found, token, match)
         if _BEGIN.search(text) and begin is None:
             begin = line
         elif _END.search(text) and begin is not None:
@@ -58,6 +71,38 @@ def scan(source: str) -> Comments:
     if begin is not None:  # an unterminated span runs to the end of the file
         found.pragmas.append((begin, len(source.splitlines()) + 1))
     return found
+
+
+def _suppress(found: Comments, token: tokenize.TokenInfo, match: re.Match[str]) -> None:
+    """Add the codes ``match`` names on the comment's line; a ``noqa`` keeps only
+    graphlint's codes (the rest are other tools')."""
+    line = token.start[0]
+    noqa = match.re is _NOQA
+    names = set()
+    for part in re.finditer(r"[^\s,]+", match.group("codes")):
+        name = part.group().upper()
+        if noqa and not name.startswith("GL"):
+            continue
+        if any(code.startswith(name) for code in CODES):
+            names.add(name)
+        else:
+            column = token.start[1] + match.start("codes") + part.start()
+            found.unknown.append((line, column, name))
+    previous = found.suppressed.get(line, frozenset())
+    if previous is not None:
+        found.suppressed[line] = previous | names
+
+
+def unknown_suppressions(
+    found: Comments, path: str, enabled: frozenset[str]
+) -> list[Diagnostic]:
+    """GL007 for each suppressed code that is no graphlint code or prefix."""
+    if UnknownSuppression.code not in enabled:
+        return []
+    return [
+        tool_diagnostic(UnknownSuppression, path, line, column, name=name)
+        for line, column, name in found.unknown
+    ]
 
 
 def add_ignore(line: str, code: str) -> str | None:

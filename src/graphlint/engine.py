@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange
 from graphlint.candidates import (
     may_capture,
 )
-from graphlint.comments import scan
+from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import (
     Confidence,
     Diagnostic,
@@ -101,9 +101,14 @@ def analyse_source(
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:
         walk_batched(module, rules)
-    diagnostics = sorted(context.diagnostics, key=lambda d: d.sort_key)
     if external is not None:  # the project pass keeps what the reached code adds
-        return Analysis([d for d in diagnostics if d.region and d.region.via], [], [])
+        reached = [d for d in context.diagnostics if d.region and d.region.via]
+        return Analysis(sorted(reached, key=lambda d: d.sort_key), [], [])
+    found = [
+        *context.diagnostics,
+        *unknown_suppressions(comments, path, settings.enabled),
+    ]
+    diagnostics = sorted(found, key=lambda d: d.sort_key)
     # calls made under capture, and graphed or compiled targets defined elsewhere
     calls = [
         (node, node.func, region)
@@ -251,7 +256,12 @@ def _check_file(
         and not job.declared
         and not may_capture(source, found.tree, settings.markers)
     ):
-        return Analysis([], [*sites], []) if sites else []
+        problems = (  # a file's own comments: pass one says what is wrong with them
+            unknown_suppressions(scan(source), display, settings.enabled)
+            if job.external is None
+            else []
+        )
+        return Analysis(problems, [*sites], []) if sites else problems
     deep = too_deep(found.tree, display) if found.tree is not None else None
     if deep is not None:
         return [deep]

@@ -24,6 +24,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.checks import REGISTRY, Check
+from graphlint.comments import suppresses
 from graphlint.diagnostics import (
     Confidence,
     Diagnostic,
@@ -150,8 +151,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         other nodes of the file that are part of the evidence, with what each is."""
         pos = self.context.positions[node]
         line = pos.start.line
-        suppressed = self.context.suppressed.get(line, frozenset())
-        if suppressed is None or self.code in suppressed:
+        if suppresses(self.context.suppressed.get(line, frozenset()), self.code):
             return
         if region.confidence is Confidence.MEDIUM:
             confidence = Confidence.MEDIUM

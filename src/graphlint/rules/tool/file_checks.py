@@ -1,4 +1,5 @@
-"""GL0xx codes: the outcomes of files graphlint could not analyse.
+"""GL0xx codes: the outcomes of files graphlint could not analyse, and comments
+that tell it something it cannot use.
 
 These carry no detection logic (the engine decides them while reading and parsing a
 file), so they share one module instead of one each.
@@ -69,6 +70,19 @@ class EmptyFile(Check):
     outcome = Outcome.TOOL
     severity = Severity.INFORMATION
     default_enabled = False
+
+
+class UnknownSuppression(Check):
+    """A suppression comment names a code that graphlint does not have."""
+
+    code = "GL007"
+    message = (
+        "`{name}` in a suppression comment is no graphlint code or prefix: it "
+        "suppresses nothing"
+    )
+    fix_title = "Correct the code (`graphlint rules` lists them) or remove it"
+    outcome = Outcome.TOOL
+    severity = Severity.WARNING
 
 
 class InternalError(Check):
