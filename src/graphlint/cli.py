@@ -23,6 +23,7 @@ from graphlint.docs import doc_path
 from graphlint.lint import LintError, lint
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable
+from graphlint.progress import progress_bar
 from graphlint.read import os_reason, overlay, real_path
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -242,9 +243,10 @@ def check(
         given[str(name)] = sys.stdin.buffer.read()
     elif stdin_filename is not None:
         fail("--stdin-filename names the source read from standard input: pass -")
-    with _interruptible(), overlay(given):
+    with _interruptible(), overlay(given), progress_bar() as progress:
         checked = _lint(
             targets,
+            progress=progress,
             config_file=config_file,
             select=select,
             extend_select=extend_select,

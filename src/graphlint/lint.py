@@ -43,6 +43,7 @@ def lint(
     jobs: int | None = None,
     alone: bool = False,
     warn: Callable[[str], None] = lambda message: None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Checked:
     """What ``check`` finds in ``targets``, with the configuration that governs
     them, and what the analysis saw. Unless ``alone``, targets inside a project are
@@ -96,6 +97,7 @@ def lint(
         folders=folders,
         # what else the results depend on: paths are shown from the working folder
         context=os.fsencode(f"{cwd}\0{config.root}\0{config.exclude!r}"),
+        progress=progress,
     )
     if project is not None:
         checked = checked.about({str(path) for path in shown})

@@ -272,8 +272,15 @@ class Pool:
     """A small pool whose workers can be killed one at a time; a context manager that
     kills them all at once when the run is interrupted."""
 
-    def __init__(self, size: int, settings: Settings) -> None:
+    def __init__(
+        self,
+        size: int,
+        settings: Settings,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.settings = settings
+        self.progress = progress  # told (jobs done, jobs asked) after each job
+        self.done = self.asked = 0
         self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
         self.ctx = _context()
         self.workers: list[_Worker] = []
@@ -344,6 +351,15 @@ class Pool:
     ) -> None:
         queues = self._queues(jobs)
         left = len(jobs)
+        self.asked += left
+        progress, told = self.progress, on_result
+        if progress is not None:
+
+            def on_result(index: int, outcome: Outcome) -> None:
+                told(index, outcome)
+                self.done += 1
+                progress(self.done, self.asked)
+
         timeout = self.settings.timeout
         while left or any(w.job for w in self.workers):
             for worker in self.workers:

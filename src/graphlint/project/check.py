@@ -225,9 +225,11 @@ def survey_project(
     warn: Callable[[str], None] = lambda message: None,
     folders: Sequence[Path] = (),
     context: bytes = b"",
+    progress: Callable[[int, int], None] | None = None,
 ) -> Checked:
     """Check ``files`` and the project code their capture regions reach, and say
-    what the analysis saw (``Checked.survey``).
+    what the analysis saw (``Checked.survey``); ``progress`` is told how many of the
+    workers' jobs are done, of how many asked so far.
 
     ``capture_roots`` ("module:qualname") are functions a framework captures; their
     modules are looked up as imports are, first under ``base`` (the folder of the
@@ -278,6 +280,7 @@ def survey_project(
         base=base,
         warn=said,
         folders=folders,
+        progress=progress,
     )
     if runs is not None:
         runs.put(done, [*read, *package_folders()], warnings)
@@ -299,11 +302,12 @@ def _survey_project(
     base: Path | None,
     warn: Callable[[str], None],
     folders: Sequence[Path],
+    progress: Callable[[int, int], None] | None,
 ) -> Checked:
     """``survey_project``'s work; adds to ``read`` the files and folders it read
     besides ``files``."""
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
-    with Pool(workers, settings) as pool:
+    with Pool(workers, settings, progress) as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
             [*roots, *(source_root(f) for f in files)],
