@@ -20,7 +20,7 @@ from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES
 from graphlint.diagnostics import Checked
 from graphlint.docs import doc_path
-from graphlint.lint import LintError, lint
+from graphlint.lint import LintError, describe, lint, plan
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable
 from graphlint.progress import progress_bar
@@ -211,6 +211,19 @@ def check(
             show_default=False,
         ),
     ] = None,
+    show_files: Annotated[
+        bool,
+        typer.Option(
+            "--show-files", help="List the files that would be checked, and exit."
+        ),
+    ] = False,
+    show_settings: Annotated[
+        bool,
+        typer.Option(
+            "--show-settings",
+            help="Print the configuration that governs the first path, and exit.",
+        ),
+    ] = False,
     alone: Annotated[
         bool,
         typer.Option(
@@ -243,19 +256,26 @@ def check(
         given[str(name)] = sys.stdin.buffer.read()
     elif stdin_filename is not None:
         fail("--stdin-filename names the source read from standard input: pass -")
+    chosen = {
+        "config_file": config_file,
+        "select": select,
+        "extend_select": extend_select,
+        "ignore": ignore,
+        "target_version": target_version,
+        "alone": alone,
+    }
+    if show_files or show_settings:
+        with overlay(given):
+            _show(targets, show_settings, chosen)
+        return
     with _interruptible(), overlay(given), progress_bar() as progress:
         checked = _lint(
             targets,
             progress=progress,
-            config_file=config_file,
-            select=select,
-            extend_select=extend_select,
-            ignore=ignore,
             no_cache=no_cache,
             cache_dir=cache_dir,
-            target_version=target_version,
             jobs=jobs,
-            alone=alone,
+            **chosen,
         )
     results = checked.results
     use_color = output_file is None and _use_color(color)
@@ -282,6 +302,23 @@ def _lint(targets: list[Path], **options: Any) -> Checked:
         return lint(targets, warn=warn, **options)
     except LintError as error:
         fail(str(error))
+
+
+def _show(targets: list[Path], settings: bool, chosen: dict[str, Any]) -> None:
+    """--show-files: the files a check would report on, one a line; --show-settings:
+    the configuration of the first of them (or of the run, for a folder)."""
+    try:
+        run = plan(targets, warn=warn, **chosen)
+    except LintError as error:
+        fail(str(error))
+    if not settings:
+        for path in run.shown:
+            typer.echo(printable(str(path)))
+        return
+    first = run.shown[0] if run.shown and not targets[0].is_dir() else None
+    config = run.governing.get(first, run.config) if first is not None else run.config
+    for line in describe(config, first, run.project):
+        typer.echo(printable(line))
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,4 +1,8 @@
-"""``[tool.graphlint]`` in the nearest pyproject.toml: find it, validate it, apply it.
+"""graphlint's configuration: find it, validate it, apply it.
+
+It is ``.graphlint.toml`` or ``graphlint.toml`` (the keys at the top), or the
+``[tool.graphlint]`` table of a ``pyproject.toml``, whichever a folder has first in
+that order; the closest one above a file governs it.
 
 Configuration is data only: nothing in it can make graphlint import or run code.
 """
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlint.codes import CODES
+from graphlint.gitignore import IgnoreFile
 from graphlint.read import RUNNING, ReadError, Version, read_bounded
 from graphlint.settings import (
     DEFAULT_MAX_FILE_SIZE,
@@ -45,7 +50,13 @@ KEYS = {
     "source-roots": "folders imports are resolved from, besides each package root",
     "eager-functions": "qualified names of functions (or decorators) that run eagerly "
     "between graph pieces: calls into them are not followed",
+    "per-file-ignores": "codes or prefixes to disable in the files a gitignore-style "
+    'pattern matches: {"tests/**" = ["GL1"]}',
 }
+# what a configuration below the run's own decides for its files: which codes are
+# reported; the other keys are the run's (one analysis, one set of limits)
+SELECTION = frozenset({"select", "extend-select", "ignore", "per-file-ignores"})
+NAMES = (".graphlint.toml", "graphlint.toml", "pyproject.toml")
 
 
 # Limits keep graphlint from hanging or exhausting memory on a hostile repository; a
@@ -81,6 +92,21 @@ class Config:
     target_version: Version = RUNNING
     source_roots: tuple[Path, ...] = ()
     eager_functions: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def enabled(self) -> frozenset[str]:
+        return enabled_codes(self.select, self.extend_select, self.ignore)
+
+    def enabled_for(self, path: Path) -> frozenset[str]:
+        """The codes reported in ``path`` (real): the selection, less the
+        ``per-file-ignores`` whose pattern matches it."""
+        enabled = self.enabled()
+        for pattern, codes in self.per_file_ignores:
+            if IgnoreFile(self.root, [pattern]).excludes(path):
+                enabled = frozenset(
+                    c for c in enabled if not any(c.startswith(p) for p in codes)
+                )
+        return enabled
 
     def settings(self) -> Settings:
         return Settings(
@@ -97,18 +123,30 @@ class Config:
 def find(
     start: Path, warn: Callable[[str], None] = lambda message: None
 ) -> Path | None:
-    """The nearest pyproject.toml with a [tool.graphlint] table, from ``start`` up.
+    """The closest configuration at or above ``start`` (``NAMES``, in that order in
+    each folder), or None.
 
-    One that does not mention graphlint is not parsed at all; one that mentions it
-    and does not parse is ours, and a ConfigError; one that cannot be read (a FIFO, a
-    device, over 128 KiB) is skipped with a ``warn``ing."""
+    A ``pyproject.toml`` that does not mention graphlint is not parsed at all; one
+    that mentions it and does not parse is ours, and a ConfigError; one that cannot
+    be read (a FIFO, a device, over 128 KiB) is skipped with a ``warn``ing."""
     folder = Path(os.path.realpath(start))
     if not os.path.isdir(folder):
         folder = folder.parent
     for candidate in (folder, *folder.parents):
-        path = candidate / "pyproject.toml"
+        found = _in_folder(candidate, warn)
+        if found is not None:
+            return found
+    return None
+
+
+def _in_folder(folder: Path, warn: Callable[[str], None]) -> Path | None:
+    """The configuration file of ``folder`` itself, if it has one."""
+    for name in NAMES:
+        path = folder / name
         if not os.path.lexists(path):
             continue
+        if name != "pyproject.toml":
+            return path
         try:
             data = _read(path)
         except ConfigError as error:
@@ -117,6 +155,71 @@ def find(
         if b"graphlint" in data and "graphlint" in _parse(path, data).get("tool", {}):
             return path
     return None
+
+
+class Nested:
+    """The configuration that governs each file: the closest one above it, up to the
+    run's own (``top``); a folder's answer is looked up once. Only ``SELECTION``
+    keys of a nested configuration apply; ``flags`` (the command line's selection)
+    apply on top of every configuration."""
+
+    def __init__(
+        self,
+        top: Config,
+        flags: Callable[[Config], Config],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.top = top
+        self.flags = flags
+        self.warn = warn
+        self._folders: dict[Path, Config] = {}
+        self._loaded: dict[Path, Config] = {}
+
+    def of(self, path: Path) -> Config:
+        """``path``: a collected file, so a real path or one relative to the real
+        working folder (no link to resolve)."""
+        folder = Path(os.path.abspath(path)).parent
+        if self.top.root != folder and self.top.root not in folder.parents:
+            return self.top  # outside the run's configuration: the run's
+        chain = []
+        found = None
+        while found is None:
+            if folder in self._folders:
+                found = self._folders[folder]
+            elif folder == self.top.root:
+                found = self.top
+            else:
+                source = _in_folder(folder, self.warn)
+                if source is not None and source != self.top.source:
+                    found = self._load(source)
+                else:
+                    chain.append(folder)
+                    folder = folder.parent
+                    continue
+            chain.append(folder)
+        for seen in chain:
+            self._folders[seen] = found
+        return found
+
+    def _load(self, source: Path) -> Config:
+        if source not in self._loaded:
+            config = load(source, source.parent)
+            outside = sorted(
+                key
+                for key, value in _table(source).items()
+                if key not in SELECTION and value
+            )
+            if outside:
+                self.warn(
+                    f"{source}: only {', '.join(sorted(SELECTION))} apply from a "
+                    f"configuration below {self.top.source}; "
+                    f"{', '.join(outside)} ignored"
+                )
+            self._loaded[source] = self.flags(config)
+        return self._loaded[source]
+
+    def configs(self) -> list[Config]:
+        return [self.top, *self._loaded.values()]
 
 
 def _read(path: Path) -> bytes:
@@ -144,23 +247,17 @@ def load(path: Path | None, cwd: Path) -> Config:
     """Read and validate ``path`` (None: defaults rooted at ``cwd``)."""
     if path is None:
         return Config(root=cwd)
-    data = _parse(path)
-    table = (
-        data.get("tool", {}).get("graphlint") if path.name == "pyproject.toml" else data
+    table = _table(path)
+    where = (
+        f"[tool.graphlint] of {path}" if path.name == "pyproject.toml" else str(path)
     )
-    if table is None:
-        table = {}
-    if not isinstance(table, dict):
-        raise ConfigError(f"[tool.graphlint] in {path} must be a table")
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         known = ", ".join(KEYS)
         raise ConfigError(
             f"unknown key{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(k) for k in unknown)} in [tool.graphlint] of {path}; "
-            f"known keys: {known}"
+            f"{', '.join(repr(k) for k in unknown)} in {where}; known keys: {known}"
         )
-    where = f"[tool.graphlint] of {path}"
     config = Config(
         root=Path(os.path.realpath(path.parent)),
         source=path,
@@ -180,9 +277,44 @@ def load(path: Path | None, cwd: Path) -> Config:
             for root in _strings(table, "source-roots", where)
         ),
         eager_functions=_strings(table, "eager-functions", where),
+        per_file_ignores=_per_file(table, where),
     )
     enabled_codes(config.select, config.extend_select, config.ignore)  # validate now
+    for _, codes in config.per_file_ignores:
+        enabled_codes(None, (), codes)
     return config
+
+
+def _table(path: Path) -> dict[str, Any]:
+    """graphlint's table in ``path``: a pyproject.toml's [tool.graphlint], or the
+    whole of another file."""
+    data = _parse(path)
+    table = (
+        data.get("tool", {}).get("graphlint") if path.name == "pyproject.toml" else data
+    )
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.graphlint] in {path} must be a table")
+    return table
+
+
+def _per_file(
+    table: dict[str, Any], where: str
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    value = table.get("per-file-ignores", {})
+    if not isinstance(value, dict) or not all(
+        isinstance(codes, list) and all(isinstance(c, str) for c in codes)
+        for codes in value.values()
+    ):
+        raise ConfigError(
+            f"'per-file-ignores' in {where} must be a table of lists of codes, "
+            'such as {"tests/**" = ["GL1"]}'
+        )
+    return tuple(
+        (pattern, tuple(c.strip().upper() for c in codes))
+        for pattern, codes in value.items()
+    )
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

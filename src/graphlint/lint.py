@@ -4,15 +4,18 @@ what the analysis finds there."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from graphlint.cache import Cache
 from graphlint.config import (
     Config,
     ConfigError,
+    Nested,
     find,
     load,
     parse_version,
@@ -30,34 +33,48 @@ class LintError(Exception):
     """Bad input (a configuration error, a missing path): the message says what."""
 
 
-def lint(
+@dataclass(frozen=True)
+class Plan:
+    """What a run checks, and with what, decided before any file is analysed."""
+
+    cwd: Path
+    config: Config  # the run's: the closest to the folder that holds every target
+    excludes: IgnoreFile | None
+    shown: list[Path]  # the files named or found under the targets: reported on
+    unreadable: list[tuple[Path, str]]
+    analysed: list[Path]  # those, or the whole project they belong to
+    project: Path | None
+    folders: list[Path]
+    governing: dict[Path, Config]  # each analysed file's configuration
+    settings: Settings  # the run's, every governing configuration's codes enabled
+
+
+def plan(
     targets: list[Path],
     *,
     config_file: Path | None = None,
     select: list[str] | None = None,
     extend_select: list[str] | None = None,
     ignore: list[str] | None = None,
-    no_cache: bool = False,
-    cache_dir: Path | None = None,
     target_version: str | None = None,
-    jobs: int | None = None,
     alone: bool = False,
     warn: Callable[[str], None] = lambda message: None,
-    progress: Callable[[int, int], None] | None = None,
-) -> Checked:
-    """What ``check`` finds in ``targets``, with the configuration that governs
-    them, and what the analysis saw. Unless ``alone``, targets inside a project are
-    checked as part of it: the whole project is analysed (its cached results make
-    that cheap), and what concerns the targets is kept. Alone, the analysis starts
-    from the targets, and what it finds in the files they reach is kept too.
-    Raises ``LintError`` for bad input; ``warn`` gets what is worth a warning."""
+) -> Plan:
+    """The configuration that governs ``targets``, the files to check and the
+    project they belong to. Unless ``alone``, targets inside a project are checked
+    as part of it. Raises ``LintError`` for bad input."""
     cwd = real_path(Path.cwd())
+
+    def flags(config: Config) -> Config:
+        return _with_flags(config, select, extend_select, ignore)
+
     try:
-        source = config_file if config_file is not None else find(targets[0], warn)
+        source = (
+            config_file if config_file is not None else find(_common(targets), warn)
+        )
         if config_file is not None and not os.path.lexists(config_file):
             raise LintError(f"config file not found: {config_file}")
-        config = load(source, cwd)
-        config = _with_flags(config, select, extend_select, ignore)
+        config = flags(load(source, cwd))
         if target_version is not None:
             config = replace(config, target_version=parse_version(target_version))
         settings = config.settings()
@@ -69,20 +86,62 @@ def lint(
     except MissingPathError as error:
         raise LintError(f"no such file or directory: {error}") from None
     shown = [display_path(f, cwd) for f in named.files]
-    if not shown:
-        return _with_unreadable(Checked([]), named.unreadable, settings, cwd)
-    project = None if alone else _project(targets, config.root if source else None)
+    project = None
+    if shown and not alone:
+        project = _project(targets, config.root if source else None)
     folders = [t for t in targets if os.path.isdir(t)]  # never raises
     analysed = shown
     if project is not None:
         folders = [project, *folders]
         whole = collect([project, *targets], excludes).files
         analysed = [display_path(f, cwd) for f in whole]
+    nested = Nested(config, flags, warn) if config_file is None else None
+    try:
+        governing = {path: _governing(nested, config, path) for path in analysed}
+        distinct = {id(c): c for c in governing.values()}.values()
+        enabled = frozenset().union(settings.enabled, *(c.enabled() for c in distinct))
+    except ConfigError as error:
+        raise LintError(str(error)) from None
+    settings = replace(settings, enabled=enabled)
+    return Plan(
+        cwd,
+        config,
+        excludes,
+        shown,
+        named.unreadable,
+        analysed,
+        project,
+        folders,
+        governing,
+        settings,
+    )
+
+
+def lint(
+    targets: list[Path],
+    *,
+    no_cache: bool = False,
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
+    warn: Callable[[str], None] = lambda message: None,
+    progress: Callable[[int, int], None] | None = None,
+    **chosen: Any,
+) -> Checked:
+    """What ``check`` finds in ``targets`` (``plan``'s, with ``chosen`` options),
+    and what the analysis saw. In a project, the whole project is analysed (its
+    cached results make that cheap), and what concerns the targets is kept; alone,
+    the analysis starts from the targets, and what it finds in the files they reach
+    is kept too. Raises ``LintError`` for bad input; ``warn`` gets what is worth a
+    warning."""
+    run = plan(targets, warn=warn, **chosen)
+    config, cwd, excludes = run.config, run.cwd, run.excludes
+    if not run.shown:
+        return _with_unreadable(Checked([]), run.unreadable, run.settings, cwd)
     from graphlint.project.check import survey_project  # noqa: PLC0415 - files to check
 
     checked = survey_project(
-        analysed,
-        settings,
+        run.analysed,
+        run.settings,
         jobs,
         roots=config.source_roots,
         eager=frozenset(config.eager_functions),
@@ -94,14 +153,49 @@ def lint(
         capture_roots=config.capture_roots,
         base=config.root,
         warn=warn,
-        folders=folders,
+        folders=run.folders,
         # what else the results depend on: paths are shown from the working folder
         context=os.fsencode(f"{cwd}\0{config.root}\0{config.exclude!r}"),
         progress=progress,
     )
-    if project is not None:
-        checked = checked.about({str(path) for path in shown})
-    return _with_unreadable(checked, named.unreadable, settings, cwd)
+    if run.project is not None:
+        checked = checked.about({str(path) for path in run.shown})
+    checked = _selected(checked, run.governing, config)
+    return _with_unreadable(checked, run.unreadable, run.settings, cwd)
+
+
+def _common(targets: list[Path]) -> Path:
+    """The folder that holds every target: where the run's configuration is looked
+    for, so that the order of the targets does not matter."""
+    try:
+        return Path(os.path.commonpath([os.path.realpath(t) for t in targets]))
+    except ValueError:  # paths on different drives
+        return targets[0]
+
+
+def _governing(nested: Nested | None, config: Config, path: Path) -> Config:
+    return nested.of(path) if nested is not None else config
+
+
+def _selected(
+    checked: Checked, governing: dict[Path, Config], config: Config
+) -> Checked:
+    """Each file's diagnostics as the configuration that governs it selects them
+    (a nested configuration, ``per-file-ignores``); the others as the run's."""
+    if all(c is config for c in governing.values()) and not config.per_file_ignores:
+        return checked
+    by_path = {str(path): c for path, c in governing.items()}
+    results = []
+    for result in checked.results:
+        own = by_path.get(result.path, config)
+        codes = own.enabled_for(Path(os.path.realpath(result.path)))
+        kept = tuple(d for d in result.diagnostics if d.code in codes)
+        results.append(
+            result
+            if len(kept) == len(result.diagnostics)
+            else replace(result, diagnostics=kept)
+        )
+    return Checked(results, checked.survey)
 
 
 def _project(targets: list[Path], configured: Path | None) -> Path | None:
@@ -153,3 +247,32 @@ def display_path(path: Path, cwd: Path) -> Path:
         return real_path(path).relative_to(cwd)
     except ValueError:
         return path
+
+
+def describe(config: Config, path: Path | None, project: Path | None) -> list[str]:
+    """--show-settings: where the configuration comes from, and every value in force
+    (for ``path``, when given: its ``per-file-ignores`` applied)."""
+    codes = (
+        config.enabled_for(Path(os.path.abspath(path))) if path else config.enabled()
+    )
+    source = str(config.source) if config.source else "none (graphlint's defaults)"
+    lines = [
+        f"configuration: {source}",
+        f"project: {project if project is not None else 'none (paths checked alone)'}",
+        *([f"file: {path}"] if path is not None else []),
+        f"enabled: {', '.join(sorted(codes))}",
+    ]
+    values: dict[str, object] = {
+        "exclude": list(config.exclude),
+        "per-file-ignores": {p: list(c) for p, c in config.per_file_ignores},
+        "capture-markers": list(config.capture_markers),
+        "capture-checks": list(config.capture_checks),
+        "capture-roots": list(config.capture_roots),
+        "eager-functions": list(config.eager_functions),
+        "source-roots": [str(root) for root in config.source_roots],
+        "target-version": "{}.{}".format(*config.target_version),
+        "max-file-size": config.max_file_size,
+        "timeout": config.timeout,
+        "max-memory": config.max_memory,
+    }
+    return lines + [f"{key} = {json.dumps(value)}" for key, value in values.items()]
