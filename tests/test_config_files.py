@@ -117,3 +117,42 @@ def test_show_files_and_show_settings(tree: Path) -> None:
     assert 'exclude = ["skip.py"]' in lines
     out = run("check", "--show-settings", cwd=tree)[1]
     assert "GL101" in out.splitlines()[2]
+
+
+def test_extend(tmp_path: Path) -> None:
+    """A configuration starts from the one it extends; what it sets wins, and the
+    paths it inherits stay relative to the file that wrote them."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.graphlint]\nexclude = ["app/gen/"]\nignore = ["GL201"]\n'
+    )
+    app = tmp_path / "app"
+    (app / "gen").mkdir(parents=True)
+    (app / "gen" / "made.py").write_text(BAD)
+    (app / "a.py").write_text(BAD)
+    (app / "graphlint.toml").write_text('extend = "../pyproject.toml"\n')
+    assert _codes(run("check", "--no-cache", ".", cwd=app)[1]) == ["a.py:GL101"]
+    (app / "graphlint.toml").write_text(
+        'extend = "../pyproject.toml"\nignore = ["GL101"]\n'
+    )
+    assert _codes(run("check", "--no-cache", ".", cwd=app)[1]) == ["a.py:GL201"]
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"graphlint.toml": 'extend = "other.toml"\n'}, "names no file"),
+        (
+            {
+                "graphlint.toml": 'extend = "other.toml"\n',
+                "other.toml": 'extend = "graphlint.toml"\n',
+            },
+            "makes a cycle",
+        ),
+        ({"graphlint.toml": "extend = 3\n"}, "must be the path of a file"),
+    ],
+)
+def test_bad_extend(tree: Path, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        (tree / name).write_text(text)
+    code, _, err = run("check", ".", cwd=tree)
+    assert code == 2 and message in err

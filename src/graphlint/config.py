@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,10 @@ KEYS = {
     "between graph pieces: calls into them are not followed",
     "per-file-ignores": "codes or prefixes to disable in the files a gitignore-style "
     'pattern matches: {"tests/**" = ["GL1"]}',
+    "extend": "another configuration file whose values this one starts from (its "
+    "paths stay relative to it)",
 }
+_EXTEND_DEPTH = 8  # configurations a chain of ``extend`` may hold
 # what a configuration below the run's own decides for its files: which codes are
 # reported; the other keys are the run's (one analysis, one set of limits)
 SELECTION = frozenset({"select", "extend-select", "ignore", "per-file-ignores"})
@@ -93,6 +96,10 @@ class Config:
     source_roots: tuple[Path, ...] = ()
     eager_functions: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the folders ``exclude`` and ``per-file-ignores`` patterns are relative to, when
+    # they come from an extended configuration (None: ``root``)
+    exclude_root: Path | None = None
+    per_file_root: Path | None = None
 
     def enabled(self) -> frozenset[str]:
         return enabled_codes(self.select, self.extend_select, self.ignore)
@@ -102,7 +109,7 @@ class Config:
         ``per-file-ignores`` whose pattern matches it."""
         enabled = self.enabled()
         for pattern, codes in self.per_file_ignores:
-            if IgnoreFile(self.root, [pattern]).excludes(path):
+            if IgnoreFile(self.per_file_root or self.root, [pattern]).excludes(path):
                 enabled = frozenset(
                     c for c in enabled if not any(c.startswith(p) for p in codes)
                 )
@@ -207,7 +214,7 @@ class Nested:
             outside = sorted(
                 key
                 for key, value in _table(source).items()
-                if key not in SELECTION and value
+                if key not in SELECTION and key != "extend" and value
             )
             if outside:
                 self.warn(
@@ -243,14 +250,16 @@ def _parse(path: Path, raw: bytes | None = None) -> dict[str, Any]:
     return data
 
 
-def load(path: Path | None, cwd: Path) -> Config:
-    """Read and validate ``path`` (None: defaults rooted at ``cwd``)."""
+def load(path: Path | None, cwd: Path, extending: tuple[Path, ...] = ()) -> Config:
+    """Read and validate ``path`` (None: defaults rooted at ``cwd``), starting from
+    the configuration it ``extend``s, if any (``extending``: the files on the way)."""
     if path is None:
         return Config(root=cwd)
     table = _table(path)
     where = (
         f"[tool.graphlint] of {path}" if path.name == "pyproject.toml" else str(path)
     )
+    base = _extended(table, path, where, cwd, extending)
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         known = ", ".join(KEYS)
@@ -279,10 +288,50 @@ def load(path: Path | None, cwd: Path) -> Config:
         eager_functions=_strings(table, "eager-functions", where),
         per_file_ignores=_per_file(table, where),
     )
+    if base is not None:
+        config = _inherit(config, base, table)
     enabled_codes(config.select, config.extend_select, config.ignore)  # validate now
     for _, codes in config.per_file_ignores:
         enabled_codes(None, (), codes)
     return config
+
+
+def _extended(
+    table: dict[str, Any],
+    path: Path,
+    where: str,
+    cwd: Path,
+    extending: tuple[Path, ...],
+) -> Config | None:
+    """The configuration ``extend`` names, relative to ``path``'s folder."""
+    value = table.get("extend")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"'extend' in {where} must be the path of a file")
+    target = Path(os.path.realpath(path.parent / value))
+    chain = (*extending, Path(os.path.realpath(path)))
+    if target in chain:
+        raise ConfigError(f"'extend' in {where} makes a cycle: {value!r}")
+    if len(chain) >= _EXTEND_DEPTH:
+        raise ConfigError(f"'extend' in {where}: more than {_EXTEND_DEPTH} files")
+    if not os.path.lexists(target):
+        raise ConfigError(f"'extend' in {where} names no file: {target}")
+    return load(target, cwd, chain)
+
+
+def _inherit(config: Config, base: Config, table: dict[str, Any]) -> Config:
+    """``config`` with each key its table does not set taken from ``base``."""
+    taken = {
+        key.replace("-", "_"): getattr(base, key.replace("-", "_"))
+        for key in KEYS
+        if key not in table and key != "extend"
+    }
+    if "exclude" in taken:
+        taken["exclude_root"] = base.exclude_root or base.root
+    if "per_file_ignores" in taken:
+        taken["per_file_root"] = base.per_file_root or base.root
+    return replace(config, **taken)
 
 
 def _table(path: Path) -> dict[str, Any]:

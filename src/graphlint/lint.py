@@ -80,7 +80,8 @@ def plan(
         settings = config.settings()
     except ConfigError as error:
         raise LintError(str(error)) from None
-    excludes = IgnoreFile(config.root, list(config.exclude)) if config.exclude else None
+    root = config.exclude_root or config.root
+    excludes = IgnoreFile(root, list(config.exclude)) if config.exclude else None
     try:
         named = collect(targets, excludes)
     except MissingPathError as error:
@@ -155,7 +156,9 @@ def lint(
         warn=warn,
         folders=run.folders,
         # what else the results depend on: paths are shown from the working folder
-        context=os.fsencode(f"{cwd}\0{config.root}\0{config.exclude!r}"),
+        context=os.fsencode(
+            f"{cwd}\0{config.exclude_root or config.root}\0{config.exclude!r}"
+        ),
         progress=progress,
     )
     if run.project is not None:
