@@ -94,3 +94,39 @@ def test_gl007_in_a_file_with_no_region(tmp_path: Path) -> None:
 )
 def test_add_ignore(line: str, changed: str | None) -> None:
     assert add_ignore(line, "GL101") == changed
+
+
+def test_unused_suppressions_are_gl008_when_enabled(tmp_path: Path) -> None:
+    """Judged after every pass: the suppression in model.py is used by the finding
+    that the region in train.py causes there."""
+    from tests.test_cli import _package  # noqa: PLC0415
+
+    root = _package(tmp_path)
+    model = root / "pkg" / "model.py"
+    model.write_text(
+        "def step(x):\n"
+        "    y = x * 2  # graphlint: ignore[GL101]\n"
+        "    z = y + 1  # graphlint: ignore\n"
+        "    w = z - 1  # noqa: E501, GL1, GL2\n"
+        "    return x.sum().item()  # graphlint: ignore[GL101, GL201]\n"
+    )
+    out = run("check", "--no-cache", ".", cwd=root)[1]
+    assert "GL008" not in out  # off by default
+    _, out, _ = run("check", "--no-cache", "--extend-select", "GL008", ".", cwd=root)
+    found = [
+        line.split(": ", 1)[0] + ": " + line.split(": ")[1]
+        for line in out.splitlines()
+        if "GL008" in line
+    ]
+    assert found == [
+        "pkg/model.py:2:16: GL008 suppression of GL101 is unused",
+        "pkg/model.py:3:16: GL008 suppression of every code is unused",
+        "pkg/model.py:4:16: GL008 suppression of GL1, GL2 is unused",
+        "pkg/model.py:5:28: GL008 suppression of GL201 is unused",
+    ]
+    # disabled codes are not judged
+    out = run(
+        "check", "--no-cache", "--select", "GL008,GL101", "pkg/model.py", cwd=root
+    )[1]
+    assert "suppression of GL201" not in out and "suppression of GL1, GL2" not in out
+    assert "suppression of GL1 is unused" in out

@@ -36,7 +36,7 @@ from graphlint.read import ReadError, read_bounded
 # callees (why a call is not followed); 5 adds diagnostics' related locations; 6 adds
 # compile wrappers; 7 adds call arguments and files' results; 8 adds whole runs and
 # screening verdicts
-FORMAT = 8
+FORMAT = 9
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 

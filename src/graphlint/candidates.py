@@ -226,8 +226,10 @@ def screen(path: Path, settings: Settings) -> Screened:
         return Screened(FileResult(display, (text,) if enabled else ()))
     if text_candidate(text) or has_marker(text, settings.markers):
         return Screened(None, compiles=writes_compile_setting(text))
-    problems = unknown_suppressions(scan(text), display, settings.enabled)
-    return Screened(FileResult(display, tuple(problems)), parsable=bool(text))
+    comments = scan(text)
+    problems = tuple(unknown_suppressions(comments, display, settings.enabled))
+    result = FileResult(display, problems, suppressions=tuple(comments.entries))
+    return Screened(result, parsable=bool(text))
 
 
 __all__ = [

@@ -55,6 +55,11 @@ CODES: Final[dict[str, Code]] = {
         True,
         "A suppression comment names a code that graphlint does not have.",
     ),
+    "GL008": Code(
+        "unused-suppression",
+        False,
+        "A suppression comment suppresses nothing.",
+    ),
     "GL009": Code(
         "internal-error",
         True,

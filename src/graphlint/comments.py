@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from graphlint.codes import CODES
-from graphlint.diagnostics import Diagnostic
+from graphlint.diagnostics import Diagnostic, FileResult, Suppression
 from graphlint.read import tool_diagnostic
-from graphlint.rules.tool.file_checks import UnknownSuppression
+from graphlint.rules.tool.file_checks import UnknownSuppression, UnusedSuppression
 
 _IGNORE = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 # flake8's and ruff's form, for graphlint's codes only: a bare noqa comment
@@ -33,6 +33,7 @@ class Comments:
 
     suppressed: dict[int, frozenset[str] | None] = field(default_factory=dict)
     unknown: list[tuple[int, int, str]] = field(default_factory=list)
+    entries: list[Suppression] = field(default_factory=list)
     pragmas: list[tuple[int, int]] = field(default_factory=list)
 
 
@@ -60,9 +61,16 @@ def scan(source: str) -> Comments:
         ignore = _IGNORE.search(text)
         if ignore and ignore.group("codes") is None:
             found.suppressed[line] = None
-        for match in (ignore, _NOQA.search(text)):
-            if match is not None and match.group("codes") is not None:
-                _suppress(found, token, match)
+        named: set[str] = set()
+        matches = [m for m in (ignore, _NOQA.search(text)) if m is not None]
+        for match in matches:
+            if match.group("codes") is not None:
+                named |= _suppress(found, token, match)
+        if matches and (named or found.suppressed.get(line, ()) is None):
+            codes = (
+                None if found.suppressed.get(line, ()) is None else tuple(sorted(named))
+            )
+            found.entries.append(Suppression(line, token.start[1], codes))
         if _BEGIN.search(text) and begin is None:
             begin = line
         elif _END.search(text) and begin is not None:
@@ -73,7 +81,9 @@ def scan(source: str) -> Comments:
     return found
 
 
-def _suppress(found: Comments, token: tokenize.TokenInfo, match: re.Match[str]) -> None:
+def _suppress(
+    found: Comments, token: tokenize.TokenInfo, match: re.Match[str]
+) -> set[str]:
     """Add the codes ``match`` names on the comment's line; a ``noqa`` keeps only
     graphlint's codes (the rest are other tools')."""
     line = token.start[0]
@@ -91,6 +101,7 @@ def _suppress(found: Comments, token: tokenize.TokenInfo, match: re.Match[str]) 
     previous = found.suppressed.get(line, frozenset())
     if previous is not None:
         found.suppressed[line] = previous | names
+    return names
 
 
 def unknown_suppressions(
@@ -125,3 +136,37 @@ def add_ignore(line: str, code: str) -> str | None:
     if body.endswith("\\"):
         return None
     return f"{body}  # graphlint: ignore[{code}]"
+
+
+def with_unused(result: FileResult, enabled: frozenset[str]) -> FileResult:
+    """``result`` with a GL008 for each suppression comment that dropped nothing
+    (all passes done): for a comment naming codes, each code or prefix that covers
+    an enabled code and dropped no finding; for a bare ignore, one that dropped
+    none at all."""
+    if UnusedSuppression.code not in enabled or not result.suppressions:
+        return result
+    used = set(result.used)
+    found = []
+    for entry in result.suppressions:
+        if entry.codes is None:
+            if not any(line == entry.line for line, _ in used):
+                found.append((entry, "every code"))
+            continue
+        idle = [
+            prefix
+            for prefix in entry.codes
+            if any(code.startswith(prefix) for code in enabled)
+            and not any(
+                line == entry.line and code.startswith(prefix) for line, code in used
+            )
+        ]
+        if idle:
+            found.append((entry, ", ".join(idle)))
+    if not found:
+        return result
+    unused = [
+        tool_diagnostic(UnusedSuppression, result.path, e.line, e.col, names=names)
+        for e, names in found
+    ]
+    diagnostics = sorted((*result.diagnostics, *unused), key=lambda d: d.sort_key)
+    return replace(result, diagnostics=tuple(diagnostics))

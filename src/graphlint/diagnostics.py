@@ -144,6 +144,16 @@ class RegionSite:
 
 
 @dataclass(frozen=True, slots=True)
+class Suppression:
+    """A suppression comment: the line it covers, the column it starts at, and the
+    codes and prefixes it names that graphlint has (None: every code)."""
+
+    line: int  # 1-based
+    col: int  # 0-based
+    codes: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
     """Everything graphlint says about one file."""
 
@@ -154,6 +164,10 @@ class FileResult:
     entries: tuple[object, ...] = ()
     roots: tuple[str, ...] = ()
     regions: tuple[RegionSite, ...] = ()  # found by pass one; () for a reached file
+    # its suppression comments, and the (line, code) of each finding one dropped:
+    # together, after every pass, they tell which suppressions are unused (GL008)
+    suppressions: tuple[Suppression, ...] = ()
+    used: tuple[tuple[int, str], ...] = ()
 
 
 class Reason(str, enum.Enum):

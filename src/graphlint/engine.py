@@ -24,6 +24,7 @@ from graphlint.diagnostics import (
     FileResult,
     RegionKind,
     RegionSite,
+    Suppression,
 )
 from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
@@ -67,6 +68,8 @@ class Analysis:
     entries: list[Entry | CompileSite]
     roots: list[str]
     regions: list[RegionSite] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    used: set[tuple[int, str]] = field(default_factory=set)
 
 
 def analyse_source(
@@ -103,7 +106,10 @@ def analyse_source(
         walk_batched(module, rules)
     if external is not None:  # the project pass keeps what the reached code adds
         reached = [d for d in context.diagnostics if d.region and d.region.via]
-        return Analysis(sorted(reached, key=lambda d: d.sort_key), [], [])
+        ordered = sorted(reached, key=lambda d: d.sort_key)
+        return Analysis(
+            ordered, [], [], suppressions=comments.entries, used=context.used
+        )
     found = [
         *context.diagnostics,
         *unknown_suppressions(comments, path, settings.enabled),
@@ -136,7 +142,8 @@ def analyse_source(
         for region in facts.all_regions()
         if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths
     ]
-    return Analysis(diagnostics, entries, roots, _sites(facts, path))
+    sites = _sites(facts, path)
+    return Analysis(diagnostics, entries, roots, sites, comments.entries, context.used)
 
 
 # Trees a worker keeps between a file's pass one and its project pass (which goes
@@ -231,6 +238,8 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
             entries=tuple(found.entries),
             roots=tuple(found.roots),
             regions=tuple(found.regions),
+            suppressions=tuple(found.suppressions),
+            used=tuple(sorted(found.used)),
         )
     # in the project pass too: a file only reached, or one that pass one skipped
     # before parsing, says here why its reached functions were not analysed
@@ -256,12 +265,13 @@ def _check_file(
         and not job.declared
         and not may_capture(source, found.tree, settings.markers)
     ):
-        problems = (  # a file's own comments: pass one says what is wrong with them
-            unknown_suppressions(scan(source), display, settings.enabled)
+        comments = scan(source)  # a file's own comments, in every pass
+        problems = (
+            unknown_suppressions(comments, display, settings.enabled)
             if job.external is None
             else []
         )
-        return Analysis(problems, [*sites], []) if sites else problems
+        return Analysis(problems, [*sites], [], suppressions=comments.entries)
     deep = too_deep(found.tree, display) if found.tree is not None else None
     if deep is not None:
         return [deep]

@@ -75,6 +75,7 @@ class RuleContext:
     positions: Mapping[cst.CSTNode, CodeRange]
     suppressed: Mapping[int, frozenset[str] | None]  # line -> codes (None: all)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    used: set[tuple[int, str]] = field(default_factory=set)  # (line, code) dropped
 
 
 class Rule(Check, cst.BatchableCSTVisitor):
@@ -152,6 +153,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         pos = self.context.positions[node]
         line = pos.start.line
         if suppresses(self.context.suppressed.get(line, frozenset()), self.code):
+            self.context.used.add((line, self.code))
             return
         if region.confidence is Confidence.MEDIUM:
             confidence = Confidence.MEDIUM

@@ -28,12 +28,14 @@ from typing import ParamSpec
 import msgspec
 
 from graphlint.cache import Cache, code_version
+from graphlint.comments import with_unused
 from graphlint.diagnostics import (
     Checked,
     Diagnostic,
     FileResult,
     RegionReach,
     RegionSite,
+    Suppression,
     Survey,
     Unfollowed,
 )
@@ -74,17 +76,34 @@ class _Stored:
     compiles: tuple[CompileSite, ...]
     roots: tuple[str, ...]
     regions: tuple[RegionSite, ...]
+    suppressions: tuple[Suppression, ...]
+    used: tuple[tuple[int, str], ...]
 
     @classmethod
     def of(cls, result: FileResult) -> _Stored:
         entries = tuple(e for e in result.entries if isinstance(e, Entry))
         compiles = tuple(e for e in result.entries if isinstance(e, CompileSite))
-        return cls(result.diagnostics, entries, compiles, result.roots, result.regions)
+        return cls(
+            result.diagnostics,
+            entries,
+            compiles,
+            result.roots,
+            result.regions,
+            result.suppressions,
+            result.used,
+        )
 
     def result(self, path: str) -> FileResult:
         entries = (*self.entries, *self.compiles)
         return FileResult(
-            path, self.diagnostics, False, entries, self.roots, self.regions
+            path,
+            self.diagnostics,
+            False,
+            entries,
+            self.roots,
+            self.regions,
+            self.suppressions,
+            self.used,
         )
 
 
@@ -538,7 +557,8 @@ def _merge(
     results: list[FileResult], extra: list[FileResult], enabled: frozenset[str]
 ) -> list[FileResult]:
     """Add what the project pass found (of the ``enabled`` codes), by path; a file
-    only reached is listed even when clean, so editors clear it."""
+    only reached is listed even when clean, so editors clear it. Then, all passes
+    done, say which suppression comments dropped nothing (GL008)."""
     by_path = {r.path: i for i, r in enumerate(results)}
     merged = list(results)
     for found in extra:
@@ -554,8 +574,10 @@ def _merge(
             diagnostics,
             old.internal_error or found.internal_error,
             regions=old.regions,
+            suppressions=old.suppressions or found.suppressions,
+            used=tuple(sorted({*old.used, *found.used})),
         )
-    return merged
+    return [with_unused(result, enabled) for result in merged]
 
 
 __all__ = ["Checked", "check_project", "source_root", "survey_project"]

@@ -85,6 +85,17 @@ class UnknownSuppression(Check):
     severity = Severity.WARNING
 
 
+class UnusedSuppression(Check):
+    """A suppression comment suppresses nothing."""
+
+    code = "GL008"
+    message = "suppression of {names} is unused: nothing it names is reported here"
+    fix_title = "Remove the suppression, or the codes it no longer needs"
+    outcome = Outcome.TOOL
+    severity = Severity.WARNING
+    default_enabled = False
+
+
 class InternalError(Check):
     """graphlint failed on this file: a bug to report."""
 
