@@ -88,6 +88,17 @@ class Related:
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """Text of the diagnostic's file to replace: a fix safe to apply as it is."""
+
+    line: int  # 1-based
+    col: int  # 0-based
+    end_line: int
+    end_col: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding. Lines are 1-based, columns 0-based (LibCST's convention)."""
 
@@ -105,6 +116,7 @@ class Diagnostic:
     region: RegionRef | None = None
     fix_hint: str | None = None
     related: tuple[Related, ...] = ()
+    edits: tuple[Edit, ...] = ()  # the fix, where it is a mechanical edit
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -28,6 +28,7 @@ from graphlint.comments import suppresses
 from graphlint.diagnostics import (
     Confidence,
     Diagnostic,
+    Edit,
     Outcome,
     RegionRef,
     Related,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from graphlint.facts.values import Value
 
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
+_CODEGEN = cst.Module(body=[])  # renders a replacement node with default settings
 
 # What a hazard does, by its measured outcome and the kind of region it sits in.
 _CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
@@ -145,11 +147,14 @@ class Rule(Check, cst.BatchableCSTVisitor):
         confidence: Confidence = Confidence.HIGH,
         fullgraph_error: str | None = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
+        fix: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
         **fmt: object,
     ) -> None:
         """Record a finding on ``node``: suppression, severity and wording live here.
         ``fullgraph_error`` overrides the class's for this finding; ``related`` are
-        other nodes of the file that are part of the evidence, with what each is."""
+        other nodes of the file that are part of the evidence, with what each is;
+        ``fix``, where the fix is a mechanical edit: nodes of the file, each with the
+        node that replaces it."""
         pos = self.context.positions[node]
         line = pos.start.line
         if suppresses(self.context.suppressed.get(line, frozenset()), self.code):
@@ -199,7 +204,15 @@ class Rule(Check, cst.BatchableCSTVisitor):
                     )
                     for other, text in related
                 ),
+                edits=tuple(self._edit(old, new) for old, new in fix),
             )
+        )
+
+    def _edit(self, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
+        span = self.context.positions[old]
+        text = _CODEGEN.code_for_node(new)
+        return Edit(
+            span.start.line, span.start.column, span.end.line, span.end.column, text
         )
 
 

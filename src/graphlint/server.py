@@ -208,9 +208,35 @@ def _code_actions(
         action
         for d in params.context.diagnostics
         if d.source == SOURCE and isinstance(d.code, str)
-        for action in [_ignore(document, d)]
+        for action in [_fix(document, d), _ignore(document, d)]
         if action is not None
     ]
+
+
+def _fix(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | None:
+    """The rule's own fix, where it is a mechanical edit (``data.edits``)."""
+    data = d.data if isinstance(d.data, dict) else {}
+    edits = data.get("edits") or []
+    if not edits:
+        return None
+    codec, lines = document.position_codec, document.lines
+    changes = []
+    for edit in edits:
+        start, end = edit["range"]["start"], edit["range"]["end"]
+        span = types.Range(
+            types.Position(start["line"], start["character"]),
+            types.Position(end["line"], end["character"]),
+        )
+        changes.append(
+            types.TextEdit(codec.range_to_client_units(lines, span), edit["newText"])
+        )
+    return types.CodeAction(
+        title=f"Fix {d.code}: {data.get('fix') or 'apply the fix'}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[d],
+        is_preferred=True,
+        edit=types.WorkspaceEdit(changes={document.uri: changes}),
+    )
 
 
 def _ignore(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | None:

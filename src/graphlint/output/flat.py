@@ -1,9 +1,11 @@
 """JSON, flat: one object per diagnostic, in the order of the text output.
 
 ``[{"code", "name", "message", "path", "line", "column", "end_line", "end_column",
-"severity", "confidence", "outcome", "fix", "region", "related"}, ...]``: lines and
-columns are 1-based, as in the text output, and paths are shown as there; ``region`` is
-null or ``{"kind", "label", "path", "line", "via": [{"path", "line", "column",
+"severity", "confidence", "outcome", "fix", "edits", "region", "related"}, ...]``:
+lines and columns are 1-based, as in the text output, and paths are shown as there;
+``edits`` is the fix where it is a mechanical edit (``{"line", "column", "end_line",
+"end_column", "text"}``: the text that replaces that span); ``region`` is null or
+``{"kind", "label", "path", "line", "via": [{"path", "line", "column",
 "function"}]}`` (``path`` null when it is the diagnostic's own file). For scripts: the
 ``lsp`` format is for editors, ``sarif`` for code scanning."""
 
@@ -32,6 +34,16 @@ def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
         "confidence": d.confidence.value,
         "outcome": d.outcome.value,
         "fix": d.fix_hint,
+        "edits": [
+            {
+                "line": e.line,
+                "column": e.col + 1,
+                "end_line": e.end_line,
+                "end_column": e.end_col + 1,
+                "text": e.text,
+            }
+            for e in d.edits
+        ],
         "region": None
         if region is None
         else {

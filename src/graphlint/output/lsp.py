@@ -41,6 +41,16 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
             "outcome": d.outcome.value,
             "confidence": d.confidence.value,
             "fix": d.fix_hint,
+            "edits": [
+                {
+                    "range": {
+                        "start": {"line": e.line - 1, "character": e.col},
+                        "end": {"line": e.end_line - 1, "character": e.end_col},
+                    },
+                    "newText": e.text,
+                }
+                for e in d.edits
+            ],
             "region": None
             if d.region is None
             else {

@@ -109,6 +109,28 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
         result["relatedLocations"] = [
             {"id": number, **location} for number, location in enumerate(related)
         ]
+    if d.edits:
+        artifact = primary["physicalLocation"]["artifactLocation"]
+        replacements = [
+            {
+                "deletedRegion": {
+                    "startLine": e.line,
+                    "startColumn": e.col + 1,
+                    "endLine": e.end_line,
+                    "endColumn": e.end_col + 1,
+                },
+                "insertedContent": {"text": e.text},
+            }
+            for e in d.edits
+        ]
+        result["fixes"] = [
+            {
+                "description": {"text": d.fix_hint or "graphlint's fix"},
+                "artifactChanges": [
+                    {"artifactLocation": artifact, "replacements": replacements}
+                ],
+            }
+        ]
     if hops:
         steps = [*hops, {**primary, "message": {"text": d.message}}]
         result["codeFlows"] = [

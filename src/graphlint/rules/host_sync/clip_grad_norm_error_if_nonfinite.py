@@ -34,4 +34,18 @@ class ClipGradNormErrorIfNonfinite(Rule):
         if self.qualname(node.func) in _CLIPPERS and is_true(
             keyword(node, "error_if_nonfinite")
         ):
-            self.report(node, region, call=self.code_of(node))
+            self.report(
+                node, region, call=self.code_of(node), fix=[(node, _fixed(node))]
+            )
+
+
+def _fixed(node: cst.Call) -> cst.Call:
+    """The call without ``error_if_nonfinite`` (False by default)."""
+    args = [
+        a
+        for a in node.args
+        if not (a.keyword and a.keyword.value == "error_if_nonfinite")
+    ]
+    if args:  # no comma after what is now the last argument
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return node.with_changes(args=args)
