@@ -137,3 +137,13 @@ g = torch.cuda.CUDAGraph()
 with torch.cuda.graph(g):
     y = model(x)
 """
+
+
+def test_the_readme_hook_block_names_this_release() -> None:
+    """The version is written once (graphlint.__version__, which the package metadata
+    reads); the README's hook block names the tag of that release."""
+    from graphlint import __version__  # noqa: PLC0415
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"rev: v{__version__}  # a release tag" in readme
+    assert 'dynamic = ["version"]' in (ROOT / "pyproject.toml").read_text()

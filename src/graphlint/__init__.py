@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from graphlint.markers import capture_region
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__", "capture_region"]
