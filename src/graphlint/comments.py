@@ -20,8 +20,17 @@ _NOQA = re.compile(
 )
 _BEGIN = re.compile(r"#\s*graphlint:\s*capture-begin\b", re.I)
 _END = re.compile(r"#\s*graphlint:\s*capture-end\b", re.I)
-# every comment above holds this: without it, there is nothing to tokenize for
-_ANY = re.compile(r"graphlint\s*:|noqa\s*:[\w\s,]*?\bGL", re.I)
+# every comment above holds this (in lower case): without it, there is nothing to
+# tokenize for. Every file's text is screened with it, so it is searched for in the
+# lowered text, after a test for its words (a pattern with re.I and an alternation
+# looks at every position: seven times slower on the standard library)
+_ANY = re.compile(r"graphlint\s*:|noqa\s*:[\w\s,]*?\bgl")
+
+
+def _mentions(source: str) -> bool:
+    """Whether ``source`` may hold a comment graphlint reads."""
+    low = source.lower()
+    return ("graphlint" in low or "noqa" in low) and _ANY.search(low) is not None
 
 
 @dataclass
@@ -46,7 +55,7 @@ def suppresses(codes: frozenset[str] | None, code: str) -> bool:
 def scan(source: str) -> Comments:
     """Find graphlint comments (``source`` has compiled, so tokenize succeeds)."""
     found = Comments()
-    if not _ANY.search(source):
+    if not _mentions(source):
         return found
     begin: int | None = None
     try:

@@ -179,29 +179,34 @@ class Nested:
         self.top = top
         self.flags = flags
         self.warn = warn
-        self._folders: dict[Path, Config] = {}
+        self._folders: dict[str, Config] = {}
         self._loaded: dict[Path, Config] = {}
 
     def of(self, path: Path) -> Config:
         """``path``: a collected file, so a real path or one relative to the real
-        working folder (no link to resolve)."""
-        folder = Path(os.path.abspath(path)).parent
-        if self.top.root != folder and self.top.root not in folder.parents:
+        working folder (no link to resolve). Folders are strings here: this runs
+        for every file of a run."""
+        folder = os.path.dirname(os.path.abspath(path))
+        known = self._folders.get(folder)
+        if known is not None:
+            return known
+        top = str(self.top.root)
+        if folder != top and not folder.startswith(top.rstrip(os.sep) + os.sep):
             return self.top  # outside the run's configuration: the run's
         chain = []
         found = None
         while found is None:
             if folder in self._folders:
                 found = self._folders[folder]
-            elif folder == self.top.root:
+            elif folder == top:
                 found = self.top
             else:
-                source = _in_folder(folder, self.warn)
+                source = _in_folder(Path(folder), self.warn)
                 if source is not None and source != self.top.source:
                     found = self._load(source)
                 else:
                     chain.append(folder)
-                    folder = folder.parent
+                    folder = os.path.dirname(folder)
                     continue
             chain.append(folder)
         for seen in chain:
