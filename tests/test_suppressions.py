@@ -130,3 +130,17 @@ def test_unused_suppressions_are_gl008_when_enabled(tmp_path: Path) -> None:
     )[1]
     assert "suppression of GL201" not in out and "suppression of GL1, GL2" not in out
     assert "suppression of GL1 is unused" in out
+
+
+def test_a_rule_name_stands_for_its_code(tmp_path: Path) -> None:
+    """Where a code is written (flags, configuration, comments), its rule's name does
+    as well."""
+    assert codes("# graphlint: ignore[device-to-host-copy]") == ["GL201"]
+    (tmp_path / "bad.py").write_text(REGION.format(comment=""))
+    out = run(
+        "check", "--no-cache", "--select", "tensor-truth-value", ".", cwd=tmp_path
+    )[1]
+    assert "GL201" in out and "GL101" not in out
+    (tmp_path / "graphlint.toml").write_text('ignore = ["Tensor-Truth-Value"]\n')
+    out = run("check", "--no-cache", ".", cwd=tmp_path)[1]
+    assert "GL101" in out and "GL201" not in out

@@ -17,7 +17,7 @@ import typer
 
 from graphlint import __version__
 from graphlint.cache import ENV as CACHE_ENV
-from graphlint.codes import CODES
+from graphlint.codes import CODES, code_of
 from graphlint.diagnostics import Checked
 from graphlint.docs import doc_path
 from graphlint.lint import LintError, describe, lint, plan
@@ -371,13 +371,10 @@ def explain(
 
 def _code_of(rule: str) -> str:
     """The code a rule is named by: its code in any case, or its name."""
-    wanted = rule.strip()
-    if wanted.upper() in CODES:
-        return wanted.upper()
-    for code, found in CODES.items():
-        if found.name == wanted.lower():
-            return code
-    fail(f"unknown rule {rule!r}; run `graphlint rules` for the list")
+    code = code_of(rule)
+    if code not in CODES:
+        fail(f"unknown rule {rule!r}; run `graphlint rules` for the list")
+    return code
 
 
 @app.command(

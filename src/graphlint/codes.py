@@ -239,6 +239,16 @@ def default_enabled() -> frozenset[str]:
     return frozenset(code for code, found in CODES.items() if found.default)
 
 
+_BY_NAME = {found.name: code for code, found in CODES.items()}
+
+
+def code_of(text: str) -> str:
+    """A code, prefix or rule name as written (``gl101``, ``device-to-host-copy``):
+    the code or prefix it stands for, in upper case."""
+    word = text.strip()
+    return _BY_NAME.get(word.lower(), word.upper())
+
+
 def key(code: str) -> str | None:
     """``GL101-device-to-host-copy``: the code's doc page and fixture folder."""
     found = CODES.get(code)

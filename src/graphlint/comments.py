@@ -7,7 +7,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field, replace
 
-from graphlint.codes import CODES
+from graphlint.codes import CODES, code_of
 from graphlint.diagnostics import Diagnostic, FileResult, Suppression
 from graphlint.read import tool_diagnostic
 from graphlint.rules.tool.file_checks import UnknownSuppression, UnusedSuppression
@@ -99,7 +99,7 @@ def _suppress(
     noqa = match.re is _NOQA
     names = set()
     for part in re.finditer(r"[^\s,]+", match.group("codes")):
-        name = part.group().upper()
+        name = code_of(part.group())
         if noqa and not name.startswith("GL"):
             continue
         if any(code.startswith(name) for code in CODES):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from graphlint.codes import CODES
+from graphlint.codes import CODES, code_of
 from graphlint.gitignore import IgnoreFile
 from graphlint.read import RUNNING, ReadError, Version, read_bounded
 from graphlint.settings import (
@@ -366,8 +366,7 @@ def _per_file(
             'such as {"tests/**" = ["GL1"]}'
         )
     return tuple(
-        (pattern, tuple(c.strip().upper() for c in codes))
-        for pattern, codes in value.items()
+        (pattern, tuple(code_of(c) for c in codes)) for pattern, codes in value.items()
     )
 
 
@@ -396,7 +395,7 @@ def _dotted_name(text: str) -> bool:
 
 
 def _codes(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in _strings(table, key, where))
+    return tuple(code_of(c) for c in _strings(table, key, where))
 
 
 def _limit(table: dict[str, Any], key: str, where: str, default: float) -> float:
@@ -443,12 +442,10 @@ def _version(table: dict[str, Any], where: str) -> Version:
 
 
 def split_codes(values: Iterable[str]) -> tuple[str, ...]:
-    """``["GL1,GL201", "GL3"]`` (from repeated/comma-separated flags) -> codes."""
+    """``["GL1,GL201", "GL3"]`` (from repeated/comma-separated flags) -> codes; a
+    rule's name stands for its code."""
     return tuple(
-        part.strip().upper()
-        for value in values
-        for part in value.split(",")
-        if part.strip()
+        code_of(part) for value in values for part in value.split(",") if part.strip()
     )
 
 
