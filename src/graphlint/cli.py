@@ -108,8 +108,8 @@ def check(
         typer.Option(
             "--select",
             metavar="CODES",
-            help="Codes or prefixes to enable instead of the default set, such as "
-            "GL1,GL201.",
+            help="Codes, prefixes or rule names to enable instead of the default "
+            "set, such as GL1,GL201.",
         ),
     ] = None,
     extend_select: Annotated[
@@ -117,12 +117,16 @@ def check(
         typer.Option(
             "--extend-select",
             metavar="CODES",
-            help="Codes or prefixes to enable as well.",
+            help="Codes, prefixes or rule names to enable as well.",
         ),
     ] = None,
     ignore: Annotated[
         list[str] | None,
-        typer.Option("--ignore", metavar="CODES", help="Codes or prefixes to disable."),
+        typer.Option(
+            "--ignore",
+            metavar="CODES",
+            help="Codes, prefixes or rule names to disable.",
+        ),
     ] = None,
     output_format: Annotated[
         OutputFormat,
@@ -158,7 +162,7 @@ def check(
             "--config",
             metavar="FILE",
             help="A pyproject.toml (its [tool.graphlint]) or graphlint.toml to use "
-            "instead of the nearest pyproject.toml.",
+            "for every file, instead of the closest configuration.",
         ),
     ] = None,
     exit_zero: Annotated[
@@ -173,7 +177,7 @@ def check(
     ] = ColorMode.AUTO,
     no_cache: Annotated[
         bool,
-        typer.Option("--no-cache", help="Do not read or write the summary cache."),
+        typer.Option("--no-cache", help="Do not read or write the cache."),
     ] = False,
     cache_dir: Annotated[
         Path | None,
