@@ -394,3 +394,27 @@ def test_gpu_scenario(scenario: Path) -> None:
         for site in sites:
             assert site["status"] == "captured", site
             assert site["compared"] > 0, site
+
+
+def test_a_region_finding_is_confirmed_by_its_kind_of_failure_anywhere_in_it(
+    tmp_path: Path,
+) -> None:
+    """GL703 sits on the capture's first line; an unwarmed region fails at its first
+    cuBLAS call, wherever that is (issue #16)."""
+    a = tmp_path / "a.py"
+    cublas = (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+        "`cublasCreate(handle)`"
+    )
+    site = _failed(a, 3, 9, cublas, at=6)
+    warmup = _finding(a, 3, "GL703", Outcome.CAPTURE_ERROR, 3)
+    elsewhere = _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)
+    merged = _merge(tmp_path, [site], [warmup, elsewhere])
+    assert [f.status for f in merged.findings] == ["confirmed", "not reached"]
+    assert "a failure of this kind anywhere in the region" in merged.findings[0].note
+    assert merged.missed == ()
+    # another failure is not GL703's: still missed
+    other = _failed(a, 3, 9, "RuntimeError: x", at=6)
+    merged = _merge(tmp_path, [other], [warmup])
+    assert merged.findings[0].status == "not reached"
+    assert len(merged.missed) == 1

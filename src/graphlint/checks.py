@@ -31,6 +31,10 @@ class Check:
     # what torch.compile(fullgraph=True) raises on the hazard, measured; None: the
     # hazard is no compile error there
     fullgraph_error: ClassVar[str | None] = None
+    # for a finding on a whole region (reported at its start): what a real capture
+    # raises for the hazard wherever in the region the failing call is, as measured
+    # (case-insensitive substrings); ``graphlint confirm`` matches them anywhere there
+    region_failures: ClassVar[tuple[str, ...]] = ()
     default_enabled: ClassVar[bool] = True
     name: ClassVar[str]  # derived from the class name
 

@@ -94,6 +94,24 @@ def _where(path: str | None, line: int | None) -> str:
     return f"{display(path)}:{line}" if path and line else "an unknown line"
 
 
+def _region_failures(code: str) -> tuple[str, ...]:
+    """What a capture raises, anywhere in its region, for a finding of ``code`` on
+    the whole region (``Check.region_failures``); lower case."""
+    from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
+
+    check = all_checks().get(code)
+    return tuple(s.lower() for s in check.region_failures) if check else ()
+
+
+def _of_its_kind(d: Diagnostic, site: Site) -> bool:
+    """Whether ``site``'s capture failure is the one a finding on its whole region
+    (reported at the region's start) predicts, wherever in the region it was raised."""
+    if d.region is None or d.region.path is not None or d.line != d.region.line:
+        return False
+    detail = site.detail.lower()
+    return any(kind in detail for kind in _region_failures(d.code))
+
+
 def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
     here = _lines(d)
     for site in sites:
@@ -109,6 +127,12 @@ def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
     site = region
     if site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
         return CONFIRMED, site.detail
+    if site.status == CAPTURE_ERROR and _of_its_kind(d, site):
+        where = _where(site.error_path, site.error_line)
+        return CONFIRMED, (
+            f"the capture of {site.name} fails at {where}, a failure of this kind "
+            f"anywhere in the region: {site.detail}"
+        )
     if site.status == CAPTURE_ERROR:
         where = _where(site.error_path, site.error_line)
         return NOT_REACHED, f"the capture of {site.name} failed first, at {where}"

@@ -24,6 +24,14 @@ class CaptureWithoutWarmup(Rule):
         "may fail capture or record one-time set-up work (lazy initialisation, "
         "autotuning, AccumulateGrad streams)"
     )
+    # measured on an H100 with PyTorch 2.11 (issue #16): the first cuBLAS or cuDNN
+    # call of an unwarmed region creates its handle or workspace during capture
+    region_failures = (
+        "CUBLAS_STATUS_NOT_INITIALIZED",
+        "cublasCreate",
+        "CUDNN_STATUS_INTERNAL_ERROR",
+        "INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED",
+    )
 
     def visit_Module(self, node: cst.Module) -> None:
         setup = self.context.facts.setup
