@@ -418,3 +418,40 @@ def test_a_region_finding_is_confirmed_by_its_kind_of_failure_anywhere_in_it(
     merged = _merge(tmp_path, [other], [warmup])
     assert merged.findings[0].status == "not reached"
     assert len(merged.missed) == 1
+
+
+def test_every_format_says_how_the_script_ended(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    site = _site(a, 3, 9, compared=2)
+    result = FileResult(str(a), ())
+    for ended, severity, line in [
+        (None, 3, "The script ran to its end."),
+        (
+            "the script raised KeyError: 'x'",
+            1,
+            "The script did not finish: the script ",
+        ),
+    ]:
+        merged = report.merge(
+            [result], [site], device="GPU", runs=2, ended=ended, script=str(a)
+        )
+        assert line in report.format_text(merged)
+        files = json.loads(report.format_lsp(merged))
+        (entry,) = [f for f in files if f["uri"] == a.resolve().as_uri()]
+        (script,) = [d for d in entry["diagnostics"] if d["code"] == "script"]
+        assert script["severity"] == severity and script["message"].startswith(line)
+        assert script["data"]["runtime"]["detail"] == ended
+
+
+def test_a_differing_replay_is_never_said_to_match(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    site = _site(
+        a, 3, 9, status="silent-wrong", detail="replay differs by 2", compared=3
+    )
+    merged = _merge(
+        tmp_path, [site], [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    )
+    (finding,) = merged.findings
+    assert finding.status == "not reproduced"
+    assert "matched eager" not in finding.note
+    assert "its replays differ from eager (replay differs by 2)" in finding.note

@@ -450,7 +450,9 @@ def confirm(
     files = [script, *(Path(s.path) for s in sites if Path(s.path).is_file())]
     unique = list({real_path(path): path for path in files}.values())
     results = _lint(unique).results
-    merged = report.merge(results, sites, device=device, runs=runs, ended=ended)
+    merged = report.merge(
+        results, sites, device=device, runs=runs, ended=ended, script=str(script)
+    )
     typer.echo(report.FORMATTERS[output_format.value](merged), nl=False)
     raise typer.Exit(EXIT_FOUND if merged.failed else EXIT_CLEAN)
 

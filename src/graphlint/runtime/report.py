@@ -63,6 +63,7 @@ class Report:
     missed: tuple[Missed, ...]
     files: tuple[str, ...]  # every file checked statically, as displayed
     ended: str | None  # how the script ended, when it did not end well
+    script: str | None = None  # the script run, as given
 
     @property
     def failed(self) -> bool:
@@ -141,6 +142,11 @@ def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
         return NOT_REACHED, f"no replay of {site.name} was compared with eager{why}"
+    if site.status == SILENT_WRONG:  # wrong, but not in the way this finding says
+        return NOT_REPRODUCED, (
+            f"{site.name} captured; its replays differ from eager ({site.detail}), "
+            "which this finding does not predict"
+        )
     matched = f", and {site.compared} replays matched eager" if site.compared else ""
     return NOT_REPRODUCED, f"{site.name} captured{matched}"
 
@@ -152,6 +158,7 @@ def merge(
     device: str,
     runs: int,
     ended: str | None,
+    script: str | None = None,
 ) -> Report:
     """The report on ``sites`` and the static ``results`` for the same files."""
     findings = tuple(
@@ -196,6 +203,7 @@ def merge(
         tuple(missed),
         tuple(result.path for result in results),
         ended,
+        script,
     )
 
 
@@ -266,11 +274,16 @@ def format_text(report: Report, color: bool = False) -> str:
         lines += ["", "Missed (failures that no rule predicted):"]
         for missed in report.missed:
             lines.append(f"  {display(missed.path)}:{missed.line}: {missed.message}")
-    if report.ended is not None:
-        lines += ["", f"The script did not finish: {report.ended}"]
+    lines += ["", _ending(report)]
     lines += ["", _summary(report)]
     # paths, site names and error text come from the script and its run
     return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def _ending(report: Report) -> str:
+    if report.ended is not None:
+        return f"The script did not finish: {report.ended}"
+    return "The script ran to its end."
 
 
 def _summary(report: Report) -> str:
@@ -328,6 +341,25 @@ def format_lsp(report: Report, color: bool = False) -> str:
         add(finding.diagnostic.path, item)
     for site in report.sites:
         add(site.path, _site_item(site))
+    if report.script is not None:  # how the script ended, in every format
+        add(
+            report.script,
+            {
+                "range": _range(1),
+                "severity": 1 if report.ended is not None else 3,
+                "code": "script",
+                "source": "graphlint confirm",
+                "message": _ending(report),
+                "data": {
+                    "runtime": {
+                        "status": "ran to its end"
+                        if report.ended is None
+                        else "did not finish",
+                        "detail": report.ended,
+                    }
+                },
+            },
+        )
     for missed in report.missed:
         add(
             missed.path,
