@@ -455,3 +455,20 @@ def test_a_differing_replay_is_never_said_to_match(tmp_path: Path) -> None:
     assert finding.status == "not reproduced"
     assert "matched eager" not in finding.note
     assert "its replays differ from eager (replay differs by 2)" in finding.note
+
+
+def test_a_package_entry_file_runs_as_a_module_of_its_package(tmp_path: Path) -> None:
+    """``from .model import Net`` fails in a script: such a file runs as
+    ``python -m pkg.main`` would, with the folder above its package first (#16)."""
+    from graphlint.runtime.child import entry  # noqa: PLC0415
+
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text("from .model import Net\n")
+    (pkg / "plain.py").write_text("import model\n")
+    (tmp_path / "script.py").write_text("from pkg import main\n")
+    root, here = str((tmp_path / "src").resolve()), str(pkg.resolve())
+    assert entry(str(pkg / "main.py")) == ("pkg.main", [root, here])
+    assert entry(str(pkg / "plain.py")) == (None, [here])  # runs as the file it is
+    assert entry(str(tmp_path / "script.py")) == (None, [str(tmp_path.resolve())])

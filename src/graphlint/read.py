@@ -364,6 +364,13 @@ def package_of(path: Path) -> str | None:
     return above
 
 
+def source_root(path: Path) -> Path:
+    """The folder imports of ``path`` are relative to: above its top package."""
+    package = package_of(path)
+    folder = real_path(path).parent
+    return folder.parents[package.count(".")] if package else folder
+
+
 _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
 _PACKAGES_KEPT = 100_000
 

@@ -51,6 +51,7 @@ from graphlint.read import (
     package_of,
     read_file,
     real_path,
+    source_root,
     tool_diagnostic,
 )
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
@@ -58,13 +59,6 @@ from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
 from graphlint.settings import Job, Settings
 
 P = ParamSpec("P")
-
-
-def source_root(path: Path) -> Path:
-    """The folder imports of ``path`` are relative to: above its top package."""
-    package = package_of(path)
-    folder = real_path(path).parent
-    return folder.parents[package.count(".")] if package else folder
 
 
 @dataclass(frozen=True)
@@ -580,4 +574,4 @@ def _merge(
     return [with_unused(result, enabled) for result in merged]
 
 
-__all__ = ["Checked", "check_project", "source_root", "survey_project"]
+__all__ = ["Checked", "check_project", "survey_project"]

@@ -4,12 +4,14 @@ settings in ``GRAPHLINT_CONFIRM``. Writes what the run learnt to RESULT.json."""
 
 from __future__ import annotations
 
+import ast
 import os
 import runpy
 import sys
 import traceback
 from pathlib import Path
 
+from graphlint.read import package_of, source_root
 from graphlint.runtime import session
 from graphlint.runtime.attribution import first_line, user_frame
 
@@ -23,9 +25,13 @@ def run(script: str, args: list[str]) -> str | None:
 
     install()
     sys.argv = [script, *args]
-    sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
+    module, folders = entry(script)
+    sys.path[0:0] = folders
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module is not None:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except session.StopRun:  # recorded on its site
         return STOPPED
     except SystemExit as stop:
@@ -40,6 +46,28 @@ def run(script: str, args: list[str]) -> str | None:
         path, line = found if found is not None else (last.filename, last.lineno)
         return f"the script raised {first_line(error)} ({path}:{line})"
     return None
+
+
+def entry(script: str) -> tuple[str | None, list[str]]:
+    """How to run ``script``: as a module of its package when it imports relatively
+    (``from .model import Net`` fails in a script), else as a file; and the folders
+    its imports need first (its own, and for a module the one above its package)."""
+    here = os.path.dirname(os.path.realpath(script))
+    package = package_of(Path(script))
+    if package is None or not _imports_relatively(script):
+        return None, [here]
+    root = str(source_root(Path(script)))
+    return f"{package}.{Path(script).stem}", [root, here]
+
+
+def _imports_relatively(script: str) -> bool:
+    try:
+        tree = ast.parse(Path(script).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return any(
+        isinstance(node, ast.ImportFrom) and node.level > 0 for node in ast.walk(tree)
+    )
 
 
 def main() -> None:
