@@ -379,9 +379,12 @@ def test_gpu_scenario(scenario: Path) -> None:
         for d in items
         if d["source"] == "graphlint confirm"
         and d["data"]["runtime"]["status"] != "missed"
+        and d["code"] != "script"
     ]
     missed = [d for d in items if d["data"]["runtime"]["status"] == "missed"]
     assert missed == [], missed
+    (script,) = [d for d in items if d["code"] == "script"]
+    assert script["data"]["runtime"]["status"] == "ran to its end", script
     expected = expectations(scenario.read_text())
     got = {(d["range"]["start"]["line"] + 1, d["code"]) for d in findings}
     assert got == expected
@@ -472,3 +475,30 @@ def test_a_package_entry_file_runs_as_a_module_of_its_package(tmp_path: Path) ->
     assert entry(str(pkg / "main.py")) == ("pkg.main", [root, here])
     assert entry(str(pkg / "plain.py")) == (None, [here])  # runs as the file it is
     assert entry(str(tmp_path / "script.py")) == (None, [str(tmp_path.resolve())])
+
+
+@pytest.mark.gpu
+def test_gpu_a_package_entry_file(tmp_path: Path) -> None:
+    """A package's main module, which imports its model relatively, runs as a module:
+    its marked region is captured and the host sync in the model confirmed."""
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(
+        "import torch\n\n\ndef step(x):\n    return x.sum().item()\n"
+    )
+    (pkg / "main.py").write_text(
+        "import torch\n\nimport graphlint\n\nfrom .model import step\n\n\n"
+        "@graphlint.capture_region\ndef run(x):\n    return step(x)\n\n\n"
+        "run(torch.ones(4, device='cuda'))\n"
+    )
+    code, items = _confirm_lsp(pkg / "main.py")
+    (script,) = [d for d in items if d["code"] == "script"]
+    assert script["data"]["runtime"]["status"] == "ran to its end", script
+    confirmed = [
+        d
+        for d in items
+        if d["source"] == "graphlint" and d["data"]["runtime"]["status"] == "confirmed"
+    ]
+    assert [d["code"] for d in confirmed] == ["GL101"], items
+    assert code == 1
