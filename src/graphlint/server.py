@@ -58,6 +58,7 @@ class GraphlintServer(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.one_at_a_time = asyncio.Lock()
         self.converter = get_converter()
+        self.said: set[str] = set()  # errors shown to the user already
 
     def document(self, uri: str) -> TextDocument | None:
         document = self.workspace.text_documents.get(uri)
@@ -115,14 +116,18 @@ class GraphlintServer(LanguageServer):
         try:
             with overlay(buffers):
                 checked = lint([Path(path)], warn=self._warn)
-        except LintError as error:
-            self.window_show_message(
-                types.ShowMessageParams(types.MessageType.Error, f"graphlint: {error}")
-            )
+        except LintError as error:  # shown once, not at every keystroke
+            if str(error) not in self.said:
+                self.said.add(str(error))
+                message = types.ShowMessageParams(
+                    types.MessageType.Error, f"graphlint: {error}"
+                )
+                self.window_show_message(message)
             return None
         except Exception:  # a bug: the editor keeps working, the log says what
             self._log(types.MessageType.Error, traceback.format_exc())
             return None
+        self.said.clear()  # a later error is news again
         real = os.path.realpath(path)
         return [
             d
