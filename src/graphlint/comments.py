@@ -35,15 +35,26 @@ def _mentions(source: str) -> bool:
 
 @dataclass
 class Comments:
-    """``suppressed``: line -> codes and prefixes ignored there (None: every code).
-    ``unknown``: (line, column, code) of each suppressed code that is no graphlint
-    code or prefix. ``pragmas``: (begin line, end line) of each marked span.
+    """``entries``: each suppression comment. ``unknown``: (line, column, code) of
+    each suppressed code that is no graphlint code or prefix. ``pragmas``: (begin
+    line, end line) of each marked span.
     """
 
-    suppressed: dict[int, frozenset[str] | None] = field(default_factory=dict)
-    unknown: list[tuple[int, int, str]] = field(default_factory=list)
     entries: list[Suppression] = field(default_factory=list)
+    unknown: list[tuple[int, int, str]] = field(default_factory=list)
     pragmas: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def suppressed(self) -> dict[int, frozenset[str] | None]:
+        """Line -> the codes and prefixes ignored there (None: every code)."""
+        by_line: dict[int, frozenset[str] | None] = {}
+        for entry in self.entries:
+            before = by_line.get(entry.line, frozenset())
+            if entry.codes is None or before is None:
+                by_line[entry.line] = None
+            else:
+                by_line[entry.line] = before | frozenset(entry.codes)
+        return by_line
 
 
 def suppresses(codes: frozenset[str] | None, code: str) -> bool:
@@ -68,17 +79,13 @@ def scan(source: str) -> Comments:
         line = token.start[0]
         text = token.string
         ignore = _IGNORE.search(text)
-        if ignore and ignore.group("codes") is None:
-            found.suppressed[line] = None
+        every = ignore is not None and ignore.group("codes") is None
         named: set[str] = set()
-        matches = [m for m in (ignore, _NOQA.search(text)) if m is not None]
-        for match in matches:
-            if match.group("codes") is not None:
-                named |= _suppress(found, token, match)
-        if matches and (named or found.suppressed.get(line, ()) is None):
-            codes = (
-                None if found.suppressed.get(line, ()) is None else tuple(sorted(named))
-            )
+        for match in (ignore, _NOQA.search(text)):
+            if match is not None and match.group("codes") is not None:
+                named |= _names(found, token, match)
+        if every or named:
+            codes = None if every else tuple(sorted(named))
             found.entries.append(Suppression(line, token.start[1], codes))
         if _BEGIN.search(text) and begin is None:
             begin = line
@@ -90,12 +97,11 @@ def scan(source: str) -> Comments:
     return found
 
 
-def _suppress(
+def _names(
     found: Comments, token: tokenize.TokenInfo, match: re.Match[str]
 ) -> set[str]:
-    """Add the codes ``match`` names on the comment's line; a ``noqa`` keeps only
-    graphlint's codes (the rest are other tools')."""
-    line = token.start[0]
+    """The codes ``match`` names that graphlint has (the others go to ``unknown``);
+    a ``noqa`` keeps only graphlint's codes (the rest are other tools')."""
     noqa = match.re is _NOQA
     names = set()
     for part in re.finditer(r"[^\s,]+", match.group("codes")):
@@ -106,10 +112,7 @@ def _suppress(
             names.add(name)
         else:
             column = token.start[1] + match.start("codes") + part.start()
-            found.unknown.append((line, column, name))
-    previous = found.suppressed.get(line, frozenset())
-    if previous is not None:
-        found.suppressed[line] = previous | names
+            found.unknown.append((token.start[0], column, name))
     return names
 
 
