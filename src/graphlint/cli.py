@@ -20,7 +20,7 @@ from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES, code_of
 from graphlint.diagnostics import Checked
 from graphlint.docs import doc_path
-from graphlint.lint import LintError, describe, lint, plan
+from graphlint.lint import Choices, LintError, describe, lint, plan
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable
 from graphlint.progress import progress_bar
@@ -260,14 +260,7 @@ def check(
         given[str(name)] = sys.stdin.buffer.read()
     elif stdin_filename is not None:
         fail("--stdin-filename names the source read from standard input: pass -")
-    chosen = {
-        "config_file": config_file,
-        "select": select,
-        "extend_select": extend_select,
-        "ignore": ignore,
-        "target_version": target_version,
-        "alone": alone,
-    }
+    chosen = Choices(config_file, select, extend_select, ignore, target_version, alone)
     if show_files or show_settings:
         with overlay(given):
             _show(targets, show_settings, chosen)
@@ -279,7 +272,7 @@ def check(
             no_cache=no_cache,
             cache_dir=cache_dir,
             jobs=jobs,
-            **chosen,
+            chosen=chosen,
         )
     results = checked.results
     use_color = output_file is None and _use_color(color)
@@ -308,11 +301,11 @@ def _lint(targets: list[Path], **options: Any) -> Checked:
         fail(str(error))
 
 
-def _show(targets: list[Path], settings: bool, chosen: dict[str, Any]) -> None:
+def _show(targets: list[Path], settings: bool, chosen: Choices) -> None:
     """--show-files: the files a check would report on, one a line; --show-settings:
     the configuration of the first of them (or of the run, for a folder)."""
     try:
-        run = plan(targets, warn=warn, **chosen)
+        run = plan(targets, chosen, warn)
     except LintError as error:
         fail(str(error))
     if not settings:

@@ -9,7 +9,6 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from graphlint.cache import Cache
 from graphlint.config import (
@@ -49,24 +48,31 @@ class Plan:
     settings: Settings  # the run's, every governing configuration's codes enabled
 
 
+@dataclass(frozen=True)
+class Choices:
+    """What the command line chose for a run, besides its paths."""
+
+    config_file: Path | None = None
+    select: list[str] | None = None
+    extend_select: list[str] | None = None
+    ignore: list[str] | None = None
+    target_version: str | None = None
+    alone: bool = False
+
+
 def plan(
     targets: list[Path],
-    *,
-    config_file: Path | None = None,
-    select: list[str] | None = None,
-    extend_select: list[str] | None = None,
-    ignore: list[str] | None = None,
-    target_version: str | None = None,
-    alone: bool = False,
+    chosen: Choices = Choices(),
     warn: Callable[[str], None] = lambda message: None,
 ) -> Plan:
     """The configuration that governs ``targets``, the files to check and the
-    project they belong to. Unless ``alone``, targets inside a project are checked
-    as part of it. Raises ``LintError`` for bad input."""
+    project they belong to. Unless ``chosen.alone``, targets inside a project are
+    checked as part of it. Raises ``LintError`` for bad input."""
     cwd = real_path(Path.cwd())
+    config_file, target_version = chosen.config_file, chosen.target_version
 
     def flags(config: Config) -> Config:
-        return _with_flags(config, select, extend_select, ignore)
+        return _with_flags(config, chosen.select, chosen.extend_select, chosen.ignore)
 
     try:
         source = (
@@ -88,7 +94,7 @@ def plan(
         raise LintError(f"no such file or directory: {error}") from None
     shown = [display_path(f, cwd) for f in named.files]
     project = None
-    if shown and not alone:
+    if shown and not chosen.alone:
         project = _project(targets, config.root if source else None)
     folders = [t for t in targets if os.path.isdir(t)]  # never raises
     analysed = shown
@@ -126,7 +132,7 @@ def lint(
     jobs: int | None = None,
     warn: Callable[[str], None] = lambda message: None,
     progress: Callable[[int, int], None] | None = None,
-    **chosen: Any,
+    chosen: Choices = Choices(),
 ) -> Checked:
     """What ``check`` finds in ``targets`` (``plan``'s, with ``chosen`` options),
     and what the analysis saw. In a project, the whole project is analysed (its
@@ -134,7 +140,7 @@ def lint(
     the analysis starts from the targets, and what it finds in the files they reach
     is kept too. Raises ``LintError`` for bad input; ``warn`` gets what is worth a
     warning."""
-    run = plan(targets, warn=warn, **chosen)
+    run = plan(targets, chosen, warn)
     config, cwd, excludes = run.config, run.cwd, run.excludes
     if not run.shown:
         return _with_unreadable(Checked([]), run.unreadable, run.settings, cwd)
