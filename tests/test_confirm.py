@@ -109,7 +109,7 @@ def _finding(
 
 def _merge(tmp_path: Path, sites: list[Site], found: list[Diagnostic]) -> report.Report:
     result = FileResult(str(tmp_path / "a.py"), tuple(found))
-    return report.merge([result], sites, device="GPU", runs=1 + len(sites), ended=None)
+    return report.merge([result], [RunResult(sites)], device="GPU", runs=1 + len(sites))
 
 
 def test_a_failure_at_the_finding_line_confirms_it(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_a_failure_at_the_finding_line_confirms_it(tmp_path: Path) -> None:
         ],
     )
     first, second = merged.findings
-    assert (first.status, second.status) == ("confirmed", "not reached")
+    assert (first.status, second.status) == ("confirmed", "no verdict")
     assert "fails here: RuntimeError: x" in first.note
     assert f"failed first, at {a.resolve()}:5" in second.note or "a.py:5" in second.note
     assert merged.missed == () and merged.failed
@@ -136,7 +136,7 @@ def test_a_failure_no_rule_predicted_is_missed(tmp_path: Path) -> None:
     merged = _merge(
         tmp_path, [site], [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
     )
-    assert merged.findings[0].status == "not reached"
+    assert merged.findings[0].status == "no verdict"
     (missed,) = merged.missed
     assert (missed.line, missed.site) == (6, site)
     assert "no rule said so: RuntimeError: x" in missed.message
@@ -178,9 +178,9 @@ def test_clean_captures_do_not_reproduce_and_unrun_regions_are_not_reached(
     )
     assert [f.status for f in merged.findings] == [
         "not reproduced",
-        "not reached",
-        "not reached",
-        "not reached",
+        "no verdict",
+        "no verdict",
+        "no verdict",
     ]
     assert "4 replays matched eager" in merged.findings[0].note
     assert "no replay of step() was compared" in merged.findings[2].note
@@ -208,7 +208,8 @@ def test_text_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert "  confirmed      " in text and "a.py:14:5: GL101 GL101 message" in text
     assert text.rstrip().endswith(
-        "1 finding: 1 confirmed, 0 not reproduced, 0 not reached; 0 missed. "
+        "1 finding: 1 confirmed, 0 not reproduced, 0 not executed, 0 with no verdict; "
+        "0 missed. "
         "2 capture sites ran: 1 captured, 1 failed."
     )
 
@@ -223,7 +224,7 @@ def test_lsp_report_is_checks_shape_with_runtime_data(tmp_path: Path) -> None:
     assert document["uri"] == a.resolve().as_uri()
     finding, site, missed = document["diagnostics"]
     assert finding["code"] == "GL101" and finding["source"] == "graphlint"
-    assert finding["data"]["runtime"]["status"] == "not reached"
+    assert finding["data"]["runtime"]["status"] == "no verdict"
     assert (site["code"], site["source"]) == ("capture-error", "graphlint confirm")
     assert site["range"]["start"]["line"] == 11
     assert missed["data"]["runtime"]["status"] == "missed"
@@ -264,7 +265,8 @@ def test_the_driver_surveys_then_targets_each_site(
         return RunResult([_site(a, 3, 9, compared=2)])
 
     monkeypatch.setattr(confirm, "run_once", run_once)
-    sites, ended, runs = confirm.run_all(a, [], {"warmup": 3})
+    trials, runs = confirm.run_all(a, [], {"warmup": 3})
+    ((sites, ended),) = [(trial.sites, trial.ended) for trial in trials]
     assert targets == [None, marked.key, graph.key] and runs == 3 and ended is None
     by_line = {s.line: s for s in sites}
     assert by_line[3].compared == 2
@@ -413,13 +415,13 @@ def test_a_region_finding_is_confirmed_by_its_kind_of_failure_anywhere_in_it(
     warmup = _finding(a, 3, "GL703", Outcome.CAPTURE_ERROR, 3)
     elsewhere = _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)
     merged = _merge(tmp_path, [site], [warmup, elsewhere])
-    assert [f.status for f in merged.findings] == ["confirmed", "not reached"]
+    assert [f.status for f in merged.findings] == ["confirmed", "no verdict"]
     assert "a failure of this kind anywhere in the region" in merged.findings[0].note
     assert merged.missed == ()
     # another failure is not GL703's: still missed
     other = _failed(a, 3, 9, "RuntimeError: x", at=6)
     merged = _merge(tmp_path, [other], [warmup])
-    assert merged.findings[0].status == "not reached"
+    assert merged.findings[0].status == "no verdict"
     assert len(merged.missed) == 1
 
 
@@ -436,7 +438,7 @@ def test_every_format_says_how_the_script_ended(tmp_path: Path) -> None:
         ),
     ]:
         merged = report.merge(
-            [result], [site], device="GPU", runs=2, ended=ended, script=str(a)
+            [result], [RunResult([site], ended)], device="GPU", runs=2, script=str(a)
         )
         assert line in report.format_text(merged)
         files = json.loads(report.format_lsp(merged))

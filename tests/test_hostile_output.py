@@ -32,7 +32,7 @@ from graphlint.output.escape import encodable, printable
 from graphlint.output.lsp import format_lsp
 from graphlint.output.text import format_text
 from graphlint.runtime import report
-from graphlint.runtime.sites import Site
+from graphlint.runtime.sites import RunResult, Site
 from tests.conftest import WARMED
 from tests.test_facts import facts_for
 
@@ -185,10 +185,9 @@ def test_confirm_text_report_escapes_the_run(
     )
     merged = report.merge(
         [FileResult(str(a), (diagnostic(str(a), HOSTILE),))],
-        [site],
+        [RunResult([site], f"the script raised {HOSTILE}")],
         device=f"GPU{OSC_CLIPBOARD}",
         runs=2,
-        ended=f"the script raised {HOSTILE}",
     )
     text = report.format_text(merged)
     text.encode("utf-8")

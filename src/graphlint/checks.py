@@ -35,6 +35,9 @@ class Check:
     # raises for the hazard wherever in the region the failing call is, as measured
     # (case-insensitive substrings); ``graphlint confirm`` matches them anywhere there
     region_failures: ClassVar[tuple[str, ...]] = ()
+    # the hazard is host work that a replay never repeats: ``graphlint confirm``
+    # confirms it when its line runs while a CUDA graph is being captured
+    host_work: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     name: ClassVar[str]  # derived from the class name
 

@@ -397,6 +397,15 @@ def confirm(
         float | None,
         typer.Option(min=1, metavar="SECONDS", help="Time limit for each run."),
     ] = None,
+    variants: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Runs again after an explained failure, each with the failing "
+            "statement taken out (or the capture warmed up), so the findings "
+            "behind it get a verdict too.",
+        ),
+    ] = 20,
     output_format: Annotated[
         ConfirmFormat,
         typer.Option(
@@ -415,9 +424,11 @@ def confirm(
     captured and replayed on the live inputs, and each replay is compared with
     eager execution; the program's own torch.cuda.graph blocks and
     make_graphed_callables calls are observed. The script runs once to survey,
-    then once per region, each in a fresh process. The report merges the
-    verdicts with `graphlint check`'s findings for the same files: confirmed,
-    not reproduced, not reached, and failures no rule predicted (missed).
+    then once per region, each in a fresh process; after an explained failure,
+    again with the failing statement taken out (--variants). The report merges
+    the verdicts with `graphlint check`'s findings for the same files:
+    confirmed, not reproduced, not executed, no verdict, and failures no rule
+    predicted (missed).
     Exit 1 when a capture failed, a replay was wrong or a failure was missed.
     Needs torch-graphlint[runtime] and a CUDA GPU.
     """
@@ -431,7 +442,8 @@ def confirm(
     except runtime.ConfirmError as error:
         fail(str(error))
     settings = {"warmup": warmup, "atol": atol, "rtol": rtol, "compare": compare}
-    sites, ended, runs = runtime.run_all(
+    explain = report.Explainer(lambda paths: _lint(paths).results)
+    trials, runs = runtime.run_all(
         script,
         list(ctx.args),
         settings,
@@ -439,13 +451,20 @@ def confirm(
         progress=(lambda line: None)
         if quiet
         else (lambda line: typer.echo(f"graphlint confirm: {line}", err=True)),
+        explain=explain,
+        variants=variants,
     )
-    files = [script, *(Path(s.path) for s in sites if Path(s.path).is_file())]
+    places = [
+        Path(path)
+        for trial in trials
+        for site in trial.sites
+        for path in (site.path, site.error_path)
+        if path is not None
+    ]
+    files = [script, *(path for path in places if path.is_file())]
     unique = list({real_path(path): path for path in files}.values())
     results = _lint(unique).results
-    merged = report.merge(
-        results, sites, device=device, runs=runs, ended=ended, script=str(script)
-    )
+    merged = report.merge(results, trials, device=device, runs=runs, script=str(script))
     typer.echo(report.FORMATTERS[output_format.value](merged), nl=False)
     raise typer.Exit(EXIT_FOUND if merged.failed else EXIT_CLEAN)
 

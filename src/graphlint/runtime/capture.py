@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from graphlint.runtime import attribution, compiled, session
+from graphlint.runtime import attribution, compiled, lines, session
 from graphlint.runtime.attribution import is_user_file
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
@@ -342,8 +342,12 @@ def enter_block(frame: types.FrameType) -> BlockProbe | None:
 
 
 class ObservedCapture:
-    """A ``torch.cuda.graph`` block of the program that captured: each replay, up to
-    the limit, is compared with the body run eagerly on the names it sees then."""
+    """A ``torch.cuda.graph`` block of the program that captured. Right after the
+    capture, and at each of the program's replays up to the limit, the graph is
+    replayed and compared with the body run eagerly on the names it sees then:
+    once on the values the program holds, once on varied inputs (an all-zeros
+    input hides many wrong replays). The state is put back after each comparison,
+    so the program goes on as it would have."""
 
     def __init__(self, site: Site, block: Block, frame: types.FrameType) -> None:
         self.site = site
@@ -354,27 +358,39 @@ class ObservedCapture:
 
     def replay(self, graph: Any) -> None:
         self.replays += 1
+        self.check(graph, f"replay {self.replays}")
+        _replay(graph)  # what the program asked for
+
+    def check(self, graph: Any, when: str) -> None:
+        """Compare a replay with eager on the program's values, then on varied
+        inputs; the state is as before afterwards."""
+        for vary in (False, True):
+            if self.block.code is None or not _wants_comparison(self.site):
+                return
+            self.compare(graph, f"{when}, varied inputs" if vary else when, vary)
+
+    def compare(self, graph: Any, when: str, vary: bool) -> None:
         code = self.block.code
-        if code is None or not _wants_comparison(self.site):
-            _replay(graph)
-            return
+        assert code is not None
         torch = _torch()
         env = {**self.frame.f_globals, **self.frame.f_locals}
         live, captured = _roots(self.block, env), _roots(self.block, self.env)
         before = Snapshot(reachable(live))
         rng = torch.cuda.get_rng_state()
-        _replay(graph)  # what the program asked for
+        start = before
+        if vary:
+            _vary(self.block, env, seed=self.site.compared)
+            start = Snapshot(reachable(live))
+        _replay(graph)
         replayed = reached_values(captured)
-        after = [Snapshot(reachable(live)), Snapshot(reachable(captured))]
-        rng_after = torch.cuda.get_rng_state()
-        before.restore()
+        start.restore()
         torch.cuda.set_rng_state(rng)
         scratch = dict(env)
         try:
             if self.site.eager_ms is None:
                 self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
                 self.site.replay_ms = _time_ms(lambda: _replay(graph))
-                before.restore()
+                start.restore()
                 torch.cuda.set_rng_state(rng)
             exec(code, scratch)
         except Exception as error:
@@ -387,10 +403,45 @@ class ObservedCapture:
         else:
             self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
             eager = reached_values(_roots(self.block, scratch))
-            _judge(self.site, replayed, eager, f"replay {self.replays}")
-        for snapshot in after:  # the program goes on from its replay
-            snapshot.restore()
-        torch.cuda.set_rng_state(rng_after)
+            _judge(self.site, replayed, eager, when)
+        before.restore()
+        torch.cuda.set_rng_state(rng)
+
+
+def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
+    """Fill the floating-point tensors the block reads and does not bind (its
+    inputs, held by a name or a list, tuple or dict of them) with random values."""
+    torch = _torch()
+    generator: Any = None
+    for name in sorted(block.names - block.assigned):
+        for _, tensor in named_tensors(env.get(name), name):
+            if not tensor.is_floating_point() or not tensor.numel():
+                continue
+            if generator is None or generator.device != tensor.device:
+                generator = torch.Generator(device=tensor.device)
+                generator.manual_seed(1234 + seed)
+            noise = torch.randn(
+                tensor.shape,
+                generator=generator,
+                device=tensor.device,
+                dtype=tensor.dtype,
+            )
+            with torch.no_grad():
+                tensor.copy_(noise)
+
+
+def _fails_eagerly(run: Callable[[], Any], failure: BaseException) -> str | None:
+    """The error ``run`` raises without capture, when it is the capture's own
+    failure again (the same type, at the same line of the user's code): the
+    region fails anyway, so the failure is not a capture hazard."""
+    try:
+        run()
+    except Exception as error:
+        same = type(error) is type(failure) and attribution.user_frame(
+            error
+        ) == attribution.user_frame(failure)
+        return attribution.first_line(error) if same else None
+    return None
 
 
 def _observed_graph(base: type) -> type:
@@ -406,16 +457,24 @@ def _observed_graph(base: type) -> type:
             self._graphlint_block = block_at(filename, frame.f_lineno)
             line = frame.f_lineno
             block = self._graphlint_block
-            self._graphlint_site = session.site_of(
+            site = session.site_of(
                 GRAPH_BLOCK,
                 filename,
                 block.line if block else line,
                 block.end_line if block else line,
                 session.caller_name(frame),
             )
-            self._graphlint_site.calls += 1
+            self._graphlint_site = site
+            site.calls += 1
             self._graphlint_frame = frame
-            return super().__enter__()
+            if block is not None and site.key in session.settings()["warm"]:
+                _warm_block(site, block, frame)
+            try:
+                return super().__enter__()
+            except Exception as error:  # the capture could not begin
+                self._graphlint_site = None
+                site.error_path, site.error_line = site.path, line
+                session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
 
         def __exit__(self, kind: Any, error: Any, trace: Any) -> Any:
             site: Site | None = self._graphlint_site
@@ -429,21 +488,47 @@ def _observed_graph(base: type) -> type:
             try:
                 suppressed = super().__exit__(kind, error, trace)
             except Exception as failure:
-                session.fail(site, CAPTURE_ERROR, failure)
+                first = error if isinstance(error, Exception) else failure
+                self._fail(site, failure, first)
                 raise
             if isinstance(error, Exception) and not suppressed:
-                session.fail(site, CAPTURE_ERROR, error)
+                self._fail(site, error, error)
             block = self._graphlint_block
             if error is None and block is not None and session.is_target(site):
                 graph = self.cuda_graph
-                OBSERVED[id(graph)] = (
-                    graph,
-                    ObservedCapture(site, block, self._graphlint_frame),
-                )
+                observed = ObservedCapture(site, block, self._graphlint_frame)
+                OBSERVED[id(graph)] = (graph, observed)
+                observed.check(graph, "a replay right after capture")
             return suppressed
+
+        def _fail(
+            self, site: Site, failure: BaseException, first: BaseException
+        ) -> None:
+            """The capture failed (``first`` raised in its body, or the capture's
+            end): say so, and whether the body fails the same way eagerly."""
+            block = self._graphlint_block
+            if block is not None and block.code is not None:
+                code, frame = block.code, self._graphlint_frame
+                env = {**frame.f_globals, **frame.f_locals}
+                site.eager = _fails_eagerly(lambda: exec(code, env), first) or ""
+            session.fail(site, CAPTURE_ERROR, failure)  # raises StopRun
 
     ObservedGraph.__name__ = ObservedGraph.__qualname__ = "graph"
     return ObservedGraph
+
+
+def _warm_block(site: Site, block: Block, frame: types.FrameType) -> None:
+    """A variant run: warm the block up on a side stream before its capture, as a
+    fix for a missing warm-up (GL703) would."""
+    code = block.code
+    if code is None:
+        site.detail = f"not warmed up: {block.reason}"
+        return
+    env = {**frame.f_globals, **frame.f_locals}
+    try:
+        _warm_up(lambda: exec(code, dict(env)), int(session.settings()["warmup"]))
+    except Exception as error:
+        site.detail = f"its warm-up failed: {attribution.first_line(error)}"
 
 
 def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -463,10 +548,21 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
         except Exception as error:
             if attribution.user_frame(error) is None:  # raised by torch itself
                 site.error_path, site.error_line = site.path, site.line
+            else:
+                again = _fails_eagerly(lambda: _call_each(*args, **kwargs), error)
+                site.eager = again or ""
             session.fail(site, CAPTURE_ERROR, error)
             raise
 
     return make_graphed_callables
+
+
+def _call_each(callables: Any, sample_args: Any, *args: Any, **kwargs: Any) -> None:
+    """What ``make_graphed_callables(callables, sample_args)`` runs, run eagerly."""
+    if not isinstance(callables, tuple):
+        callables, sample_args = (callables,), (sample_args,)
+    for run, inputs in zip(callables, sample_args, strict=False):
+        run(*inputs)
 
 
 def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
@@ -483,10 +579,20 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
         )
         site.calls += 1
         OPEN[id(graph)] = site
-    return ORIGINAL["capture_begin"](graph, *args, **kwargs)
+        try:
+            began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
+        except Exception as error:
+            OPEN.pop(id(graph), None)
+            site.error_path, site.error_line = site.path, site.line
+            session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+    else:
+        began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
+    lines.begin_capture()
+    return began
 
 
 def _capture_end(graph: Any) -> Any:
+    lines.end_capture()
     site = OPEN.pop(id(graph), None)
     if site is None:
         return ORIGINAL["capture_end"](graph)

@@ -5,14 +5,17 @@ settings in ``GRAPHLINT_CONFIRM``. Writes what the run learnt to RESULT.json."""
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 import runpy
 import sys
 import traceback
+import types
 from pathlib import Path
+from types import CodeType
 
 from graphlint.read import package_of, source_root
-from graphlint.runtime import session
+from graphlint.runtime import lines, neutral, session
 from graphlint.runtime.attribution import first_line, user_frame
 
 STOPPED = "it was stopped at a failed capture (the process is not clean after one)"
@@ -24,12 +27,17 @@ def run(script: str, args: list[str]) -> str | None:
     from graphlint.runtime.capture import fail_open, install  # noqa: PLC0415
 
     install()
+    neutral.install()
     sys.argv = [script, *args]
     module, folders = entry(script)
     sys.path[0:0] = folders
+    lines.start()
     try:
+        rewritten = neutral.compile_file(script)
         if module is not None:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
+        elif rewritten is not None:
+            _run_code(rewritten, script)
         else:
             runpy.run_path(script, run_name="__main__")
     except session.StopRun:  # recorded on its site
@@ -46,6 +54,15 @@ def run(script: str, args: list[str]) -> str | None:
         path, line = found if found is not None else (last.filename, last.lineno)
         return f"the script raised {first_line(error)} ({path}:{line})"
     return None
+
+
+def _run_code(code: CodeType, script: str) -> None:
+    """Run ``code`` as ``__main__``, as ``runpy.run_path`` runs a script's file."""
+    main = types.ModuleType("__main__")
+    main.__file__ = script
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    exec(code, vars(main))
 
 
 def entry(script: str) -> tuple[str | None, list[str]]:

@@ -4,8 +4,12 @@ The script runs in a fresh process per run (``graphlint.runtime.child``), becaus
 process is not clean after a failed capture. The first run surveys: it records the
 capture sites the program reaches and observes the program's own captures. Then
 each site is the target of a run of its own, which captures it (a marked region)
-or compares its replays with eager (a ``torch.cuda.graph`` block). The driver never
-imports torch beyond checking that a GPU is there.
+or compares its replays with eager (a ``torch.cuda.graph`` block). That is one
+trial. A capture stops at its first failure; when the failure is explained (a
+finding confirmed there, or the region fails so eagerly too), the next trial runs
+the script with that statement taken out, or with the capture warmed up first
+(``graphlint.runtime.neutral``), so the findings behind it get their own chance.
+The driver never imports torch beyond checking that a GPU is there.
 """
 
 from __future__ import annotations
@@ -77,14 +81,51 @@ def run_once(
         )
 
 
-def _targets(survey: RunResult) -> list[Site]:
-    """The sites a run of their own can say more about."""
+def _targets(survey: RunResult, done: set[str]) -> list[Site]:
+    """The sites a run of their own can say more about (not yet said)."""
     return [
         site
         for site in survey.sites
         if site.calls
+        and site.key not in done
         and (site.kind in PROBED or (site.kind == GRAPH_BLOCK and not site.failed))
     ]
+
+
+# What to change in the next variant, given a failed site of the last trial:
+# ("neutralised", [path, line]) or ("warm", site key); None to stop.
+Step = tuple[str, Any]
+Explain = Callable[[Site, RunResult], Step | None]
+
+
+def _trial(
+    script: Path,
+    args: list[str],
+    settings: dict[str, Any],
+    timeout: float | None,
+    done: set[str],
+    progress: Callable[[str], None],
+) -> tuple[RunResult, int]:
+    """The script run once to survey, then once per site to say more about."""
+    survey = run_once(script, args, {**settings, "target": None}, timeout)
+    sites = {site.key: site for site in survey.sites}
+    trial = replace(survey, sites=[])
+    targets = _targets(survey, done)
+    for site in targets:
+        progress(f"capturing {site.name} ({site.path}:{site.line})")
+        run = run_once(script, args, {**settings, "target": site.key}, timeout)
+        done.add(site.key)
+        found = next((s for s in run.sites if s.key == site.key), None)
+        if found is not None and found.calls:
+            sites[site.key] = found
+        elif run.ended is not None:
+            sites[site.key] = replace(site, status=CRASHED, detail=run.ended)
+        for path, lines in run.executed.items():
+            trial.executed[path] = sorted({*trial.executed.get(path, ()), *lines})
+        for path, lines in run.captured.items():
+            trial.captured[path] = sorted({*trial.captured.get(path, ()), *lines})
+    trial.sites = list(sites.values())
+    return trial, 1 + len(targets)
 
 
 def run_all(
@@ -93,22 +134,35 @@ def run_all(
     settings: dict[str, Any],
     timeout: float | None = None,
     progress: Callable[[str], None] = lambda line: None,
-) -> tuple[list[Site], str | None, int]:
-    """Every site the script reaches, with its verdict; how the script ended (from
-    the survey, which changes nothing in it); and the number of runs."""
-    progress(f"run 1: surveying {script}")
-    survey = run_once(script, args, {**settings, "target": None}, timeout)
-    sites = {site.key: site for site in survey.sites}
-    targets = _targets(survey)
-    for number, site in enumerate(targets, start=2):
-        progress(f"run {number}: capturing {site.name} ({site.path}:{site.line})")
-        run = run_once(script, args, {**settings, "target": site.key}, timeout)
-        found = next((s for s in run.sites if s.key == site.key), None)
-        if found is not None and found.calls:
-            sites[site.key] = found
-        elif run.ended is not None:
-            sites[site.key] = replace(site, status=CRASHED, detail=run.ended)
-    return list(sites.values()), survey.ended, 1 + len(targets)
+    explain: Explain = lambda site, trial: None,
+    variants: int = 0,
+) -> tuple[list[RunResult], int]:
+    """The trials of the script: as written first, then up to ``variants`` more,
+    each taking out what ``explain`` says of the last trial's failed capture (so
+    that the findings behind it get their own chance); and the number of runs.
+
+    A trial surveys (a run that changes nothing in the script beyond its variant),
+    then runs once per site it reached, to capture it or compare its replays."""
+    trials: list[RunResult] = []
+    done: set[str] = set()
+    variant: dict[str, list[Any]] = {"neutralised": [], "warm": []}
+    runs = 0
+    while True:
+        trial = RunResult([], neutralised=variant["neutralised"], warm=variant["warm"])
+        progress(f"surveying {script} ({trial.variant})")
+        trial, count = _trial(
+            script, args, {**settings, **variant}, timeout, done, progress
+        )
+        trials.append(trial)
+        runs += count
+        if len(trials) > variants:
+            break
+        steps = (explain(site, trial) for site in trial.sites if site.failed)
+        step = next((found for found in steps if found is not None), None)
+        if step is None or step[1] in variant[step[0]]:
+            break
+        variant = {**variant, step[0]: [*variant[step[0]], step[1]]}
+    return trials, runs
 
 
 __all__ = ["ConfirmError", "require_cuda", "run_all", "run_once"]

@@ -1,18 +1,27 @@
 """What ``graphlint confirm`` reports: the runtime verdict of every capture site
 merged with ``graphlint check``'s findings for the same files. torch-free.
 
-Each finding is **confirmed** (the capture failed at its line, or its region's
-replay differed from eager and the finding predicted a silent error), **not
-reproduced** (its region captured, and matched eager where compared), or **not
-reached** (its region did not run, or failed before it). A failure that no
-finding predicted is **missed**.
+Each finding is judged on the trials in order (the script as written, then its
+variants, ``graphlint.runtime.confirm``), and takes the first verdict one gives:
+
+- **confirmed**: the capture failed at its line (or, for a finding on a whole
+  region, with a failure of its kind anywhere there); its region's replay differed
+  from eager and the finding predicted a silent error; or it is host work that ran
+  while the graph was captured, which a replay never repeats;
+- **not reproduced**: its line ran in a region that captured (and matched eager
+  where compared), or the region fails the same way without capture;
+- **not executed**: its line never ran in any trial;
+- **no verdict**: none of the above, with the reason (its region did not run, or
+  failed first at an unexplained line).
+
+A failure that no finding predicted is **missed**.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -23,16 +32,21 @@ from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
+    COMPILED,
     CRASHED,
+    GRAPH_BLOCK,
     SILENT_WRONG,
     WARMUP_ERROR,
+    RunResult,
     Site,
 )
 
 CONFIRMED = "confirmed"
 NOT_REPRODUCED = "not reproduced"
-NOT_REACHED = "not reached"
+NOT_EXECUTED = "not executed"
+NO_VERDICT = "no verdict"
 MISSED = "missed"
+VERDICTS = (CONFIRMED, NOT_REPRODUCED, NOT_EXECUTED, NO_VERDICT)
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,7 @@ class Report:
     files: tuple[str, ...]  # every file checked statically, as displayed
     ended: str | None  # how the script ended, when it did not end well
     script: str | None = None  # the script run, as given
+    variants: tuple[RunResult, ...] = ()  # the trials after the first
 
     @property
     def failed(self) -> bool:
@@ -95,36 +110,57 @@ def _where(path: str | None, line: int | None) -> str:
     return f"{display(path)}:{line}" if path and line else "an unknown line"
 
 
-def _region_failures(code: str) -> tuple[str, ...]:
-    """What a capture raises, anywhere in its region, for a finding of ``code`` on
-    the whole region (``Check.region_failures``); lower case."""
+def _check(code: str) -> Any:
     from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
 
-    check = all_checks().get(code)
-    return tuple(s.lower() for s in check.region_failures) if check else ()
+    return all_checks().get(code)
 
 
 def _of_its_kind(d: Diagnostic, site: Site) -> bool:
     """Whether ``site``'s capture failure is the one a finding on its whole region
-    (reported at the region's start) predicts, wherever in the region it was raised."""
+    (reported at the region's start) predicts, wherever in the region it was raised
+    (``Check.region_failures``)."""
     if d.region is None or d.region.path is not None or d.line != d.region.line:
         return False
+    check = _check(d.code)
     detail = site.detail.lower()
-    return any(kind in detail for kind in _region_failures(d.code))
+    kinds = check.region_failures if check else ()
+    return any(kind.lower() in detail for kind in kinds)
 
 
-def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
-    here = _lines(d)
+def _host_work(d: Diagnostic) -> bool:
+    check = _check(d.code)
+    return bool(check and check.host_work)
+
+
+def _failed_here(d: Diagnostic, site: Site) -> bool:
+    return site.status == CAPTURE_ERROR and (site.error_path, site.error_line) in (
+        _lines(d)
+    )
+
+
+def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
+    """What one trial says of ``d``."""
+    sites = trial.sites
     for site in sites:
-        if site.status == CAPTURE_ERROR and (site.error_path, site.error_line) in here:
+        if _failed_here(d, site):
             where = "here" if site.error_line == d.line else f"at {site.error_line}"
+            if site.eager:
+                return NOT_REPRODUCED, (
+                    f"the capture of {site.name} fails {where}, but the region fails "
+                    f"the same way run eagerly ({site.eager}): not a capture hazard"
+                )
             return CONFIRMED, f"the capture of {site.name} fails {where}: {site.detail}"
         for at, line, reason in site.breaks:  # torch.compile split its graph here
-            if (at, line) in here:
+            if (at, line) in _lines(d):
                 return CONFIRMED, f"{site.name} breaks its CUDA graph here: {reason}"
+    if _host_work(d) and trial.ran_capturing(d.path, d.line):
+        return CONFIRMED, (
+            "it ran on the host while a CUDA graph was captured: a replay never runs it"
+        )
     region = _site_of(d, sites)
     if region is None or region.calls == 0:
-        return NOT_REACHED, "its region did not run"
+        return NO_VERDICT, "its region did not run"
     site = region
     if site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
         return CONFIRMED, site.detail
@@ -136,12 +172,14 @@ def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
         )
     if site.status == CAPTURE_ERROR:
         where = _where(site.error_path, site.error_line)
-        return NOT_REACHED, f"the capture of {site.name} failed first, at {where}"
+        return NO_VERDICT, f"the capture of {site.name} failed first, at {where}"
     if site.status in (WARMUP_ERROR, CRASHED):
-        return NOT_REACHED, f"{site.name} failed without a capture: {site.detail}"
+        return NO_VERDICT, f"{site.name} failed without a capture: {site.detail}"
+    if site.kind != COMPILED and trial.ran(d.path, d.line) is False:
+        return NO_VERDICT, f"its line did not run, though {site.name} captured"
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
-        return NOT_REACHED, f"no replay of {site.name} was compared with eager{why}"
+        return NO_VERDICT, f"no replay of {site.name} was compared with eager{why}"
     if site.status == SILENT_WRONG:  # wrong, but not in the way this finding says
         return NOT_REPRODUCED, (
             f"{site.name} captured; its replays differ from eager ({site.detail}), "
@@ -151,32 +189,52 @@ def _judge(d: Diagnostic, sites: Sequence[Site]) -> tuple[str, str]:
     return NOT_REPRODUCED, f"{site.name} captured{matched}"
 
 
-def merge(
-    results: Sequence[FileResult],
-    sites: Sequence[Site],
-    *,
-    device: str,
-    runs: int,
-    ended: str | None,
-    script: str | None = None,
-) -> Report:
-    """The report on ``sites`` and the static ``results`` for the same files."""
-    findings = tuple(
-        Finding(d, *_judge(d, sites)) for result in results for d in result.diagnostics
-    )
-    missed: list[Missed] = []
-    for site in sites:
-        predicted = [
-            f
-            for f in findings
-            if f.status == CONFIRMED
-            and (
-                _site_of(f.diagnostic, sites) is site
-                or (site.error_path, site.error_line) in _lines(f.diagnostic)
-            )
-        ]
-        if site.status == CAPTURE_ERROR and not predicted:
-            missed.append(
+def _judge(d: Diagnostic, trials: Sequence[RunResult]) -> tuple[str, str]:
+    """The first verdict a trial gives ``d``, skipping the trials that take its
+    line out or warm its capture up; "not executed" when its line ran in none;
+    else no verdict, for the reason the last trial gives."""
+    last: tuple[str, str] | None = None
+    for number, trial in enumerate(trials):
+        if trial.takes_out(d.path, d.line) or trial.warms(d.path, d.line):
+            continue
+        status, note = _judge_in(d, trial)
+        if number:
+            note = f"{note} (run with {trial.variant})"
+        if status in (CONFIRMED, NOT_REPRODUCED):
+            return status, note
+        last = (status, note)
+    ran = [trial.ran(d.path, d.line) for trial in trials]
+    if ran and all(r is False for r in ran):
+        runs = "the run" if len(ran) == 1 else f"any of {len(ran)} variants of the run"
+        return NOT_EXECUTED, f"its line never ran in {runs}"
+    return last or (NO_VERDICT, "its region did not run")
+
+
+def _predicts(d: Diagnostic, site: Site, trial: RunResult) -> bool:
+    """Whether ``d`` said what went wrong with ``site`` in ``trial``."""
+    if _failed_here(d, site):
+        return True
+    if _site_of(d, trial.sites) is not site:
+        return False
+    if site.status == SILENT_WRONG:
+        return d.outcome is Outcome.SILENT_WRONG
+    return site.status == CAPTURE_ERROR and _of_its_kind(d, site)
+
+
+def _missed(trial: RunResult, results: Sequence[FileResult]) -> list[Missed]:
+    """The failures of ``trial`` that no finding predicted."""
+    found: list[Missed] = []
+    findings = [
+        d
+        for result in results
+        for d in result.diagnostics
+        if not trial.takes_out(d.path, d.line)
+    ]
+    for site in trial.sites:
+        if site.eager or any(_predicts(d, site, trial) for d in findings):
+            continue
+        if site.status == CAPTURE_ERROR:
+            found.append(
                 Missed(
                     site,
                     site.error_path or site.path,
@@ -185,8 +243,8 @@ def merge(
                     f"{site.detail}",
                 )
             )
-        elif site.status == SILENT_WRONG and not predicted:
-            missed.append(
+        elif site.status == SILENT_WRONG:
+            found.append(
                 Missed(
                     site,
                     site.path,
@@ -195,15 +253,79 @@ def merge(
                     f"{site.detail}",
                 )
             )
+    return found
+
+
+class Explainer:
+    """What the next trial changes, given a failed site of the last one: the
+    failing statement taken out, when a finding is confirmed there or the region
+    fails so eagerly too; the capture warmed up first, when a finding on the whole
+    region (GL703) is confirmed by its kind of failure; else nothing: the failure
+    is unexplained, and the trials stop."""
+
+    def __init__(self, lint: Callable[[list[Path]], Sequence[FileResult]]) -> None:
+        self.lint = lint
+        self.linted: dict[str, tuple[Diagnostic, ...]] = {}
+
+    def findings(self, paths: Sequence[str]) -> list[Diagnostic]:
+        new = sorted({_real(p) for p in paths if _real(p) not in self.linted})
+        if new:
+            for path in new:
+                self.linted[path] = ()
+            for result in self.lint([Path(p) for p in new]):
+                self.linted[_real(result.path)] = tuple(result.diagnostics)
+        return [d for p in {_real(p) for p in paths} for d in self.linted[p]]
+
+    def __call__(self, site: Site, trial: RunResult) -> tuple[str, Any] | None:
+        if site.status != CAPTURE_ERROR:
+            return None
+        findings = self.findings([p for p in (site.path, site.error_path) if p])
+        if (
+            site.kind == GRAPH_BLOCK
+            and site.key not in trial.warm
+            and any(
+                _site_of(d, [site]) is site and _of_its_kind(d, site) for d in findings
+            )
+        ):
+            return "warm", site.key
+        if site.error_path is None or site.error_line is None:
+            return None
+        if site.eager or any(_failed_here(d, site) for d in findings):
+            return "neutralised", [site.error_path, site.error_line]
+        return None
+
+
+def merge(
+    results: Sequence[FileResult],
+    trials: Sequence[RunResult],
+    *,
+    device: str,
+    runs: int,
+    script: str | None = None,
+) -> Report:
+    """The report on the ``trials`` (the script as written first) and the static
+    ``results`` for the same files."""
+    findings = tuple(
+        Finding(d, *_judge(d, trials)) for result in results for d in result.diagnostics
+    )
+    missed: dict[tuple[str, int, str], Missed] = {}
+    for trial in trials:
+        for item in _missed(trial, results):
+            missed.setdefault((item.path, item.line, item.site.detail), item)
+    sites: dict[str, Site] = {}
+    for trial in trials:  # the first trial's view of a site, then sites found later
+        for site in trial.sites:
+            sites.setdefault(site.key, site)
     return Report(
         device,
         runs,
-        tuple(sites),
+        tuple(sites.values()),
         findings,
-        tuple(missed),
+        tuple(missed.values()),
         tuple(result.path for result in results),
-        ended,
+        trials[0].ended if trials else None,
         script,
+        tuple(trials[1:]),
     )
 
 
@@ -220,7 +342,9 @@ def describe(site: Site) -> str:
     if site.calls == 0:
         return "never ran"
     if site.status == CAPTURE_ERROR:
-        return f"{site.detail} (at {_where(site.error_path, site.error_line)})"
+        where = _where(site.error_path, site.error_line)
+        eager = "; it fails so run eagerly too" if site.eager else ""
+        return f"{site.detail} (at {where}){eager}"
     if site.status != "captured":
         return site.detail
     parts = []
@@ -270,6 +394,13 @@ def format_text(report: Report, color: bool = False) -> str:
             first = format_diagnostic(finding.diagnostic).split("\n")[0]
             lines.append(f"  {finding.status:<15}{first}")
             lines.append(f"                     {finding.note}")
+    if report.variants:
+        lines += [
+            "",
+            "Variant runs (each after a failure explained in the one before):",
+        ]
+        for trial in report.variants:
+            lines.append(f"  {trial.variant}: {_outcome(trial)}")
     if report.missed:
         lines += ["", "Missed (failures that no rule predicted):"]
         for missed in report.missed:
@@ -280,6 +411,17 @@ def format_text(report: Report, color: bool = False) -> str:
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
+def _outcome(trial: RunResult) -> str:
+    failed = [site for site in trial.sites if site.failed]
+    if failed:
+        site = failed[0]
+        return f"{site.name} {describe(site)}"
+    ran = sum(1 for site in trial.sites if site.calls)
+    return f"{_count(ran, 'capture site')} captured" + (
+        f"; the script did not finish: {trial.ended}" if trial.ended else ""
+    )
+
+
 def _ending(report: Report) -> str:
     if report.ended is not None:
         return f"The script did not finish: {report.ended}"
@@ -287,16 +429,14 @@ def _ending(report: Report) -> str:
 
 
 def _summary(report: Report) -> str:
-    counts = {
-        s: sum(f.status == s for f in report.findings)
-        for s in (CONFIRMED, NOT_REPRODUCED, NOT_REACHED)
-    }
+    counts = {s: sum(f.status == s for f in report.findings) for s in VERDICTS}
     ran = [s for s in report.sites if s.calls]
     captured = [s for s in ran if s.status == "captured"]
     failed = [s for s in ran if s.failed]
     return (
         f"{_count(len(report.findings), 'finding')}: {counts[CONFIRMED]} confirmed, "
-        f"{counts[NOT_REPRODUCED]} not reproduced, {counts[NOT_REACHED]} not reached; "
+        f"{counts[NOT_REPRODUCED]} not reproduced, {counts[NOT_EXECUTED]} not "
+        f"executed, {counts[NO_VERDICT]} with no verdict; "
         f"{len(report.missed)} missed. {_count(len(ran), 'capture site')} ran: "
         f"{len(captured)} captured, {len(failed)} failed."
     )

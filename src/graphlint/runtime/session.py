@@ -24,6 +24,8 @@ DEFAULTS: dict[str, Any] = {
     "atol": 1e-5,
     "rtol": 1e-4,
     "compare": 10,  # replays compared with eager, per site
+    "neutralised": [],  # [path, line]: statements this run takes out (``neutral``)
+    "warm": [],  # keys of the program's captures this run warms up first
 }
 SITES: dict[str, Site] = {}
 
@@ -76,4 +78,13 @@ def fail(site: Site, status: str, error: BaseException) -> None:
 
 
 def result(ended: str | None) -> RunResult:
-    return RunResult(list(SITES.values()), ended)
+    from graphlint.runtime import lines  # noqa: PLC0415
+
+    return RunResult(
+        list(SITES.values()),
+        ended,
+        lines.by_file(lines.EXECUTED),
+        lines.by_file(lines.CAPTURED),
+        list(settings()["neutralised"]),
+        list(settings()["warm"]),
+    )

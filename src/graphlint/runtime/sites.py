@@ -40,6 +40,7 @@ class Site:
     detail: str = ""  # the first line of the error, the difference, a note
     error_path: str | None = None  # where the failure was raised, in the user's code
     error_line: int | None = None
+    eager: str = ""  # the same failure, raised by the region run without capture
     compared: int = 0  # replays compared with eager
     random: bool = False  # the region draws random numbers
     eager_ms: float | None = None
@@ -71,15 +72,20 @@ class Site:
 
 @dataclass
 class RunResult:
-    """What one run of the script reports."""
+    """What one run of the script reports; or a trial: the runs of one variant of
+    the script (``neutral``), the survey and its target runs together."""
 
     sites: list[Site]
     ended: str | None = None  # how the script ended, when it did not end well
+    # the user's lines that ran, and those that ran while a capture was under way
+    executed: dict[str, list[int]] = field(default_factory=dict)
+    captured: dict[str, list[int]] = field(default_factory=dict)
+    # the variant: statements taken out ([path, line]), captures warmed up (keys)
+    neutralised: list[list[Any]] = field(default_factory=list)
+    warm: list[str] = field(default_factory=list)
 
     def dump(self) -> str:
-        return json.dumps(
-            {"sites": [asdict(s) for s in self.sites], "ended": self.ended}
-        )
+        return json.dumps({**asdict(self), "sites": [asdict(s) for s in self.sites]})
 
     @classmethod
     def load(cls, text: str) -> RunResult:
@@ -88,4 +94,45 @@ class RunResult:
         sites = [
             Site(**{k: v for k, v in s.items() if k in names}) for s in data["sites"]
         ]
-        return cls(sites, data.get("ended"))
+        return cls(
+            sites,
+            data.get("ended"),
+            data.get("executed") or {},
+            data.get("captured") or {},
+            data.get("neutralised") or [],
+            data.get("warm") or [],
+        )
+
+    def ran(self, path: str, line: int) -> bool | None:
+        """Whether ``path:line`` ran; None when no line of ``path`` was followed."""
+        lines = self.executed.get(str(Path(path).resolve()))
+        return None if lines is None else line in lines
+
+    def ran_capturing(self, path: str, line: int) -> bool:
+        """Whether ``path:line`` ran while a CUDA graph was being captured."""
+        return line in self.captured.get(str(Path(path).resolve()), ())
+
+    def takes_out(self, path: str, line: int) -> bool:
+        real = str(Path(path).resolve())
+        return any(
+            str(Path(p).resolve()) == real and n == line for p, n in self.neutralised
+        )
+
+    def warms(self, path: str, line: int) -> bool:
+        """Whether this trial warms up the capture at ``path:line``."""
+        return f"{Path(path).resolve()}:{line}" in self.warm
+
+    @property
+    def variant(self) -> str:
+        """How this trial's script differs from the script as written."""
+        parts = []
+        if self.neutralised:
+            places = ", ".join(f"{Path(p).name}:{n}" for p, n in self.neutralised)
+            parts.append(f"{places} taken out")
+        if self.warm:
+            places = ", ".join(
+                f"{Path(k.rsplit(':', 1)[0]).name}:{k.rsplit(':', 1)[1]}"
+                for k in self.warm
+            )
+            parts.append(f"the capture at {places} warmed up first")
+        return " and ".join(parts) or "as written"

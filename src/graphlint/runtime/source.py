@@ -9,6 +9,8 @@ import functools
 from dataclasses import dataclass
 from types import CodeType
 
+from graphlint.runtime import neutral
+
 _SCOPES = (  # names bound inside these are not the block's outputs
     ast.FunctionDef,
     ast.AsyncFunctionDef,
@@ -35,11 +37,13 @@ class Block:
 
 @functools.lru_cache(maxsize=64)
 def _tree(path: str) -> ast.Module | None:
+    """``path`` parsed, less the statements this run takes out (``neutral``)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return ast.parse(handle.read(), path)
+            tree = ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
+    return neutral.rewrite(tree, neutral.lines_of(path))
 
 
 def block_at(path: str, line: int) -> Block | None:

@@ -23,6 +23,7 @@ class CpuTensorMath(Rule):
     message = "`{expr}` computes on CPU tensors, which the CUDA graph does not record"
     fix_title = "Compute on the device, or outside the region before `replay()`"
     outcome = Outcome.SILENT_WRONG
+    host_work = True
     consequence = "replays reuse its result from capture"
 
     def __init__(self, context: RuleContext) -> None:

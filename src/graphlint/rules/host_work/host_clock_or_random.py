@@ -38,6 +38,7 @@ class HostClockOrRandom(Rule):
         "a static tensor with `.fill_()` before each `replay()`"
     )
     outcome = Outcome.SILENT_WRONG
+    host_work = True
     consequence = "replays reuse the value from capture"
 
     def visit_Call(self, node: cst.Call) -> None:

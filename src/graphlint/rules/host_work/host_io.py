@@ -40,6 +40,7 @@ class HostIo(Rule):
     message = "`{call}` runs on the host once, while capturing"
     fix_title = "Move it outside the region, after `replay()`"
     outcome = Outcome.SILENT_WRONG
+    host_work = True
     consequence = "replays never run it"
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -20,6 +20,7 @@ class HostIteratorAdvanced(Rule):
         "with `.copy_()` before each `replay()`"
     )
     outcome = Outcome.SILENT_WRONG
+    host_work = True
     consequence = "replays reuse the item from capture"
 
     def visit_Call(self, node: cst.Call) -> None:

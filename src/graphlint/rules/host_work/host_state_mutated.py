@@ -39,6 +39,7 @@ class HostStateMutated(Rule):
         "in a device tensor updated in place"
     )
     outcome = Outcome.SILENT_WRONG
+    host_work = True
     consequence = "replays never run it"
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -1,0 +1,223 @@
+"""``graphlint confirm`` gives every finding its own chance (issue #16): variant
+runs that take out a failing statement or warm a capture up, the lines that ran
+(and ran while capturing), and the verdicts built on them. No GPU needed."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphlint.diagnostics import Diagnostic, FileResult, Outcome
+from graphlint.runtime import confirm, neutral, report, session
+from graphlint.runtime.sites import RunResult, Site
+from tests.test_confirm import _failed, _finding, _site
+
+CUBLAS = (
+    "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+    "`cublasCreate(handle)`"
+)
+SOURCE = textwrap.dedent(
+    """\
+    def f(h, x):
+        if h.sum() > 0:
+            h = h * 2
+        elif h.mean() < 0:
+            h = -h
+        with ctx():
+            y = h.item()
+        return h
+    """
+)
+
+
+def _taken_out(lines: set[int]) -> str:
+    return ast.unparse(neutral.rewrite(ast.parse(SOURCE), frozenset(lines)))
+
+
+def test_the_innermost_statement_of_a_line_is_taken_out() -> None:
+    assert "if h.sum() > 0" not in _taken_out({2})  # a header: the whole statement
+    out = _taken_out({4})  # an elif: itself, the if before it stays
+    assert "if h.sum() > 0" in out and "h.mean()" not in out
+    out = _taken_out({7})  # the only statement of a with: pass keeps it valid
+    assert "h.item()" not in out and "with ctx():\n        pass" in out
+    assert _taken_out(set()) == ast.unparse(ast.parse(SOURCE))
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch) -> object:
+    def use(**values: object) -> None:
+        monkeypatch.setenv(session.ENV, json.dumps(values))
+        session.settings.cache_clear()
+        neutral._neutralised.cache_clear()
+
+    yield use
+    session.settings.cache_clear()
+    neutral._neutralised.cache_clear()
+
+
+def test_a_variant_imports_the_users_module_rewritten_and_caches_nothing(
+    tmp_path: Path, settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / "variant_mod.py"
+    module.write_text("def f():\n    a = 1\n    a = 2\n    return a\n")
+    settings(neutralised=[[str(module), 3]])  # type: ignore[operator]
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    neutral.install()
+    import variant_mod  # type: ignore[import-not-found]  # noqa: PLC0415
+
+    try:
+        assert variant_mod.f() == 1  # `a = 2` taken out, the lines kept
+        assert variant_mod.f.__code__.co_filename == str(module)
+        assert not (tmp_path / "__pycache__").exists()
+    finally:
+        del sys.modules["variant_mod"]
+
+
+def test_lines_that_ran_and_ran_while_capturing_are_recorded(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text(
+        "from graphlint.runtime import lines\n"
+        "def f(n):\n"
+        "    return n + 1\n"
+        "def never():\n"
+        "    return 0\n"
+        "f(1)\n"
+        "lines.begin_capture()\n"
+        "f(2)\n"
+        "lines.end_capture()\n"
+    )
+    driver = (
+        "import json, runpy, sys; from graphlint.runtime import lines; lines.start(); "
+        f"runpy.run_path({str(script)!r}); sys.settrace(None); "
+        "print(json.dumps([lines.by_file(lines.EXECUTED), "
+        "lines.by_file(lines.CAPTURED)]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", driver], capture_output=True, text=True, check=True
+    )
+    executed, captured = json.loads(done.stdout)
+    path = str(script.resolve())
+    assert {3, 6, 8} <= set(executed[path]) and 5 not in executed[path]
+    assert set(captured[path]) == {3, 8, 9}  # f's body, the call, end_capture()
+
+
+def test_the_driver_runs_variants_until_a_failure_is_unexplained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = tmp_path / "a.py"
+    seen: list[dict[str, object]] = []
+
+    def run_once(
+        script: Path, args: list[str], settings: dict[str, object], timeout: object
+    ) -> RunResult:
+        seen.append(settings)
+        taken = len(settings["neutralised"])  # type: ignore[arg-type]
+        site = _failed(a, 3, 9, "RuntimeError: x", at=5 + taken)
+        site.kind = "torch.cuda.graph"  # failed: no run of its own
+        return RunResult([site])
+
+    def explain(site: Site, trial: RunResult) -> tuple[str, object] | None:
+        line = site.error_line or 0
+        return ("neutralised", [site.error_path, line]) if line < 7 else None
+
+    monkeypatch.setattr(confirm, "run_once", run_once)
+    trials, runs = confirm.run_all(a, [], {}, explain=explain, variants=5)
+    assert [t.sites[0].error_line for t in trials] == [5, 6, 7]
+    assert runs == 3 and all(s["target"] is None for s in seen)
+    assert seen[-1]["neutralised"] == [[str(a.resolve()), 5], [str(a.resolve()), 6]]
+    trials, _ = confirm.run_all(a, [], {}, explain=explain, variants=0)
+    assert len(trials) == 1  # --variants 0: the script as written only
+
+
+def _merge(trials: list[RunResult], found: list[Diagnostic], a: Path) -> report.Report:
+    return report.merge(
+        [FileResult(str(a), tuple(found))], trials, device="GPU", runs=len(trials)
+    )
+
+
+def test_a_finding_behind_a_confirmed_failure_is_judged_in_the_variant(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    first = RunResult([_failed(a, 3, 9, "RuntimeError: sync", at=5)])
+    variant = RunResult(
+        [_failed(a, 3, 9, "RuntimeError: sync", at=6)],
+        neutralised=[[str(a), 5]],
+    )
+    found = [
+        _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3),
+        _finding(a, 6, "GL101", Outcome.CAPTURE_ERROR, 3),
+    ]
+    merged = _merge([first, variant], found, a)
+    assert [f.status for f in merged.findings] == ["confirmed", "confirmed"]
+    assert merged.findings[1].note.endswith("(run with a.py:5 taken out)")
+    assert merged.missed == ()
+
+
+def test_lines_that_never_ran_are_not_executed_never_not_reproduced(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    path = str(a.resolve())
+    trial = RunResult([_site(a, 3, 9, compared=2)], executed={path: [3, 4, 5]})
+    found = [
+        _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3),
+        _finding(a, 7, "GL101", Outcome.CAPTURE_ERROR, 3),
+    ]
+    merged = _merge([trial], found, a)
+    assert [f.status for f in merged.findings] == ["not reproduced", "not executed"]
+    assert merged.findings[1].note == "its line never ran in the run"
+
+
+def test_host_work_that_ran_while_capturing_is_confirmed(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    path = str(a.resolve())
+    trial = RunResult(
+        [_site(a, 3, 9)], executed={path: [3, 4, 5]}, captured={path: [4]}
+    )
+    found = [
+        _finding(a, 4, "GL401", Outcome.SILENT_WRONG, 3),  # host I/O, ran capturing
+        _finding(a, 5, "GL401", Outcome.SILENT_WRONG, 3),  # ran, not capturing
+        _finding(a, 4, "GL406", Outcome.SILENT_WRONG, 3),  # no host work: replays
+    ]
+    statuses = [f.status for f in _merge([trial], found, a).findings]
+    assert statuses == ["confirmed", "no verdict", "no verdict"]
+
+
+def test_a_failure_eager_execution_has_too_is_no_capture_hazard(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    site = _failed(a, 3, 9, "TypeError: bad operand", at=5)
+    site.eager = "TypeError: bad operand"
+    merged = _merge([RunResult([site])], [], a)
+    assert merged.missed == ()  # the script's own bug, not a missed hazard
+    found = [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    (finding,) = _merge([RunResult([site])], found, a).findings
+    assert finding.status == "not reproduced"
+    assert "fails the same way run eagerly" in finding.note
+
+
+def test_the_explainer_warms_up_for_gl703_and_takes_out_confirmed_lines(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    warmup = _finding(a, 3, "GL703", Outcome.CAPTURE_ERROR, 3)
+    sync = _finding(a, 6, "GL101", Outcome.CAPTURE_ERROR, 3)
+    explain = report.Explainer(lambda paths: [FileResult(str(a), (warmup, sync))])
+    graph = _failed(a, 3, 9, CUBLAS, at=5)
+    graph.kind = "torch.cuda.graph"
+    assert explain(graph, RunResult([graph])) == ("warm", graph.key)
+    warmed = RunResult([graph], warm=[graph.key])
+    assert explain(graph, warmed) is None  # at line 5, no finding: unexplained
+    synced = _failed(a, 3, 9, "RuntimeError: sync", at=6)
+    assert explain(synced, warmed) == ("neutralised", [str(a.resolve()), 6])
+    merged = _merge([RunResult([graph]), warmed], [warmup], a)
+    assert merged.findings[0].status == "confirmed"  # not "not reproduced" warmed
