@@ -1,0 +1,73 @@
+"""Every rule fixture tells the truth on a GPU (marker ``gpu``; issue #16).
+
+A good fixture runs to its end, every capture in it succeeds and matches eager on
+compared replays, and no rule finds anything in it. A bad fixture's findings of its
+own rule are each confirmed by ``graphlint confirm`` (the capture fails at the line,
+a replay differs from eager, or the host work ran while capturing), and nothing
+fails that no rule predicted. The selected fixtures run a few at a time.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.test_confirm import _confirm_lsp
+
+RULE_FILES = sorted(FIXTURES.glob("GL*/*.py"))
+# compared replays are not asked of captures the checker does not compare
+UNCOMPARED = {"make_graphed_callables", "capture_begin/capture_end"}
+
+
+def _id(path: Path) -> str:
+    return f"{path.parent.name.split('-')[0]}/{path.stem}"
+
+
+@pytest.fixture(scope="module")
+def confirmed(
+    request: pytest.FixtureRequest,
+) -> dict[Path, tuple[int, list[dict[str, Any]]]]:
+    selected = [
+        item.callspec.params["path"]  # type: ignore[attr-defined]
+        for item in request.session.items
+        if item.originalname == "test_gpu_rule_fixture"  # type: ignore[attr-defined]
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        return dict(zip(selected, pool.map(_confirm_lsp, selected), strict=True))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", RULE_FILES, ids=_id)
+def test_gpu_rule_fixture(
+    path: Path, confirmed: dict[Path, tuple[int, list[dict[str, Any]]]]
+) -> None:
+    code, items = confirmed[path]
+    findings = [d for d in items if d["source"] == "graphlint"]
+    runtime = [d for d in items if d["source"] == "graphlint confirm"]
+    missed = [d for d in runtime if d["data"]["runtime"]["status"] == "missed"]
+    (script,) = [d for d in runtime if d["code"] == "script"]
+    sites = [
+        d["data"]["runtime"]["site"] for d in runtime if "site" in d["data"]["runtime"]
+    ]
+    assert missed == [], missed
+    if path.stem.startswith("good"):
+        assert findings == [], findings
+        assert script["data"]["runtime"]["status"] == "ran to its end", script
+        assert sites, "no capture ran"
+        for site in sites:
+            assert site["status"] == "captured", site
+            assert site["compared"] or site["kind"] in UNCOMPARED, site
+        assert code == 0
+        return
+    own = path.parent.name.split("-")[0]
+    verdicts = {
+        (d["range"]["start"]["line"] + 1, d["data"]["runtime"]["status"])
+        for d in findings
+        if d["code"] == own
+    }
+    assert verdicts, "a bad fixture's own rule finds something"
+    assert {status for _, status in verdicts} == {"confirmed"}, verdicts
