@@ -172,8 +172,8 @@ CODES: Final[dict[str, Code]] = {
     ),
     "GL502": Code(
         "rng-state-in-region",
-        False,
-        "Seeding or saving RNG state under capture: fine on 2.11, an error before.",
+        True,
+        "Seeding the RNG under capture fails unless that seed is already set.",
     ),
     "GL601": Code(
         "pageable-host-to-device-copy",
