@@ -5,16 +5,18 @@ runs that take out a failing statement or warm a capture up, the lines that ran
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graphlint.diagnostics import Diagnostic, FileResult, Outcome
-from graphlint.runtime import confirm, neutral, report, session
+from graphlint.runtime import confirm, lines, neutral, report, session
 from graphlint.runtime.sites import RunResult, Site
 from tests.test_confirm import _failed, _finding, _site
 
@@ -24,29 +26,85 @@ CUBLAS = (
 )
 SOURCE = textwrap.dedent(
     """\
-    def f(h, x):
-        if h.sum() > 0:
-            h = h * 2
-        elif h.mean() < 0:
-            h = -h
-        with ctx():
-            y = h.item()
-        return h
+    def step(x, log):
+        n = x.item()
+        if x.positive():
+            log.append("positive")
+        while x.item() > 5:
+            x = Syncing(x.value - 1)
+        with open_nothing():
+            x.item()
+        return n * 2
     """
 )
 
 
-def _taken_out(lines: set[int]) -> str:
-    return ast.unparse(neutral.rewrite(ast.parse(SOURCE), frozenset(lines)))
+class Syncing:
+    """A value that may not be read while a graph is captured, as a tensor's."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def item(self) -> int:
+        _no_sync()
+        return self.value
+
+    def positive(self) -> Truth:
+        return Truth(self.value > 0)
 
 
-def test_the_innermost_statement_of_a_line_is_taken_out() -> None:
-    assert "if h.sum() > 0" not in _taken_out({2})  # a header: the whole statement
-    out = _taken_out({4})  # an elif: itself, the if before it stays
-    assert "if h.sum() > 0" in out and "h.mean()" not in out
-    out = _taken_out({7})  # the only statement of a with: pass keeps it valid
-    assert "h.item()" not in out and "with ctx():\n        pass" in out
-    assert _taken_out(set()) == ast.unparse(ast.parse(SOURCE))
+class Truth:
+    """A comparison's result, on the device: its truth value syncs, as a tensor's."""
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __bool__(self) -> bool:
+        _no_sync()
+        return self.value
+
+
+def _no_sync() -> None:
+    if lines.capturing():
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+
+def _step(taken: set[int]) -> Any:
+    tree = neutral.rewrite(
+        ast.parse(SOURCE), dict.fromkeys(taken, neutral.HOISTED), "s.py"
+    )
+    scope = {
+        "Syncing": Syncing,
+        "open_nothing": contextlib.nullcontext,
+        neutral.HOIST: neutral.hoist,
+    }
+    exec(compile(tree, "s.py", "exec"), scope)
+    return scope["step"]
+
+
+def test_a_statement_moved_out_reuses_its_warm_up_value_while_capturing() -> None:
+    step = _step({2, 3, 5, 8})
+    log: list[str] = []
+    assert step(Syncing(3), log) == 6  # eagerly: computes, keeps the values
+    lines.begin_capture()
+    try:
+        assert step(Syncing(3), log) == 6  # capturing: reuses them, binds n
+        with pytest.raises(RuntimeError, match="capturing"):
+            _step({3, 5, 8})(Syncing(3), log)  # line 2 still syncs
+    finally:
+        lines.end_capture()
+    assert log == ["positive", "positive"]  # the if's body stays in the capture
+
+
+def test_the_innermost_statement_of_a_line_is_moved() -> None:
+    tree = ast.parse(SOURCE)
+    header = neutral.statement_at(tree, 3)
+    assert isinstance(header, ast.If) and header.lineno == 3  # the header's statement
+    inner = neutral.statement_at(tree, 8)
+    assert isinstance(inner, ast.Expr) and inner.lineno == 8  # not its with
+    assert neutral.statement_at(tree, 100) is None
+    unchanged = ast.unparse(neutral.rewrite(ast.parse(SOURCE), {}))
+    assert unchanged == ast.unparse(tree)
 
 
 @pytest.fixture
@@ -65,7 +123,7 @@ def test_a_variant_imports_the_users_module_rewritten_and_caches_nothing(
     tmp_path: Path, settings: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module = tmp_path / "variant_mod.py"
-    module.write_text("def f():\n    a = 1\n    a = 2\n    return a\n")
+    module.write_text("def f():\n    a = 1\n    a = 2\n    return a\n")  # a = 2 moves
     settings(neutralised=[[str(module), 3]])  # type: ignore[operator]
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
@@ -73,7 +131,12 @@ def test_a_variant_imports_the_users_module_rewritten_and_caches_nothing(
     import variant_mod  # type: ignore[import-not-found]  # noqa: PLC0415
 
     try:
-        assert variant_mod.f() == 1  # `a = 2` taken out, the lines kept
+        assert variant_mod.f() == 2  # not capturing: computed as before
+        lines.begin_capture()
+        try:
+            assert variant_mod.f() == 2  # capturing: the value kept
+        finally:
+            lines.end_capture()
         assert variant_mod.f.__code__.co_filename == str(module)
         assert not (tmp_path / "__pycache__").exists()
     finally:
@@ -157,7 +220,9 @@ def test_a_finding_behind_a_confirmed_failure_is_judged_in_the_variant(
     ]
     merged = _merge([first, variant], found, a)
     assert [f.status for f in merged.findings] == ["confirmed", "confirmed"]
-    assert merged.findings[1].note.endswith("(run with a.py:5 taken out)")
+    assert merged.findings[1].note.endswith(
+        "(run with a.py:5 moved out of the capture)"
+    )
     assert merged.missed == ()
 
 
@@ -218,6 +283,53 @@ def test_the_explainer_warms_up_for_gl703_and_takes_out_confirmed_lines(
     warmed = RunResult([graph], warm=[graph.key])
     assert explain(graph, warmed) is None  # at line 5, no finding: unexplained
     synced = _failed(a, 3, 9, "RuntimeError: sync", at=6)
-    assert explain(synced, warmed) == ("neutralised", [str(a.resolve()), 6])
+    assert explain(synced, warmed) == ("neutralised", [str(a.resolve()), 6, "hoisted"])
     merged = _merge([RunResult([graph]), warmed], [warmup], a)
     assert merged.findings[0].status == "confirmed"  # not "not reproduced" warmed
+
+
+def test_a_captures_own_call_taken_out_runs_the_code_eagerly() -> None:
+    source = (
+        "graphed = torch.cuda.make_graphed_callables(model, (x,))\n"
+        "with torch.cuda.graph(g):\n"
+        "    y = model(x)\n"
+        "g.capture_begin()\n"
+    )
+    taken = dict.fromkeys((1, 2, 4), neutral.UNGRAPHED)
+    out = ast.unparse(neutral.rewrite(ast.parse(source), taken))
+    assert out == "graphed = model\ny = model(x)\npass"
+
+
+def test_failures_of_a_run_that_moved_statements_are_never_missed(
+    tmp_path: Path,
+) -> None:
+    """A failure there may be the moved statement's doing (a value it no longer
+    computes inside the capture), not a hazard no rule saw."""
+    a = tmp_path / "a.py"
+    first = RunResult([_failed(a, 3, 9, "RuntimeError: sync", at=5)])
+    variant = RunResult(
+        [_failed(a, 3, 9, "AssertionError: no inf checks", at=7)],
+        neutralised=[[str(a), 5, "hoisted"]],
+    )
+    found = [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    merged = _merge([first, variant], found, a)
+    assert merged.missed == ()
+    assert _merge([variant.__class__(variant.sites)], found, a).missed != ()
+
+
+def test_a_failure_a_library_swallowed_names_the_users_line() -> None:
+    """``logging`` prints a handler's failure (formatting a tensor under capture);
+    the capture then fails at its end with no line: the swallowed one is used."""
+    from graphlint.runtime import attribution  # noqa: PLC0415
+
+    def log_it() -> None:  # the user's logging call
+        attribution.swallowed(RuntimeError("operation not permitted"), sys._getframe())
+
+    log_it()
+    try:
+        at_end = RuntimeError("operation failed due to a previous error")
+        line = log_it.__code__.co_firstlineno + 1
+        assert attribution.user_frame(at_end) == (str(Path(__file__).resolve()), line)
+        assert attribution.first_line(at_end) == "RuntimeError: operation not permitted"
+    finally:
+        attribution.SWALLOWED.clear()

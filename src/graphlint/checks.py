@@ -31,13 +31,17 @@ class Check:
     # what torch.compile(fullgraph=True) raises on the hazard, measured; None: the
     # hazard is no compile error there
     fullgraph_error: ClassVar[str | None] = None
-    # for a finding on a whole region (reported at its start): what a real capture
-    # raises for the hazard wherever in the region the failing call is, as measured
-    # (case-insensitive substrings); ``graphlint confirm`` matches them anywhere there
+    # what a real capture raises for the hazard wherever in the region the failing
+    # call is (a finding on a whole region; a failure raised inside torch), as
+    # measured (case-insensitive substrings); ``graphlint confirm`` matches them
+    # anywhere in the finding's region
     region_failures: ClassVar[tuple[str, ...]] = ()
     # the hazard is host work that a replay never repeats: ``graphlint confirm``
     # confirms it when its line runs while a CUDA graph is being captured
     host_work: ClassVar[bool] = False
+    # the fix is a warm-up before the capture: ``graphlint confirm`` tries the
+    # capture warmed up next, and a run that warms any capture says nothing of it
+    fixed_by_warmup: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     name: ClassVar[str]  # derived from the class name
 

@@ -402,8 +402,8 @@ def confirm(
         typer.Option(
             min=0,
             help="Runs again after an explained failure, each with the failing "
-            "statement taken out (or the capture warmed up), so the findings "
-            "behind it get a verdict too.",
+            "statement moved out of the capture (or the capture warmed up), so "
+            "the findings behind it get a verdict too.",
         ),
     ] = 20,
     output_format: Annotated[
@@ -425,8 +425,8 @@ def confirm(
     eager execution; the program's own torch.cuda.graph blocks and
     make_graphed_callables calls are observed. The script runs once to survey,
     then once per region, each in a fresh process; after an explained failure,
-    again with the failing statement taken out (--variants). The report merges
-    the verdicts with `graphlint check`'s findings for the same files:
+    again with the failing statement moved out of the capture (--variants). The
+    report merges the verdicts with `graphlint check`'s findings for the same files:
     confirmed, not reproduced, not executed, no verdict, and failures no rule
     predicted (missed).
     Exit 1 when a capture failed, a replay was wrong or a failure was missed.

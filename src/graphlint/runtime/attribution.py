@@ -12,6 +12,7 @@ import functools
 import os
 import sysconfig
 import traceback
+from types import FrameType
 
 _NOT_USER = tuple(
     os.path.realpath(p) + os.sep
@@ -52,17 +53,46 @@ def _chain(error: BaseException) -> list[BaseException]:
     return chain
 
 
+SWALLOWED: list[tuple[str, int, BaseException]] = []  # in the capture under way
+
+
+def swallowed(error: BaseException, frame: FrameType | None) -> None:
+    """A failure that a library caught and did not raise (``logging`` prints the
+    failures of its handlers): it still breaks the capture under way, which then
+    fails at its end with no line of its own. Kept with the innermost line of the
+    user's code that called in, to attribute that failure."""
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is not None:
+        path = os.path.realpath(frame.f_code.co_filename)
+        SWALLOWED.append((path, frame.f_lineno, error))
+
+
 def user_frame(error: BaseException) -> tuple[str, int] | None:
     """The user's file and line where ``error``, or the failure it hides, was raised."""
     for item in reversed(_chain(error)):  # the first failure first
         for frame in reversed(traceback.extract_tb(item.__traceback__)):
             if frame.lineno is not None and is_user_file(frame.filename):
                 return os.path.realpath(frame.filename), frame.lineno
+    if SWALLOWED:  # no line of the user's: a failure caught and printed first
+        path, line, _ = SWALLOWED[0]
+        return path, line
     return None
 
 
+def _names_user_line(error: BaseException) -> bool:
+    return any(
+        frame.lineno is not None and is_user_file(frame.filename)
+        for item in _chain(error)
+        for frame in traceback.extract_tb(item.__traceback__)
+    )
+
+
 def first_line(error: BaseException) -> str:
-    """``RuntimeError: Cannot copy ...``: the first line of the first failure."""
+    """``RuntimeError: Cannot copy ...``: the first line of the first failure (one
+    a library swallowed during the capture, when the error names no user line)."""
     first = _chain(error)[-1]
+    if SWALLOWED and not _names_user_line(error):
+        first = SWALLOWED[0][2]
     text = str(first).strip().splitlines()
     return f"{type(first).__name__}: {text[0] if text else ''}"

@@ -22,11 +22,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import os
 import sys
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -150,6 +151,8 @@ def _judge(
     site: Site, replayed: Mapping[str, Any], eager: Mapping[str, Any], when: str
 ) -> None:
     settings = session.settings()
+    if not _compares():
+        return
     site.compared += 1
     difference = compare(replayed, eager, settings["atol"], settings["rtol"])
     if difference is not None:
@@ -167,6 +170,12 @@ def _wants_comparison(site: Site) -> bool:
         and not site.failed
         and site.compared < int(session.settings()["compare"])
     )
+
+
+def _compares() -> bool:
+    """Whether this run compares replays with eager: not in a run that moves
+    statements out of the capture, whose eager runs compute them and replays not."""
+    return not session.settings()["neutralised"]
 
 
 class FunctionProbe:
@@ -358,14 +367,44 @@ class ObservedCapture:
 
     def replay(self, graph: Any) -> None:
         self.replays += 1
+        if _wants_comparison(self.site) and _compares():
+            self.kept()
         self.check(graph, f"replay {self.replays}")
         _replay(graph)  # what the program asked for
+
+    def kept(self) -> None:
+        """Results kept across replays that alias one output buffer: two places of
+        the program's state, outside the block, hold the same output's memory (a
+        list of "results", one per replay), so this replay overwrites them all."""
+        outputs = {
+            _storage(tensor): path
+            for path, tensor in reachable(
+                {n: self.env[n] for n in self.block.assigned if n in self.env}
+            ).tensors.items()
+            if tensor.numel()
+        }
+        env = {**self.frame.f_globals, **self.frame.f_locals}
+        holders: dict[int, list[str]] = {}
+        for name in sorted(set(env) - self.block.names):
+            for path, tensor in _held(env[name], name, 0, set()):
+                if tensor.numel() and _storage(tensor) in outputs:
+                    holders.setdefault(_storage(tensor), []).append(path)
+        for storage, paths in holders.items():
+            if len(paths) > 1:
+                self.site.status = SILENT_WRONG
+                self.site.tensors = paths
+                shown = ", ".join(f"`{p}`" for p in paths[:3])
+                self.site.detail = (
+                    f"{shown} all hold the graph's output `{outputs[storage]}` "
+                    f"(kept across replays): replay {self.replays} overwrites them"
+                )
+                return
 
     def check(self, graph: Any, when: str) -> None:
         """Compare a replay with eager on the program's values, then on varied
         inputs; the state is as before afterwards."""
         for vary in (False, True):
-            if self.block.code is None or not _wants_comparison(self.site):
+            if not (self.block.code and _wants_comparison(self.site) and _compares()):
                 return
             self.compare(graph, f"{when}, varied inputs" if vary else when, vary)
 
@@ -406,6 +445,25 @@ class ObservedCapture:
             _judge(self.site, replayed, eager, when)
         before.restore()
         torch.cuda.set_rng_state(rng)
+
+
+def _held(
+    value: Any, path: str, depth: int, seen: set[int]
+) -> Iterator[tuple[str, Any]]:
+    """Every tensor ``value`` holds in lists, tuples and dicts, at every path that
+    reaches it (the same tensor kept twice is two places)."""
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        yield path, value
+    elif depth < 3 and isinstance(value, (list, tuple, dict)) and id(value) not in seen:
+        seen.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            yield from _held(item, f"{path}[{key!r}]", depth + 1, seen)
+
+
+def _storage(tensor: Any) -> int:
+    return int(tensor.untyped_storage().data_ptr())
 
 
 def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
@@ -588,22 +646,25 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
     else:
         began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
     lines.begin_capture()
+    attribution.SWALLOWED.clear()
     return began
 
 
 def _capture_end(graph: Any) -> Any:
     lines.end_capture()
     site = OPEN.pop(id(graph), None)
-    if site is None:
-        return ORIGINAL["capture_end"](graph)
-    frame = sys._getframe(1)
-    if os.path.realpath(frame.f_code.co_filename) == site.path:
-        site.end_line = max(site.end_line, frame.f_lineno)
+    if site is not None:
+        frame = sys._getframe(1)
+        if os.path.realpath(frame.f_code.co_filename) == site.path:
+            site.end_line = max(site.end_line, frame.f_lineno)
     try:
-        return ORIGINAL["capture_end"](graph)
+        ended = ORIGINAL["capture_end"](graph)
     except Exception as error:
-        session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+        if site is not None:
+            session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
         raise
+    attribution.SWALLOWED.clear()  # a capture that ended well: nothing to explain
+    return ended
 
 
 def fail_open(error: BaseException) -> bool:
@@ -616,6 +677,15 @@ def fail_open(error: BaseException) -> bool:
     with contextlib.suppress(session.StopRun):  # the run has ended already
         session.fail(site, CAPTURE_ERROR, error)
     return True
+
+
+def _handle_error(handler: logging.Handler, record: logging.LogRecord) -> None:
+    """``logging`` prints a handler's failure instead of raising it: one while a
+    graph is captured (formatting a tensor syncs) is kept for attribution."""
+    error = sys.exc_info()[1]
+    if lines.capturing() and error is not None:
+        attribution.swallowed(error, sys._getframe(1))
+    ORIGINAL["handle_error"](handler, record)
 
 
 def _replay_hook(graph: Any) -> None:
@@ -645,6 +715,8 @@ def install() -> None:
     cuda.CUDAGraph.replay = _replay_hook
     cuda.CUDAGraph.capture_begin = _capture_begin
     cuda.CUDAGraph.capture_end = _capture_end
+    ORIGINAL["handle_error"] = logging.Handler.handleError
+    logging.Handler.handleError = _handle_error  # type: ignore[method-assign,assignment]
     compiled.install(torch)
 
 

@@ -170,6 +170,11 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
             SITES.append(site)
 
         def wrap(target: Any) -> Any:
+            code = getattr(getattr(target, "forward", target), "__code__", None)
+            if code is not None:  # Dynamo runs it: its lines raise no line events
+                last = max((n for *_, n in code.co_lines() if n), default=0)
+                site.body = [os.path.realpath(code.co_filename), code.co_firstlineno]
+                site.body.append(max(last, code.co_firstlineno))
             made = original(target, **kwargs)
             if isinstance(made, torch.nn.Module):
                 return _module_counted(site, made)

@@ -7,7 +7,7 @@ each site is the target of a run of its own, which captures it (a marked region)
 or compares its replays with eager (a ``torch.cuda.graph`` block). That is one
 trial. A capture stops at its first failure; when the failure is explained (a
 finding confirmed there, or the region fails so eagerly too), the next trial runs
-the script with that statement taken out, or with the capture warmed up first
+the script with that statement moved out of the capture, or the capture warmed up
 (``graphlint.runtime.neutral``), so the findings behind it get their own chance.
 The driver never imports torch beyond checking that a GPU is there.
 """
@@ -82,13 +82,20 @@ def run_once(
 
 
 def _targets(survey: RunResult, done: set[str]) -> list[Site]:
-    """The sites a run of their own can say more about (not yet said)."""
+    """The sites a run of their own can say more about (not yet said): a marked
+    region, which only such a run captures, and a capture of the program's,
+    whose replays such a run compares (except in a run that moves statements out
+    of the capture: its comparisons would not be the program's)."""
+    compares = not survey.neutralised
     return [
         site
         for site in survey.sites
         if site.calls
         and site.key not in done
-        and (site.kind in PROBED or (site.kind == GRAPH_BLOCK and not site.failed))
+        and (
+            site.kind in PROBED
+            or (compares and site.kind == GRAPH_BLOCK and not site.failed)
+        )
     ]
 
 

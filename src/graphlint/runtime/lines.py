@@ -56,6 +56,11 @@ def begin_capture() -> None:
     _DEPTH[0] += 1
 
 
+def capturing() -> bool:
+    """Whether a CUDA graph is being captured now."""
+    return _DEPTH[0] > 0
+
+
 def end_capture() -> None:
     _DEPTH[0] = max(0, _DEPTH[0] - 1)
 

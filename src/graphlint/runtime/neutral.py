@@ -1,11 +1,14 @@
-"""The user's code with some statements taken out: a variant run of the script.
+"""The user's code with some statements moved out of the capture: a variant run.
 
 A capture stops at its first failure, so the findings after it in the same region
 would never be tried. Once a failure is confirmed (or shown to be the script's own,
-eager too), ``graphlint confirm`` runs the script again with that statement
-replaced by ``pass``, and so on, until each finding has had its own chance. The
-statement is the innermost one holding the failing line; the rest of the file
-keeps its line numbers, so every later failure is attributed as before.
+eager too), ``graphlint confirm`` runs the script again with that statement moved
+out of the capture, and so on, until each finding has had its own chance. The
+statement is the innermost one holding the failing line. Its expressions are
+computed when no graph is being captured (the warm-up) and the capture reuses the
+values kept then, as a fix that hoists them would; the rest of the statement stays,
+so the names it binds stay bound, and every line keeps its number, so each later
+failure is attributed as before.
 
 The run's settings name the lines (``neutralised``: ``[[path, line], ...]``); the
 script, the modules it imports from the user's files, and the blocks the checker
@@ -16,29 +19,37 @@ Nothing is written: the bytecode of a rewritten module is never cached.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib.abc
 import importlib.machinery
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-from graphlint.runtime import session
+from graphlint.runtime import lines, session
+
+HOISTED = "hoisted"  # computed outside the capture, its value reused inside
+UNGRAPHED = "ungraphed"  # a capture's own call: the code runs without it
+
+Taken = dict[int, str]  # line -> how its statement is moved: HOISTED or UNGRAPHED
 
 
 @functools.cache
-def _neutralised() -> dict[str, frozenset[int]]:
-    found: dict[str, set[int]] = {}
-    for path, line in session.settings().get("neutralised") or ():
-        found.setdefault(os.path.realpath(path), set()).add(int(line))
-    return {path: frozenset(lines) for path, lines in found.items()}
+def _neutralised() -> dict[str, Taken]:
+    found: dict[str, Taken] = {}
+    for path, line, *mode in session.settings().get("neutralised") or ():
+        found.setdefault(os.path.realpath(path), {})[int(line)] = (
+            mode[0] if mode else HOISTED
+        )
+    return found
 
 
-def lines_of(path: str) -> frozenset[int]:
-    """The lines of ``path`` whose statements this run takes out."""
-    return _neutralised().get(os.path.realpath(path), frozenset())
+def lines_of(path: str) -> Taken:
+    """The lines of ``path`` whose statements this run moves, and how."""
+    return _neutralised().get(os.path.realpath(path), {})
 
 
 def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
@@ -59,40 +70,125 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     return found
 
 
+HOIST = "__graphlint_hoist__"  # the builtin a rewritten statement calls
+VALUES: dict[str, Any] = {}  # by "path:line": the value last computed eagerly
+
+
+def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
+    """What a statement moved out of the capture computes. Run eagerly (outside any
+    capture: the warm-up) it computes its value and keeps it (an ``if``'s or an
+    ``assert``'s test as a bool); while a graph is being captured it returns the
+    value kept (None when none was), and a loop's test is false."""
+    if not lines.capturing():
+        value = compute()
+        VALUES[key] = bool(value) if kind != "value" else value
+        return VALUES[key]
+    return False if kind == "loop" else VALUES.get(key)
+
+
 class _TakeOut(ast.NodeTransformer):
-    def __init__(self, statements: Sequence[ast.stmt]) -> None:
-        self.ids = {id(s) for s in statements}
+    """Moves statements out of the capture: each expression of a statement taken
+    out is computed outside captures only (in the warm-up), and the capture uses
+    the value kept then; a loop's condition is false while capturing. The rest of
+    the statement stays (the body of an ``if``, the target of an assignment), so
+    the names it binds stay bound and the code after it runs on."""
+
+    def __init__(self, statements: dict[int, str], path: str) -> None:
+        self.modes = statements  # id(statement) -> HOISTED or UNGRAPHED
+        self.path = path
+
+    def _hoisted(
+        self, node: ast.stmt, value: ast.expr, kind: str = "value"
+    ) -> ast.expr:
+        call = ast.Call(
+            func=ast.Name(HOIST, ast.Load()),
+            args=[
+                ast.Constant(f"{self.path}:{node.lineno}"),
+                ast.Lambda(
+                    ast.arguments(
+                        posonlyargs=[],
+                        args=[],
+                        kwonlyargs=[],
+                        kw_defaults=[],
+                        defaults=[],
+                    ),
+                    value,
+                ),
+                ast.Constant(kind),
+            ],
+            keywords=[],
+        )
+        return ast.copy_location(call, value)
 
     def visit(self, node: ast.AST) -> Any:
-        if id(node) in self.ids:
-            return ast.copy_location(ast.Pass(), node)
-        return self.generic_visit(node)
+        mode = self.modes.get(id(node))
+        if mode is None:
+            return self.generic_visit(node)
+        if mode == UNGRAPHED:
+            return _ungraphed(node)
+        self.generic_visit(node)  # statements inside it may move too (an elif)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+            if node.value is not None:
+                node.value = self._hoisted(node, node.value)
+                return node
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            node.value = self._hoisted(node, node.value)
+            return node
+        elif isinstance(node, (ast.If, ast.Assert)):
+            node.test = self._hoisted(node, node.test, "test")
+            return node
+        elif isinstance(node, ast.While):
+            node.test = self._hoisted(node, node.test, "loop")
+            return node
+        return ast.copy_location(ast.Pass(), node)
 
 
-def rewrite(tree: ast.Module, lines: frozenset[int]) -> ast.Module:
-    """``tree`` with the statement holding each of ``lines`` replaced by ``pass``."""
-    if not lines:
-        return tree
-    statements = [s for s in (statement_at(tree, line) for line in lines) if s]
+def _ungraphed(node: ast.AST) -> ast.AST | list[ast.stmt]:
+    """A capture's own call taken out: ``graphed = make_graphed_callables(model,
+    ...)`` binds the model itself (``torch.compile(fn)`` the function), and a
+    ``with torch.cuda.graph(g):`` leaves its body, so the code runs eagerly; any
+    other statement becomes ``pass``."""
+    if isinstance(node, ast.With):
+        return node.body
+    if (
+        isinstance(node, (ast.Assign, ast.AnnAssign))
+        and isinstance(node.value, ast.Call)
+        and node.value.args
+        and not isinstance(node.value.args[0], ast.Starred)
+    ):
+        node.value = node.value.args[0]
+        return node
+    return ast.copy_location(ast.Pass(), node)
+
+
+def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
+    """``tree`` with the statement holding each line of ``taken`` moved out of the
+    capture (``_TakeOut``)."""
+    statements = {
+        id(found): mode
+        for line, mode in taken.items()
+        if (found := statement_at(tree, line)) is not None
+    }
     if not statements:
         return tree
-    changed = _TakeOut(statements).visit(tree)
+    changed = _TakeOut(statements, path).visit(tree)
     assert isinstance(changed, ast.Module)
     return ast.fix_missing_locations(changed)
 
 
 def compile_file(path: str) -> CodeType | None:
-    """``path`` compiled with its neutralised statements taken out; None when this
+    """``path`` compiled with its statements moved out of the capture; None when this
     run takes nothing out of it (or it cannot be read)."""
-    lines = lines_of(path)
-    if not lines:
+    taken = lines_of(path)
+    if not taken:
         return None
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
-    code: CodeType = compile(rewrite(tree, lines), path, "exec", dont_inherit=True)
+    rewritten = rewrite(tree, taken, os.path.realpath(path))
+    code: CodeType = compile(rewritten, path, "exec", dont_inherit=True)
     return code
 
 
@@ -126,9 +222,5 @@ class _Finder(importlib.abc.MetaPathFinder):
 def install() -> None:
     """Rewrite the user's modules this run takes statements out of, when imported."""
     if _neutralised():
+        setattr(builtins, HOIST, hoist)
         sys.meta_path.insert(0, _Finder())
-
-
-def describe(places: Sequence[Sequence[Any]]) -> str:
-    """``a.py:12, a.py:14``: the statements a variant run took out."""
-    return ", ".join(f"{os.path.basename(str(p))}:{line}" for p, line in places)

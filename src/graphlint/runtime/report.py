@@ -32,7 +32,6 @@ from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
-    COMPILED,
     CRASHED,
     GRAPH_BLOCK,
     SILENT_WRONG,
@@ -117,15 +116,22 @@ def _check(code: str) -> Any:
 
 
 def _of_its_kind(d: Diagnostic, site: Site) -> bool:
-    """Whether ``site``'s capture failure is the one a finding on its whole region
-    (reported at the region's start) predicts, wherever in the region it was raised
-    (``Check.region_failures``)."""
-    if d.region is None or d.region.path is not None or d.line != d.region.line:
+    """Whether ``site``'s capture failure is the one ``d``'s rule measured for its
+    hazard anywhere in the region (``Check.region_failures``): a finding on a whole
+    region, or a failure torch raises without naming the user's line."""
+    if d.region is None:
         return False
     check = _check(d.code)
     detail = site.detail.lower()
     kinds = check.region_failures if check else ()
     return any(kind.lower() in detail for kind in kinds)
+
+
+def _warm_kind(d: Diagnostic) -> bool:
+    """Whether a warm-up is what ``d`` asks for (GL703): a trial that warms any
+    capture up says nothing of it."""
+    check = _check(d.code)
+    return bool(check and check.fixed_by_warmup)
 
 
 def _host_work(d: Diagnostic) -> bool:
@@ -162,6 +168,8 @@ def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
     if region is None or region.calls == 0:
         return NO_VERDICT, "its region did not run"
     site = region
+    if trial.ran(d.path, d.line) is False and not site.compiles(d.path, d.line):
+        return NO_VERDICT, f"its line did not run, though {site.name} did"
     if site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
         return CONFIRMED, site.detail
     if site.status == CAPTURE_ERROR and _of_its_kind(d, site):
@@ -175,8 +183,6 @@ def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
         return NO_VERDICT, f"the capture of {site.name} failed first, at {where}"
     if site.status in (WARMUP_ERROR, CRASHED):
         return NO_VERDICT, f"{site.name} failed without a capture: {site.detail}"
-    if site.kind != COMPILED and trial.ran(d.path, d.line) is False:
-        return NO_VERDICT, f"its line did not run, though {site.name} captured"
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
         return NO_VERDICT, f"no replay of {site.name} was compared with eager{why}"
@@ -195,8 +201,8 @@ def _judge(d: Diagnostic, trials: Sequence[RunResult]) -> tuple[str, str]:
     else no verdict, for the reason the last trial gives."""
     last: tuple[str, str] | None = None
     for number, trial in enumerate(trials):
-        if trial.takes_out(d.path, d.line) or trial.warms(d.path, d.line):
-            continue
+        if trial.takes_out(d.path, d.line) or (trial.warm and _warm_kind(d)):
+            continue  # a warm-up anywhere initialises cuBLAS for every capture
         status, note = _judge_in(d, trial)
         if number:
             note = f"{note} (run with {trial.variant})"
@@ -258,10 +264,10 @@ def _missed(trial: RunResult, results: Sequence[FileResult]) -> list[Missed]:
 
 class Explainer:
     """What the next trial changes, given a failed site of the last one: the
-    failing statement taken out, when a finding is confirmed there or the region
-    fails so eagerly too; the capture warmed up first, when a finding on the whole
-    region (GL703) is confirmed by its kind of failure; else nothing: the failure
-    is unexplained, and the trials stop."""
+    failing statement moved out of the capture, when a finding is confirmed there
+    or the region fails so eagerly too; the capture warmed up first, when a
+    finding on the whole region (GL703) is confirmed by its kind of failure; else
+    nothing: the failure is unexplained, and the trials stop."""
 
     def __init__(self, lint: Callable[[list[Path]], Sequence[FileResult]]) -> None:
         self.lint = lint
@@ -291,7 +297,9 @@ class Explainer:
         if site.error_path is None or site.error_line is None:
             return None
         if site.eager or any(_failed_here(d, site) for d in findings):
-            return "neutralised", [site.error_path, site.error_line]
+            own = (site.error_path, site.error_line) == (site.path, site.line)
+            mode = "ungraphed" if own else "hoisted"  # the capture's own call
+            return "neutralised", [site.error_path, site.error_line, mode]
         return None
 
 
@@ -310,6 +318,8 @@ def merge(
     )
     missed: dict[tuple[str, int, str], Missed] = {}
     for trial in trials:
+        if trial.neutralised:  # its failures may be the moved statements' doing
+            continue
         for item in _missed(trial, results):
             missed.setdefault((item.path, item.line, item.site.detail), item)
     sites: dict[str, Site] = {}

@@ -48,6 +48,7 @@ class Site:
     tensors: list[str] = field(default_factory=list)  # the tensors that differed
     # torch.compile: where Dynamo broke the graph, [path, line, reason] each
     breaks: list[list[Any]] = field(default_factory=list)
+    body: list[Any] = field(default_factory=list)  # [path, first, last] compiled
 
     @property
     def key(self) -> str:
@@ -62,6 +63,13 @@ class Site:
         if self.eager_ms and self.replay_ms:
             return self.eager_ms / self.replay_ms
         return None
+
+    def compiles(self, path: str, line: int) -> bool:
+        """Whether ``path:line`` is in the function this site compiled."""
+        if not self.body:
+            return False
+        where, first, last = self.body
+        return str(Path(path).resolve()) == where and int(first) <= line <= int(last)
 
     def covers(self, path: str, line: int) -> bool:
         """Whether a statically found region at ``path:line`` is this site."""
@@ -80,7 +88,8 @@ class RunResult:
     # the user's lines that ran, and those that ran while a capture was under way
     executed: dict[str, list[int]] = field(default_factory=dict)
     captured: dict[str, list[int]] = field(default_factory=dict)
-    # the variant: statements taken out ([path, line]), captures warmed up (keys)
+    # the variant: statements moved out of the capture ([path, line]), captures
+    # warmed up first (keys)
     neutralised: list[list[Any]] = field(default_factory=list)
     warm: list[str] = field(default_factory=list)
 
@@ -115,20 +124,25 @@ class RunResult:
     def takes_out(self, path: str, line: int) -> bool:
         real = str(Path(path).resolve())
         return any(
-            str(Path(p).resolve()) == real and n == line for p, n in self.neutralised
+            str(Path(p).resolve()) == real and n == line
+            for p, n, *_ in self.neutralised
         )
-
-    def warms(self, path: str, line: int) -> bool:
-        """Whether this trial warms up the capture at ``path:line``."""
-        return f"{Path(path).resolve()}:{line}" in self.warm
 
     @property
     def variant(self) -> str:
         """How this trial's script differs from the script as written."""
         parts = []
-        if self.neutralised:
-            places = ", ".join(f"{Path(p).name}:{n}" for p, n in self.neutralised)
-            parts.append(f"{places} taken out")
+        for mode, says in (
+            ("hoisted", "moved out of the capture"),
+            ("ungraphed", "run without its capture"),
+        ):
+            places = ", ".join(
+                f"{Path(p).name}:{n}"
+                for p, n, *how in self.neutralised
+                if (how[0] if how else "hoisted") == mode
+            )
+            if places:
+                parts.append(f"{places} {says}")
         if self.warm:
             places = ", ".join(
                 f"{Path(k.rsplit(':', 1)[0]).name}:{k.rsplit(':', 1)[1]}"

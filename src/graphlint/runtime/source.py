@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 from dataclasses import dataclass
 from types import CodeType
 
@@ -43,7 +44,7 @@ def _tree(path: str) -> ast.Module | None:
             tree = ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
-    return neutral.rewrite(tree, neutral.lines_of(path))
+    return neutral.rewrite(tree, neutral.lines_of(path), os.path.realpath(path))
 
 
 def block_at(path: str, line: int) -> Block | None:
