@@ -71,8 +71,10 @@ def test_kept_compiled_output_names_the_call_and_its_loop() -> None:
         tokens.message
     )
     assert "its next call (line 14, in the same loop)" in tokens.message
-    assert found[41].confidence is Confidence.HIGH  # inference_mode
-    assert found[53].confidence is Confidence.HIGH  # self.model, under no_grad
+    table = by_line("GL303-graph-output-kept/bad_compiled_table.py", "GL303")
+    assert table[20].confidence is Confidence.HIGH  # inference_mode
+    served = by_line("GL303-graph-output-kept/bad_compiled_server.py", "GL303")
+    assert served[18].confidence is Confidence.HIGH  # self.model, under no_grad
 
 
 def test_kept_compiled_output_with_autograd_on_is_medium() -> None:
