@@ -17,7 +17,7 @@ import pytest
 
 from graphlint.diagnostics import Diagnostic, FileResult, Outcome
 from graphlint.runtime import confirm, lines, neutral, report, session
-from graphlint.runtime.sites import RunResult, Site
+from graphlint.runtime.sites import STOPPED, RunResult, Site
 from tests.test_confirm import _failed, _finding, _site
 
 CUBLAS = (
@@ -333,3 +333,125 @@ def test_a_failure_a_library_swallowed_names_the_users_line() -> None:
         assert attribution.first_line(at_end) == "RuntimeError: operation not permitted"
     finally:
         attribution.SWALLOWED.clear()
+
+
+def test_what_cannot_move_stays_and_a_value_never_kept_is_said() -> None:
+    source = (
+        "def f(xs, x):\n"
+        "    if (n := x.item()) > 0:\n"  # a walrus binds in f's scope: it stays
+        "        pass\n"
+        "    for r in x.rows():\n"  # the iterable moves, the body stays
+        "        xs.append(r)\n"
+        "    y = x.item()\n"
+        "    return xs\n"
+    )
+    tree = neutral.rewrite(ast.parse(source), dict.fromkeys((2, 4, 6), "hoisted"))
+    out = ast.unparse(tree)
+    assert "(n := x.item()) > 0" in out and neutral.HOIST + "('" in out
+    assert "for r in __graphlint_hoist__" in out and "xs.append(r)" in out
+    lines.begin_capture()
+    try:
+        with pytest.raises(neutral.NotHoisted, match="no warm-up"):
+            neutral.hoist("never-computed:1", lambda: 1)
+    finally:
+        lines.end_capture()
+
+
+def test_a_decorator_line_belongs_to_its_definition() -> None:
+    source = "@torch.compile(\n    mode='reduce-overhead'\n)\ndef f(x):\n    return x\n"
+    tree = ast.parse(source)
+    found = neutral.statement_at(tree, 2)
+    assert isinstance(found, ast.FunctionDef)
+    out = ast.unparse(neutral.rewrite(tree, {1: neutral.UNGRAPHED}))
+    assert out == "def f(x):\n    return x"  # the function runs uncompiled
+
+
+def test_findings_on_any_line_of_a_moved_statement_skip_that_run(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\nvalue = f(\n    t.item(),\n)\ny = 2\n")
+    first = RunResult([_failed(a, 1, 5, "RuntimeError: sync", at=3)])
+    moved = RunResult([_site(a, 1, 5)], neutralised=[[str(a), 3, "hoisted"]])
+    found = [
+        _finding(a, 3, "GL101", Outcome.CAPTURE_ERROR, 1),
+        _finding(a, 2, "GL105", Outcome.CAPTURE_ERROR, 1),  # the same statement
+    ]
+    statuses = [f.status for f in _merge([first, moved], found, a).findings]
+    assert statuses == ["confirmed", "no verdict"]  # never "not reproduced"
+
+
+def test_a_line_after_the_checkers_stop_is_not_said_never_to_run(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    path = str(a.resolve())
+    stopped = RunResult(
+        [_failed(a, 3, 9, "RuntimeError: x", at=4)],
+        STOPPED,
+        executed={path: [3, 4]},
+    )
+    found = [_finding(a, 7, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    (finding,) = _merge([stopped], found, a).findings
+    assert finding.status == "no verdict" and "failed first" in finding.note
+
+
+def test_a_failure_another_finding_explains_is_not_a_region_findings_kind(
+    tmp_path: Path,
+) -> None:
+    """GL705's failure is any sync under capture: a .item() flagged where the
+    capture failed explains it instead."""
+    a = tmp_path / "a.py"
+    site = _failed(
+        a,
+        3,
+        9,
+        "AcceleratorError: operation not permitted when stream is capturing",
+        at=6,
+    )
+    ddp = _finding(a, 3, "GL705", Outcome.CAPTURE_ERROR, 3)
+    item = _finding(a, 6, "GL101", Outcome.CAPTURE_ERROR, 3)
+    statuses = [f.status for f in _merge([RunResult([site])], [ddp, item], a).findings]
+    assert statuses == ["no verdict", "confirmed"]
+    alone = _merge([RunResult([site])], [ddp], a).findings
+    assert alone[0].status == "confirmed"
+
+
+def test_marked_regions_are_captured_again_in_every_variant_and_steps_not_repeated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = tmp_path / "a.py"
+    asked: list[tuple[object, int]] = []
+
+    def run_once(
+        script: Path, args: list[str], settings: dict[str, object], timeout: object
+    ) -> RunResult:
+        moved = len(settings["neutralised"])  # type: ignore[arg-type]
+        asked.append((settings["target"], moved))
+        marked = _site(a, 3, 9)
+        if settings["target"] is None:
+            return RunResult([marked])
+        return RunResult([_failed(a, 3, 9, "RuntimeError: x", at=5 + moved)])
+
+    def explain(site: Site, trial: RunResult) -> tuple[str, object] | None:
+        return ("neutralised", [site.error_path, min(site.error_line or 0, 6)])
+
+    monkeypatch.setattr(confirm, "run_once", run_once)
+    trials, runs = confirm.run_all(a, [], {}, explain=explain, variants=5)
+    marked_key = _site(a, 3, 9).key
+    assert asked == [
+        (None, 0),
+        (marked_key, 0),
+        (None, 1),
+        (marked_key, 1),
+        (None, 2),
+        (marked_key, 2),
+    ]
+    assert len(trials) == 3 and runs == 6  # line 6 again: a step already taken
+
+
+def test_the_import_finder_leaves_modules_it_does_not_rewrite_alone(
+    settings: object,
+) -> None:
+    settings(neutralised=[["/nowhere/rewritten.py", 1, "hoisted"]])  # type: ignore[operator]
+    assert neutral._Finder().find_spec("json", None) is None

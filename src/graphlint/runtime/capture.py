@@ -101,12 +101,19 @@ def _feed(static: Any, live: Any) -> bool:
 
 
 def _time_ms(run: Callable[[], Any], repeat: int = TIMED_RUNS) -> float:
+    """Milliseconds a call of ``run`` takes, with the line trace off (it slows the
+    eager run's Python, not the replay)."""
     torch = _torch()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        run()
-    torch.cuda.synchronize()
+    trace = sys.gettrace()
+    sys.settrace(None)
+    try:
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            run()
+        torch.cuda.synchronize()
+    finally:
+        sys.settrace(trace)
     return (time.perf_counter() - start) * 1000 / repeat
 
 
@@ -373,29 +380,31 @@ class ObservedCapture:
         _replay(graph)  # what the program asked for
 
     def kept(self) -> None:
-        """Results kept across replays that alias one output buffer: two places of
-        the program's state, outside the block, hold the same output's memory (a
-        list of "results", one per replay), so this replay overwrites them all."""
+        """Results kept across replays that alias one output: the same view of an
+        output's memory held twice in the program's lists, tuples and dicts
+        outside the block (a list of "results", one per replay), so this replay
+        overwrites them all. Names and views of an output are not counted."""
         outputs = {
-            _storage(tensor): path
+            _view(tensor): path
             for path, tensor in reachable(
                 {n: self.env[n] for n in self.block.assigned if n in self.env}
             ).tensors.items()
             if tensor.numel()
         }
         env = {**self.frame.f_globals, **self.frame.f_locals}
-        holders: dict[int, list[str]] = {}
+        holders: dict[tuple[Any, ...], list[str]] = {}
+        seen: set[int] = set()
         for name in sorted(set(env) - self.block.names):
-            for path, tensor in _held(env[name], name, 0, set()):
-                if tensor.numel() and _storage(tensor) in outputs:
-                    holders.setdefault(_storage(tensor), []).append(path)
-        for storage, paths in holders.items():
+            for path, tensor in _held(env[name], name, 0, seen):
+                if tensor.numel() and _view(tensor) in outputs:
+                    holders.setdefault(_view(tensor), []).append(path)
+        for view, paths in holders.items():
             if len(paths) > 1:
                 self.site.status = SILENT_WRONG
                 self.site.tensors = paths
                 shown = ", ".join(f"`{p}`" for p in paths[:3])
                 self.site.detail = (
-                    f"{shown} all hold the graph's output `{outputs[storage]}` "
+                    f"{shown} all hold the graph's output `{outputs[view]}` "
                     f"(kept across replays): replay {self.replays} overwrites them"
                 )
                 return
@@ -450,20 +459,24 @@ class ObservedCapture:
 def _held(
     value: Any, path: str, depth: int, seen: set[int]
 ) -> Iterator[tuple[str, Any]]:
-    """Every tensor ``value`` holds in lists, tuples and dicts, at every path that
-    reaches it (the same tensor kept twice is two places)."""
+    """Every tensor held in the lists, tuples and dicts of ``value``, at every
+    path that reaches it (the same tensor kept twice is two places); each
+    container once."""
+    if depth >= 3 or not isinstance(value, (list, tuple, dict)) or id(value) in seen:
+        return
+    seen.add(id(value))
     torch = _torch()
-    if isinstance(value, torch.Tensor):
-        yield path, value
-    elif depth < 3 and isinstance(value, (list, tuple, dict)) and id(value) not in seen:
-        seen.add(id(value))
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(item, torch.Tensor):
+            yield f"{path}[{key!r}]", item
+        else:
             yield from _held(item, f"{path}[{key!r}]", depth + 1, seen)
 
 
-def _storage(tensor: Any) -> int:
-    return int(tensor.untyped_storage().data_ptr())
+def _view(tensor: Any) -> tuple[Any, ...]:
+    """The memory a tensor shows: where, in what shape and strides."""
+    return (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
 
 
 def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
@@ -490,15 +503,16 @@ def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
 
 def _fails_eagerly(run: Callable[[], Any], failure: BaseException) -> str | None:
     """The error ``run`` raises without capture, when it is the capture's own
-    failure again (the same type, at the same line of the user's code): the
+    failure again (the same error, at the same line of the user's code): the
     region fails anyway, so the failure is not a capture hazard."""
     try:
         run()
     except Exception as error:
-        same = type(error) is type(failure) and attribution.user_frame(
+        again = attribution.first_line(error)
+        same = again == attribution.first_line(failure) and attribution.user_frame(
             error
         ) == attribution.user_frame(failure)
-        return attribution.first_line(error) if same else None
+        return again if same else None
     return None
 
 

@@ -17,8 +17,7 @@ from types import CodeType
 from graphlint.read import package_of, source_root
 from graphlint.runtime import lines, neutral, session
 from graphlint.runtime.attribution import first_line, user_frame
-
-STOPPED = "it was stopped at a failed capture (the process is not clean after one)"
+from graphlint.runtime.sites import STOPPED
 
 
 def run(script: str, args: list[str]) -> str | None:

@@ -82,10 +82,11 @@ def run_once(
 
 
 def _targets(survey: RunResult, done: set[str]) -> list[Site]:
-    """The sites a run of their own can say more about (not yet said): a marked
-    region, which only such a run captures, and a capture of the program's,
-    whose replays such a run compares (except in a run that moves statements out
-    of the capture: its comparisons would not be the program's)."""
+    """The sites a run of their own can say more about: a marked region, which
+    only such a run captures (in every trial: a variant may fail it elsewhere),
+    and a capture of the program's whose replays no run has compared yet (except
+    in a run that moves statements out of the capture: its comparisons would not
+    be the program's)."""
     compares = not survey.neutralised
     return [
         site
@@ -100,7 +101,7 @@ def _targets(survey: RunResult, done: set[str]) -> list[Site]:
 
 
 # What to change in the next variant, given a failed site of the last trial:
-# ("neutralised", [path, line]) or ("warm", site key); None to stop.
+# ("neutralised", [path, line, mode]) or ("warm", site key); None to stop.
 Step = tuple[str, Any]
 Explain = Callable[[Site, RunResult], Step | None]
 
@@ -116,12 +117,16 @@ def _trial(
     """The script run once to survey, then once per site to say more about."""
     survey = run_once(script, args, {**settings, "target": None}, timeout)
     sites = {site.key: site for site in survey.sites}
-    trial = replace(survey, sites=[])
+    # the variant is what was asked for, even of a run that crashed before saying
+    trial = replace(
+        survey, sites=[], neutralised=settings["neutralised"], warm=settings["warm"]
+    )
     targets = _targets(survey, done)
     for site in targets:
         progress(f"capturing {site.name} ({site.path}:{site.line})")
         run = run_once(script, args, {**settings, "target": site.key}, timeout)
-        done.add(site.key)
+        if site.kind == GRAPH_BLOCK:
+            done.add(site.key)
         found = next((s for s in run.sites if s.key == site.key), None)
         if found is not None and found.calls:
             sites[site.key] = found
@@ -155,8 +160,8 @@ def run_all(
     variant: dict[str, list[Any]] = {"neutralised": [], "warm": []}
     runs = 0
     while True:
-        trial = RunResult([], neutralised=variant["neutralised"], warm=variant["warm"])
-        progress(f"surveying {script} ({trial.variant})")
+        shown = RunResult([], neutralised=variant["neutralised"], warm=variant["warm"])
+        progress(f"surveying {script} ({shown.variant})")
         trial, count = _trial(
             script, args, {**settings, **variant}, timeout, done, progress
         )
@@ -165,8 +170,9 @@ def run_all(
         if len(trials) > variants:
             break
         steps = (explain(site, trial) for site in trial.sites if site.failed)
-        step = next((found for found in steps if found is not None), None)
-        if step is None or step[1] in variant[step[0]]:
+        new = (s for s in steps if s is not None and s[1] not in variant[s[0]])
+        step = next(new, None)
+        if step is None:
             break
         variant = {**variant, step[0]: [*variant[step[0]], step[1]]}
     return trials, runs

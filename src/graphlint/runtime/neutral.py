@@ -10,9 +10,10 @@ values kept then, as a fix that hoists them would; the rest of the statement sta
 so the names it binds stay bound, and every line keeps its number, so each later
 failure is attributed as before.
 
-The run's settings name the lines (``neutralised``: ``[[path, line], ...]``); the
-script, the modules it imports from the user's files, and the blocks the checker
-re-runs (``graphlint.runtime.source``) are all compiled from the rewritten source.
+The run's settings name the lines (``neutralised``: ``[[path, line, mode], ...]``,
+the mode ``hoisted``, or ``ungraphed`` for a capture's own call); the script, the
+modules it imports from the user's files, and the blocks the checker re-runs
+(``graphlint.runtime.source``) are all compiled from the rewritten source.
 Nothing is written: the bytecode of a rewritten module is never cached.
 """
 
@@ -52,9 +53,15 @@ def lines_of(path: str) -> Taken:
     return _neutralised().get(os.path.realpath(path), {})
 
 
+def _first_line(node: ast.stmt) -> int:
+    """A statement's first line: a decorated definition starts at its decorator."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
 def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     """The innermost statement that holds ``line`` (a compound statement holds the
-    lines of its header; its body's statements are deeper)."""
+    lines of its header and decorators; its body's statements are deeper)."""
     found: ast.stmt | None = None
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     depth_found = -1
@@ -62,7 +69,7 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
         node, depth = stack.pop()
         if isinstance(node, ast.stmt):
             end = node.end_lineno or node.lineno
-            if not node.lineno <= line <= end:
+            if not _first_line(node) <= line <= end:
                 continue
             if depth > depth_found:
                 found, depth_found = node, depth
@@ -70,20 +77,73 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     return found
 
 
+def span(path: str, line: int) -> tuple[int, int]:
+    """The first and last lines of the statement of ``path`` that holds ``line``
+    (the line alone when the file cannot be read)."""
+    tree = _parsed(os.path.realpath(path))
+    found = statement_at(tree, line) if tree is not None else None
+    if found is None:
+        return line, line
+    return _first_line(found), found.end_lineno or found.lineno
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(path: str) -> ast.Module | None:
+    try:
+        with open(path, "rb") as handle:
+            return ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 HOIST = "__graphlint_hoist__"  # the builtin a rewritten statement calls
 VALUES: dict[str, Any] = {}  # by "path:line": the value last computed eagerly
+
+
+class NotHoisted(RuntimeError):
+    """A statement moved out of the capture ran under capture before any run
+    outside it had computed its value (no warm-up ran it): the variant cannot go on
+    there, and says so rather than let a made-up value fail further on."""
 
 
 def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
     """What a statement moved out of the capture computes. Run eagerly (outside any
     capture: the warm-up) it computes its value and keeps it (an ``if``'s or an
     ``assert``'s test as a bool); while a graph is being captured it returns the
-    value kept (None when none was), and a loop's test is false."""
+    value kept, a loop's test is false, and a statement's dropped value None."""
     if not lines.capturing():
         value = compute()
         VALUES[key] = bool(value) if kind != "value" else value
         return VALUES[key]
-    return False if kind == "loop" else VALUES.get(key)
+    if kind == "loop":
+        return False
+    if kind == "effect":
+        return None
+    if key not in VALUES:
+        raise NotHoisted(
+            "graphlint confirm: this statement was moved out of the capture, but "
+            "nothing ran it before the capture (no warm-up)"
+        )
+    return VALUES[key]
+
+
+# Expressions that cannot move into a lambda unchanged: they bind or read names of
+# the enclosing scope (walrus, zero-argument super()) or suspend it (yield, await).
+_UNMOVABLE = (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def _movable(value: ast.expr) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, _UNMOVABLE):
+            return False
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "super"
+            and not node.args
+        ):
+            return False
+    return True
 
 
 class _TakeOut(ast.NodeTransformer):
@@ -91,10 +151,11 @@ class _TakeOut(ast.NodeTransformer):
     out is computed outside captures only (in the warm-up), and the capture uses
     the value kept then; a loop's condition is false while capturing. The rest of
     the statement stays (the body of an ``if``, the target of an assignment), so
-    the names it binds stay bound and the code after it runs on."""
+    the names it binds stay bound and the code after it runs on. A statement with
+    nothing that can move stays as it is, and fails again where it failed."""
 
-    def __init__(self, statements: dict[int, str], path: str) -> None:
-        self.modes = statements  # id(statement) -> HOISTED or UNGRAPHED
+    def __init__(self, statements: dict[int, tuple[str, int]], path: str) -> None:
+        self.modes = statements  # id(statement) -> (HOISTED or UNGRAPHED, line)
         self.path = path
 
     def _hoisted(
@@ -124,32 +185,44 @@ class _TakeOut(ast.NodeTransformer):
         mode = self.modes.get(id(node))
         if mode is None:
             return self.generic_visit(node)
-        if mode == UNGRAPHED:
-            return _ungraphed(node)
+        if mode[0] == UNGRAPHED:
+            return _ungraphed(node, mode[1])
         self.generic_visit(node)  # statements inside it may move too (an elif)
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
-            if node.value is not None:
-                node.value = self._hoisted(node, node.value)
-                return node
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            node.value = self._hoisted(node, node.value)
-            return node
-        elif isinstance(node, (ast.If, ast.Assert)):
-            node.test = self._hoisted(node, node.test, "test")
-            return node
-        elif isinstance(node, ast.While):
-            node.test = self._hoisted(node, node.test, "loop")
-            return node
-        return ast.copy_location(ast.Pass(), node)
+        field, kind = _MOVED.get(type(node), ("", ""))
+        value = getattr(node, field, None) if field else None
+        if (
+            isinstance(node, ast.stmt)
+            and isinstance(value, ast.expr)
+            and _movable(value)
+        ):
+            setattr(node, field, self._hoisted(node, value, kind))
+        return node  # nothing it computes can move: the variant changes nothing
 
 
-def _ungraphed(node: ast.AST) -> ast.AST | list[ast.stmt]:
+# What moves out of each kind of statement, and how its value is used.
+_MOVED: dict[type, tuple[str, str]] = {
+    ast.Assign: ("value", "value"),
+    ast.AugAssign: ("value", "value"),
+    ast.AnnAssign: ("value", "value"),
+    ast.Return: ("value", "value"),
+    ast.Expr: ("value", "effect"),  # its value is dropped: none need be kept
+    ast.For: ("iter", "value"),
+    ast.If: ("test", "test"),
+    ast.Assert: ("test", "test"),
+    ast.While: ("test", "loop"),
+}
+
+
+def _ungraphed(node: ast.AST, line: int) -> ast.AST | list[ast.stmt]:
     """A capture's own call taken out: ``graphed = make_graphed_callables(model,
-    ...)`` binds the model itself (``torch.compile(fn)`` the function), and a
-    ``with torch.cuda.graph(g):`` leaves its body, so the code runs eagerly; any
-    other statement becomes ``pass``."""
+    ...)`` binds the model itself (``torch.compile(fn)`` the function), a ``with
+    torch.cuda.graph(g):`` leaves its body and ``@torch.compile(...)`` its
+    function, so the code runs eagerly; any other statement becomes ``pass``."""
     if isinstance(node, ast.With):
         return node.body
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        node.decorator_list = [d for d in node.decorator_list if d.lineno != line]
+        return node
     if (
         isinstance(node, (ast.Assign, ast.AnnAssign))
         and isinstance(node.value, ast.Call)
@@ -165,7 +238,7 @@ def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
     """``tree`` with the statement holding each line of ``taken`` moved out of the
     capture (``_TakeOut``)."""
     statements = {
-        id(found): mode
+        id(found): (mode, line)
         for line, mode in taken.items()
         if (found := statement_at(tree, line)) is not None
     }
@@ -210,12 +283,13 @@ class _Finder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if (
-            spec is not None
-            and spec.origin is not None
-            and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
-            and lines_of(spec.origin)
+            spec is None
+            or spec.origin is None
+            or not isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+            or not lines_of(spec.origin)
         ):
-            spec.loader = _Loader(fullname, spec.origin)
+            return None  # the finders after this one find it as they would
+        spec.loader = _Loader(fullname, spec.origin)
         return spec
 
 

@@ -30,11 +30,13 @@ from graphlint.diagnostics import Diagnostic, FileResult, Outcome
 from graphlint.output.escape import printable
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
+from graphlint.runtime import neutral
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
     CRASHED,
     GRAPH_BLOCK,
     SILENT_WRONG,
+    STOPPED,
     WARMUP_ERROR,
     RunResult,
     Site,
@@ -145,8 +147,22 @@ def _failed_here(d: Diagnostic, site: Site) -> bool:
     )
 
 
-def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
-    """What one trial says of ``d``."""
+def _moved(trial: RunResult, d: Diagnostic) -> bool:
+    """Whether ``trial`` moved the statement holding ``d``'s line out of the
+    capture (its code no longer runs there)."""
+    path = _real(d.path)
+    for where, line, *_ in trial.neutralised:
+        if _real(where) == path:
+            first, last = neutral.span(where, line)
+            if first <= d.line <= last:
+                return True
+    return False
+
+
+def _judge_in(
+    d: Diagnostic, trial: RunResult, flagged: frozenset[tuple[str, int]] = frozenset()
+) -> tuple[str, str]:
+    """What one trial says of ``d``; ``flagged``: where every finding is."""
     sites = trial.sites
     for site in sites:
         if _failed_here(d, site):
@@ -168,11 +184,11 @@ def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
     if region is None or region.calls == 0:
         return NO_VERDICT, "its region did not run"
     site = region
-    if trial.ran(d.path, d.line) is False and not site.compiles(d.path, d.line):
-        return NO_VERDICT, f"its line did not run, though {site.name} did"
     if site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
         return CONFIRMED, site.detail
-    if site.status == CAPTURE_ERROR and _of_its_kind(d, site):
+    failed_at = (site.error_path, site.error_line)
+    others = failed_at in flagged and failed_at not in _lines(d)
+    if site.status == CAPTURE_ERROR and _of_its_kind(d, site) and not others:
         where = _where(site.error_path, site.error_line)
         return CONFIRMED, (
             f"the capture of {site.name} fails at {where}, a failure of this kind "
@@ -183,6 +199,8 @@ def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
         return NO_VERDICT, f"the capture of {site.name} failed first, at {where}"
     if site.status in (WARMUP_ERROR, CRASHED):
         return NO_VERDICT, f"{site.name} failed without a capture: {site.detail}"
+    if trial.ran(d.path, d.line) is False and not site.compiles(d.path, d.line):
+        return NO_VERDICT, f"its line did not run, though {site.name} did"
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
         return NO_VERDICT, f"no replay of {site.name} was compared with eager{why}"
@@ -195,23 +213,27 @@ def _judge_in(d: Diagnostic, trial: RunResult) -> tuple[str, str]:
     return NOT_REPRODUCED, f"{site.name} captured{matched}"
 
 
-def _judge(d: Diagnostic, trials: Sequence[RunResult]) -> tuple[str, str]:
-    """The first verdict a trial gives ``d``, skipping the trials that take its
-    line out or warm its capture up; "not executed" when its line ran in none;
-    else no verdict, for the reason the last trial gives."""
+def _judge(
+    d: Diagnostic, trials: Sequence[RunResult], flagged: frozenset[tuple[str, int]]
+) -> tuple[str, str]:
+    """The first verdict a trial gives ``d``, skipping the trials that move its
+    statement out of the capture or warm its capture up; "not executed" when its
+    line ran in none of the runs that went as far as the script went; else no
+    verdict, for the reason the last trial gives."""
     last: tuple[str, str] | None = None
     for number, trial in enumerate(trials):
-        if trial.takes_out(d.path, d.line) or (trial.warm and _warm_kind(d)):
+        if _moved(trial, d) or (trial.warm and _warm_kind(d)):
             continue  # a warm-up anywhere initialises cuBLAS for every capture
-        status, note = _judge_in(d, trial)
+        status, note = _judge_in(d, trial, flagged)
         if number:
             note = f"{note} (run with {trial.variant})"
         if status in (CONFIRMED, NOT_REPRODUCED):
             return status, note
         last = (status, note)
-    ran = [trial.ran(d.path, d.line) for trial in trials]
-    if ran and all(r is False for r in ran):
-        runs = "the run" if len(ran) == 1 else f"any of {len(ran)} variants of the run"
+    whole = [t for t in trials if t.ended != STOPPED]  # not cut short by the checker
+    compiled = any(s.compiles(d.path, d.line) for t in trials for s in t.sites)
+    if whole and not compiled and all(t.ran(d.path, d.line) is False for t in whole):
+        runs = "the run" if len(trials) == 1 else f"any of {len(trials)} variants"
         return NOT_EXECUTED, f"its line never ran in {runs}"
     return last or (NO_VERDICT, "its region did not run")
 
@@ -230,12 +252,7 @@ def _predicts(d: Diagnostic, site: Site, trial: RunResult) -> bool:
 def _missed(trial: RunResult, results: Sequence[FileResult]) -> list[Missed]:
     """The failures of ``trial`` that no finding predicted."""
     found: list[Missed] = []
-    findings = [
-        d
-        for result in results
-        for d in result.diagnostics
-        if not trial.takes_out(d.path, d.line)
-    ]
+    findings = [d for result in results for d in result.diagnostics]
     for site in trial.sites:
         if site.eager or any(_predicts(d, site, trial) for d in findings):
             continue
@@ -313,9 +330,9 @@ def merge(
 ) -> Report:
     """The report on the ``trials`` (the script as written first) and the static
     ``results`` for the same files."""
-    findings = tuple(
-        Finding(d, *_judge(d, trials)) for result in results for d in result.diagnostics
-    )
+    every = [d for result in results for d in result.diagnostics]
+    flagged = frozenset(place for d in every for place in _lines(d))
+    findings = tuple(Finding(d, *_judge(d, trials, flagged)) for d in every)
     missed: dict[tuple[str, int, str], Missed] = {}
     for trial in trials:
         if trial.neutralised:  # its failures may be the moved statements' doing

@@ -24,7 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "atol": 1e-5,
     "rtol": 1e-4,
     "compare": 10,  # replays compared with eager, per site
-    "neutralised": [],  # [path, line]: statements this run takes out (``neutral``)
+    "neutralised": [],  # [path, line, mode]: statements this run moves (``neutral``)
     "warm": [],  # keys of the program's captures this run warms up first
 }
 SITES: dict[str, Site] = {}

@@ -8,6 +8,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+# How a run ended when the checker stopped it (the process is not clean after a
+# failed capture): the lines after that point were never given a chance.
+STOPPED = "it was stopped at a failed capture (the process is not clean after one)"
+
 # A site's status after a run.
 CAPTURED = "captured"  # captured; replays matched eager wherever they were compared
 CAPTURE_ERROR = "capture-error"  # the capture raised
@@ -120,13 +124,6 @@ class RunResult:
     def ran_capturing(self, path: str, line: int) -> bool:
         """Whether ``path:line`` ran while a CUDA graph was being captured."""
         return line in self.captured.get(str(Path(path).resolve()), ())
-
-    def takes_out(self, path: str, line: int) -> bool:
-        real = str(Path(path).resolve())
-        return any(
-            str(Path(p).resolve()) == real and n == line
-            for p, n, *_ in self.neutralised
-        )
 
     @property
     def variant(self) -> str:
