@@ -100,31 +100,26 @@ HOIST = "__graphlint_hoist__"  # the builtin a rewritten statement calls
 VALUES: dict[str, Any] = {}  # by "path:line": the value last computed eagerly
 
 
-class NotHoisted(RuntimeError):
-    """A statement moved out of the capture ran under capture before any run
-    outside it had computed its value (no warm-up ran it): the variant cannot go on
-    there, and says so rather than let a made-up value fail further on."""
+# While capturing, what a moved expression whose value no run outside the capture
+# kept stands for: a branch not taken, an assertion that holds, a loop that ends, no
+# value. A failure that a stand-in causes is not a capture's failure, and confirms
+# nothing (``report``).
+_STAND_IN = {"test": False, "assert": True}
 
 
 def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
     """What a statement moved out of the capture computes. Run eagerly (outside any
-    capture: the warm-up) it computes its value and keeps it (an ``if``'s or an
-    ``assert``'s test as a bool); while a graph is being captured it returns the
-    value kept, a loop's test is false, and a statement's dropped value None."""
+    capture: the warm-up) it computes its value and keeps it (a test as a bool);
+    while a graph is being captured it returns the value kept (a loop's test is
+    false: the loop ends), or, when none was, its stand-in."""
     if not lines.capturing():
         value = compute()
-        VALUES[key] = bool(value) if kind != "value" else value
-        return VALUES[key]
+        if kind != "effect":  # a dropped value need not be kept
+            VALUES[key] = value if kind == "value" else bool(value)
+        return value if kind in ("value", "effect") else bool(value)
     if kind == "loop":
         return False
-    if kind == "effect":
-        return None
-    if key not in VALUES:
-        raise NotHoisted(
-            "graphlint confirm: this statement was moved out of the capture, but "
-            "nothing ran it before the capture (no warm-up)"
-        )
-    return VALUES[key]
+    return VALUES.get(key, _STAND_IN.get(kind))
 
 
 # Expressions that cannot move into a lambda unchanged: they bind or read names of
@@ -208,7 +203,7 @@ _MOVED: dict[type, tuple[str, str]] = {
     ast.Expr: ("value", "effect"),  # its value is dropped: none need be kept
     ast.For: ("iter", "value"),
     ast.If: ("test", "test"),
-    ast.Assert: ("test", "test"),
+    ast.Assert: ("test", "assert"),
     ast.While: ("test", "loop"),
 }
 

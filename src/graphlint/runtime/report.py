@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -141,6 +142,17 @@ def _host_work(d: Diagnostic) -> bool:
     return bool(check and check.host_work)
 
 
+# What a capture's own failures say (CUDA's capture errors, torch's checks for
+# graphs, cuBLAS and cuDNN set-up), as opposed to Python's errors: a TypeError in a
+# variant run may come from a moved statement's stand-in value.
+_CAPTURE_WORDS = re.compile(r"captur|graph|cuda error|cublas|cudnn", re.IGNORECASE)
+
+
+def _captures(site: Site) -> bool:
+    """Whether ``site``'s failure reads as a capture's own."""
+    return bool(_CAPTURE_WORDS.search(site.detail))
+
+
 def _failed_here(d: Diagnostic, site: Site) -> bool:
     return site.status == CAPTURE_ERROR and (site.error_path, site.error_line) in (
         _lines(d)
@@ -165,6 +177,11 @@ def _judge_in(
     """What one trial says of ``d``; ``flagged``: where every finding is."""
     sites = trial.sites
     for site in sites:
+        if _failed_here(d, site) and trial.neutralised and not _captures(site):
+            return NO_VERDICT, (
+                f"{site.name} fails here, but not as a capture fails ({site.detail}): "
+                "a statement moved out of the capture may be why"
+            )
         if _failed_here(d, site):
             where = "here" if site.error_line == d.line else f"at {site.error_line}"
             if site.eager:
