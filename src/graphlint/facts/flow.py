@@ -892,8 +892,8 @@ class Flow(cst.CSTVisitor):
             ):
                 return True  # a context manager: entered in its users' set-up
             events = self.events.get(function, _Events())
-            return function in self._switchers or any(
-                s.start <= site.start and site.end <= s.end for s in events.streams
+            return function in self._switchers or any(  # begins inside the block
+                s.start <= site.start <= s.end for s in events.streams
             )
 
         return self._visible_without(root, ready)

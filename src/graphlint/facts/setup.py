@@ -73,6 +73,8 @@ class CaptureSetup(cst.CSTVisitor):
     cudnn_benchmark: bool = False
     # functions that switch streams without a ``with`` block
     stream_switches: set[cst.CSTNode] = field(default_factory=set)
+    # ``torch.cuda.stream(s)`` calls that a ``with`` enters: a block, not a switch
+    _stream_items: set[cst.Call] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -87,6 +89,7 @@ class CaptureSetup(cst.CSTVisitor):
                 continue
             q = self.values.qualify(call.func)
             if q in STREAM_CONTEXTS:
+                self._stream_items.add(call)
                 count, loop = first_warmup_loop(node)
                 self.side_streams.append(self.block(node, iterations=count, loop=loop))
             elif q in AUTOCAST_CONTEXTS:
@@ -108,7 +111,7 @@ class CaptureSetup(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         q = self.values.qualify(node.func)
         function = self.state.function_of(node)
-        if q in STREAM_SWITCHES or (
+        if (q in STREAM_SWITCHES and node not in self._stream_items) or (
             isinstance(node.func, cst.Attribute) and node.func.attr.value == "__enter__"
         ):
             self.stream_switches.add(function)
