@@ -299,10 +299,15 @@ def test_a_captures_own_call_taken_out_runs_the_code_eagerly() -> None:
         "with torch.cuda.graph(g):\n"
         "    y = model(x)\n"
         "g.capture_begin()\n"
+        "z = model(x)\n"
+        "h.capture_end()\n"
+        "g.capture_end()\n"
     )
     taken = dict.fromkeys((1, 2, 4), neutral.UNGRAPHED)
     out = ast.unparse(neutral.rewrite(ast.parse(source), taken))
-    assert out == "graphed = model\ny = model(x)\npass"
+    assert out == (  # the capture_begin() goes with its own capture_end()
+        "graphed = model\ny = model(x)\npass\nz = model(x)\nh.capture_end()\npass"
+    )
 
 
 def test_failures_of_a_run_that_moved_statements_are_never_missed(

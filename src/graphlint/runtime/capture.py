@@ -57,6 +57,7 @@ ORIGINAL: dict[str, Any] = {}  # torch's own graph, replay, make_graphed_callabl
 OBSERVED: dict[int, tuple[Any, ObservedCapture]] = {}  # id(CUDAGraph) -> capture
 BLOCKS: dict[str, BlockProbe] = {}  # site key -> the probe of a marked block
 OPEN: dict[int, Site] = {}  # id(CUDAGraph) -> its capture_begin() in the user's code
+CAPTURED: set[int] = set()  # id(CUDAGraph) of every capture that ended well
 TIMED_RUNS = 20
 
 
@@ -678,6 +679,7 @@ def _capture_end(graph: Any) -> Any:
             session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
         raise
     attribution.SWALLOWED.clear()  # a capture that ended well: nothing to explain
+    CAPTURED.add(id(graph))
     return ended
 
 
@@ -703,6 +705,8 @@ def _handle_error(handler: logging.Handler, record: logging.LogRecord) -> None:
 
 
 def _replay_hook(graph: Any) -> None:
+    if id(graph) not in CAPTURED and not _compares():
+        return  # a variant run took its capture out: the code ran eagerly instead
     observed = OBSERVED.get(id(graph))
     if observed is None or observed[0] is not graph:
         ORIGINAL["replay"](graph)

@@ -229,6 +229,33 @@ def _ungraphed(node: ast.AST, line: int) -> ast.AST | list[ast.stmt]:
     return ast.copy_location(ast.Pass(), node)
 
 
+def _graph_call(node: ast.AST, method: str) -> str | None:
+    """``g`` for the statement ``g.<method>(...)``."""
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == method
+    ):
+        return ast.unparse(node.value.func.value)
+    return None
+
+
+def _capture_end_of(tree: ast.Module, begin: ast.stmt) -> ast.stmt | None:
+    """The first ``g.capture_end()`` after ``g.capture_begin()`` (``begin``)."""
+    graph = _graph_call(begin, "capture_begin")
+    if graph is None:
+        return None
+    ends = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
+        and node.lineno > begin.lineno
+        and _graph_call(node, "capture_end") == graph
+    ]
+    return min(ends, key=lambda node: node.lineno, default=None)
+
+
 def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
     """``tree`` with the statement holding each line of ``taken`` moved out of the
     capture (``_TakeOut``)."""
@@ -239,6 +266,11 @@ def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
     }
     if not statements:
         return tree
+    for line, mode in taken.items():  # a capture_begin() goes with its capture_end()
+        begin = statement_at(tree, line)
+        end = _capture_end_of(tree, begin) if mode == UNGRAPHED and begin else None
+        if end is not None:
+            statements[id(end)] = (UNGRAPHED, end.lineno)
     changed = _TakeOut(statements, path).visit(tree)
     assert isinstance(changed, ast.Module)
     return ast.fix_missing_locations(changed)
