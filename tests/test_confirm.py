@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import types
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -369,12 +370,34 @@ def _confirm_lsp(path: Path) -> tuple[int, list[dict[str, Any]]]:
     return done.returncode, items
 
 
+Confirmed = dict[Path, tuple[int, list[dict[str, Any]]]]
+
+
+def confirm_selected(
+    request: pytest.FixtureRequest, test: str, param: str
+) -> Confirmed:
+    """``graphlint confirm`` on the files the selected cases of ``test`` name (its
+    parameter ``param``), 8 at a time: one GPU runs them side by side."""
+    selected = [
+        item.callspec.params[param]  # type: ignore[attr-defined]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == test
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        return dict(zip(selected, pool.map(_confirm_lsp, selected), strict=True))
+
+
+@pytest.fixture(scope="module")
+def scenarios_confirmed(request: pytest.FixtureRequest) -> Confirmed:
+    return confirm_selected(request, "test_gpu_scenario", "scenario")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: p.stem)
-def test_gpu_scenario(scenario: Path) -> None:
+def test_gpu_scenario(scenario: Path, scenarios_confirmed: Confirmed) -> None:
     """Bad: every static finding is confirmed and none is missed. Good: every
     site captured and matched eager on compared replays, nothing found."""
-    code, items = _confirm_lsp(scenario)
+    code, items = scenarios_confirmed[scenario]
     findings = [d for d in items if d["source"] == "graphlint"]
     sites = [
         d["data"]["runtime"]["site"]

@@ -11,14 +11,12 @@ nothing fails that no rule predicted. The selected fixtures run a few at a time.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.test_confirm import _confirm_lsp
+from tests.test_confirm import Confirmed, confirm_selected
 
 RULE_FILES = sorted(FIXTURES.glob("GL*/*.py"))
 # compared replays are not asked of captures the checker does not compare: torch
@@ -48,23 +46,13 @@ def _id(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def confirmed(
-    request: pytest.FixtureRequest,
-) -> dict[Path, tuple[int, list[dict[str, Any]]]]:
-    selected = [
-        item.callspec.params["path"]  # type: ignore[attr-defined]
-        for item in request.session.items
-        if item.originalname == "test_gpu_rule_fixture"  # type: ignore[attr-defined]
-    ]
-    with ThreadPoolExecutor(8) as pool:
-        return dict(zip(selected, pool.map(_confirm_lsp, selected), strict=True))
+def confirmed(request: pytest.FixtureRequest) -> Confirmed:
+    return confirm_selected(request, "test_gpu_rule_fixture", "path")
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("path", RULE_FILES, ids=_id)
-def test_gpu_rule_fixture(
-    path: Path, confirmed: dict[Path, tuple[int, list[dict[str, Any]]]]
-) -> None:
+def test_gpu_rule_fixture(path: Path, confirmed: Confirmed) -> None:
     code, items = confirmed[path]
     findings = [d for d in items if d["source"] == "graphlint"]
     runtime = [d for d in items if d["source"] == "graphlint confirm"]
