@@ -642,6 +642,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
     """``g.capture_begin()`` called by the user's code (not by ``torch.cuda.graph``)
     opens a site that lasts until its ``capture_end()``."""
     frame = sys._getframe(1)
+    site = None
     if is_user_file(frame.f_code.co_filename):
         site = session.site_of(
             CAPTURE_PAIR,
@@ -651,15 +652,15 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
             session.caller_name(frame),
         )
         site.calls += 1
-        OPEN[id(graph)] = site
-        try:
-            began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
-        except Exception as error:
-            OPEN.pop(id(graph), None)
+    try:
+        began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
+    except Exception as error:
+        if site is not None:  # it raises on its own line
             site.error_path, site.error_line = site.path, site.line
             session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
-    else:
-        began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
+        raise
+    if site is not None:
+        OPEN[id(graph)] = site
     lines.begin_capture()
     attribution.SWALLOWED.clear()
     return began

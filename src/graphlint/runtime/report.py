@@ -27,11 +27,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from graphlint.checks import Check
 from graphlint.diagnostics import Diagnostic, FileResult, Outcome
 from graphlint.output.escape import printable
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
 from graphlint.runtime import neutral
+from graphlint.runtime.confirm import Step
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
     CRASHED,
@@ -112,7 +114,7 @@ def _where(path: str | None, line: int | None) -> str:
     return f"{display(path)}:{line}" if path and line else "an unknown line"
 
 
-def _check(code: str) -> Any:
+def _check(code: str) -> type[Check] | None:
     from graphlint.rule import all_checks  # noqa: PLC0415 - the rules import LibCST
 
     return all_checks().get(code)
@@ -316,7 +318,7 @@ class Explainer:
                 self.linted[_real(result.path)] = tuple(result.diagnostics)
         return [d for p in {_real(p) for p in paths} for d in self.linted[p]]
 
-    def __call__(self, site: Site, trial: RunResult) -> tuple[str, Any] | None:
+    def __call__(self, site: Site, trial: RunResult) -> Step | None:
         if site.status != CAPTURE_ERROR:
             return None
         findings = self.findings([p for p in (site.path, site.error_path) if p])
