@@ -244,6 +244,17 @@ def test_lines_that_never_ran_are_not_executed_never_not_reproduced(
     merged = _merge([trial], found, a)
     assert [f.status for f in merged.findings] == ["not reproduced", "not executed"]
     assert merged.findings[1].note == "its line never ran in the run"
+    # nor does its region's failure confirm it: the line made nothing go wrong
+    wrong = RunResult(
+        [_site(a, 3, 9, status="silent-wrong", detail="outputs overwritten")],
+        executed={path: [3, 4, 5]},
+    )
+    kept = [
+        _finding(a, 5, "GL303", Outcome.SILENT_WRONG, 3),
+        _finding(a, 7, "GL303", Outcome.SILENT_WRONG, 3),
+    ]
+    merged = _merge([wrong], kept, a)
+    assert [f.status for f in merged.findings] == ["confirmed", "not executed"]
 
 
 def test_host_work_that_ran_while_capturing_is_confirmed(tmp_path: Path) -> None:
@@ -359,13 +370,14 @@ def test_what_cannot_move_stays_and_a_value_never_kept_has_a_stand_in() -> None:
     out = ast.unparse(tree)
     assert "(n := x.item()) > 0" in out and neutral.HOIST + "('" in out
     assert "for r in __graphlint_hoist__" in out and "xs.append(r)" in out
+    assert "'iter')" in out  # a loop over a value never kept ends at once
     lines.begin_capture()
     try:
         stand_ins = [
             neutral.hoist("never-computed:2", lambda: 1, kind)
-            for kind in ("test", "assert", "loop", "effect", "value")
+            for kind in ("test", "assert", "loop", "iter", "effect", "value")
         ]
-        assert stand_ins == [False, True, False, None, None]
+        assert stand_ins == [False, True, False, (), None, None]
     finally:
         lines.end_capture()
 
@@ -468,3 +480,72 @@ def test_the_import_finder_leaves_modules_it_does_not_rewrite_alone(
 ) -> None:
     settings(neutralised=[["/nowhere/rewritten.py", 1, "hoisted"]])  # type: ignore[operator]
     assert neutral._Finder().find_spec("json", None) is None
+
+
+def test_the_eager_check_does_not_read_the_capture_failure_it_runs_under(
+    tmp_path: Path,
+) -> None:
+    """The eager run starts while the capture's failure is handled, so Python
+    chains that failure to any error it raises: a different eager error (a later
+    line's TypeError) must not read as the capture's failure again."""
+    from graphlint.runtime import capture  # noqa: PLC0415
+
+    user = tmp_path / "user_code.py"
+    user.write_text(
+        "def body(eager):\n"
+        "    if not eager:\n"
+        '        raise RuntimeError("operation not permitted when stream is capturing")\n'
+        '    raise TypeError("can\'t convert cuda:0 device type tensor to numpy")\n'
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(user.read_text(), str(user), "exec"), scope)
+    try:
+        scope["body"](False)
+    except RuntimeError as failure:  # the eager checks run while it is handled
+        other = capture._fails_eagerly(lambda: scope["body"](True), failure)
+        again = capture._fails_eagerly(lambda: scope["body"](False), failure)
+    assert other is None
+    assert again == "RuntimeError: operation not permitted when stream is capturing"
+
+
+def test_a_hoisted_header_moves_without_its_body_or_elif(tmp_path: Path) -> None:
+    """A finding in the body or an ``elif`` of an ``if`` whose test a run moved
+    still gets that run's verdict; an ungraphed block moves whole."""
+    path = tmp_path / "spans.py"
+    path.write_text(
+        "if (x.abs().max()\n"  # 1
+        "        > 100):\n"  # 2
+        "    y = x / 100\n"  # 3
+        "elif x.mean() < -1:\n"  # 4
+        "    y = -x\n"  # 5
+        "for _ in range(int(n)):\n"  # 6
+        "    x = x * 2\n"  # 7
+        "with torch.cuda.graph(g):\n"  # 8
+        "    y = x.item()\n"  # 9
+        "z = (x +\n"  # 10
+        "     1)\n"  # 11
+    )
+    where = str(path)
+    assert neutral.span(where, 1) == (1, 2)
+    assert neutral.span(where, 4) == (4, 4)
+    assert neutral.span(where, 6) == (6, 6)
+    assert neutral.span(where, 8, neutral.UNGRAPHED) == (8, 9)
+    assert neutral.span(where, 10) == (10, 11)
+    assert neutral.span(where, 1, neutral.UNGRAPHED) == (1, 5)
+
+
+def test_the_eager_check_runs_moved_statements_as_the_capture_did() -> None:
+    """Run eagerly after a failed capture, a moved statement gives the capture's
+    value (or stand-in) instead of computing, so the eager run is the capture's code
+    without capture, and fails where the capture failed, not at a moved line."""
+
+    def fails() -> int:
+        raise TypeError("can't convert cuda:0 device type tensor to numpy")
+
+    assert neutral.hoist("eager-check:1", lambda: 3) == 3  # kept in a warm-up
+    with neutral.as_captured():
+        assert neutral.hoist("eager-check:1", fails) == 3
+        assert neutral.hoist("eager-check:2", fails) is None
+        assert neutral.hoist("eager-check:3", fails, "test") is False
+    with pytest.raises(TypeError):
+        neutral.hoist("eager-check:2", fails)

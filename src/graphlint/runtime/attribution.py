@@ -43,11 +43,16 @@ def is_user_file(filename: str) -> bool:
     return not real.startswith(_NOT_USER)
 
 
-def _chain(error: BaseException) -> list[BaseException]:
-    """``error`` and the failures it hides, the first failure last."""
+def _chain(
+    error: BaseException, since: BaseException | None = None
+) -> list[BaseException]:
+    """``error`` and the failures it hides, the first failure last. ``since``: the
+    failure being handled when ``error``'s code began (Python chains it as
+    ``__context__``); it and what it hides are not ``error``'s."""
+    before = _chain(since) if since is not None else []
     chain: list[BaseException] = []
     current: BaseException | None = error
-    while current is not None and current not in chain:
+    while current is not None and current not in chain and current not in before:
         chain.append(current)
         current = current.__cause__ or current.__context__
     return chain
@@ -68,9 +73,12 @@ def swallowed(error: BaseException, frame: FrameType | None) -> None:
         SWALLOWED.append((path, frame.f_lineno, error))
 
 
-def user_frame(error: BaseException) -> tuple[str, int] | None:
-    """The user's file and line where ``error``, or the failure it hides, was raised."""
-    for item in reversed(_chain(error)):  # the first failure first
+def user_frame(
+    error: BaseException, since: BaseException | None = None
+) -> tuple[str, int] | None:
+    """The user's file and line where ``error``, or the failure it hides, was raised
+    (``since``: as in ``_chain``)."""
+    for item in reversed(_chain(error, since)):  # the first failure first
         for frame in reversed(traceback.extract_tb(item.__traceback__)):
             if frame.lineno is not None and is_user_file(frame.filename):
                 return os.path.realpath(frame.filename), frame.lineno
@@ -80,19 +88,20 @@ def user_frame(error: BaseException) -> tuple[str, int] | None:
     return None
 
 
-def _names_user_line(error: BaseException) -> bool:
+def _names_user_line(error: BaseException, since: BaseException | None) -> bool:
     return any(
         frame.lineno is not None and is_user_file(frame.filename)
-        for item in _chain(error)
+        for item in _chain(error, since)
         for frame in traceback.extract_tb(item.__traceback__)
     )
 
 
-def first_line(error: BaseException) -> str:
+def first_line(error: BaseException, since: BaseException | None = None) -> str:
     """``RuntimeError: Cannot copy ...``: the first line of the first failure (one
-    a library swallowed during the capture, when the error names no user line)."""
-    first = _chain(error)[-1]
-    if SWALLOWED and not _names_user_line(error):
+    a library swallowed during the capture, when the error names no user line;
+    ``since``: as in ``_chain``)."""
+    first = _chain(error, since)[-1]
+    if SWALLOWED and not _names_user_line(error, since):
         first = SWALLOWED[0][2]
     text = str(first).strip().splitlines()
     return f"{type(first).__name__}: {text[0] if text else ''}"

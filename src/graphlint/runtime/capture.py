@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from graphlint.runtime import attribution, compiled, lines, session
+from graphlint.runtime import attribution, compiled, lines, neutral, session
 from graphlint.runtime.attribution import is_user_file
 from graphlint.runtime.sites import (
     CAPTURE_ERROR,
@@ -505,13 +505,17 @@ def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
 def _fails_eagerly(run: Callable[[], Any], failure: BaseException) -> str | None:
     """The error ``run`` raises without capture, when it is the capture's own
     failure again (the same error, at the same line of the user's code): the
-    region fails anyway, so the failure is not a capture hazard."""
+    region fails anyway, so the failure is not a capture hazard. Statements a
+    variant moved give what they gave the capture. It runs while the capture's
+    failure is handled: that failure is not part of the eager one's."""
+    handled = sys.exc_info()[1]
     try:
-        run()
+        with neutral.as_captured():
+            run()
     except Exception as error:
-        again = attribution.first_line(error)
+        again = attribution.first_line(error, since=handled)
         same = again == attribution.first_line(failure) and attribution.user_frame(
-            error
+            error, since=handled
         ) == attribution.user_frame(failure)
         return again if same else None
     return None

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
@@ -77,13 +78,18 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     return found
 
 
-def span(path: str, line: int) -> tuple[int, int]:
-    """The first and last lines of the statement of ``path`` that holds ``line``
-    (the line alone when the file cannot be read)."""
+def span(path: str, line: int, mode: str = HOISTED) -> tuple[int, int]:
+    """The first and last lines of what a run moving the statement of ``path`` that
+    holds ``line`` takes out of the capture: a hoisted ``if``, ``while`` or ``for``
+    loses its header's expression only (its body, an ``elif``, stay), an ungraphed
+    statement all of itself (the line alone when the file cannot be read)."""
     tree = _parsed(os.path.realpath(path))
     found = statement_at(tree, line) if tree is not None else None
     if found is None:
         return line, line
+    moved = getattr(found, _MOVED.get(type(found), ("",))[0], None)
+    if mode == HOISTED and isinstance(found, _COMPOUND) and isinstance(moved, ast.expr):
+        return _first_line(found), moved.end_lineno or moved.lineno
     return _first_line(found), found.end_lineno or found.lineno
 
 
@@ -101,22 +107,40 @@ VALUES: dict[str, Any] = {}  # by "path:line": the value last computed eagerly
 
 
 # While capturing, what a moved expression whose value no run outside the capture
-# kept stands for: a branch not taken, an assertion that holds, a loop that ends, no
-# value. A failure that a stand-in causes is not a capture's failure, and confirms
-# nothing (``report``).
-_STAND_IN = {"test": False, "assert": True}
+# kept stands for: a branch not taken, an assertion that holds, nothing to iterate
+# (a loop that ends), no value. A failure that a stand-in causes is not a capture's
+# failure, and confirms nothing (``report``).
+_AS_IS = ("value", "iter")  # kinds whose value is kept as computed, not as a bool
+_STAND_IN: dict[str, Any] = {"test": False, "assert": True, "iter": ()}
+
+
+_AS_CAPTURED: list[bool] = []  # the capture's eager check under way
+
+
+@contextlib.contextmanager
+def as_captured() -> Iterator[None]:
+    """Moved statements give what they gave the capture, run eagerly: the failed
+    capture's code, run again without capture, is the code the capture ran."""
+    _AS_CAPTURED.append(True)
+    try:
+        yield
+    finally:
+        _AS_CAPTURED.pop()
 
 
 def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
     """What a statement moved out of the capture computes. Run eagerly (outside any
     capture: the warm-up) it computes its value and keeps it (a test as a bool);
-    while a graph is being captured it returns the value kept (a loop's test is
-    false: the loop ends), or, when none was, its stand-in."""
-    if not lines.capturing():
+    while a graph is being captured (or its eager check runs) it returns the value
+    kept (a loop's test is false: the loop ends), or, when none was, its
+    stand-in."""
+    if not lines.capturing() and not _AS_CAPTURED:
         value = compute()
-        if kind != "effect":  # a dropped value need not be kept
-            VALUES[key] = value if kind == "value" else bool(value)
-        return value if kind in ("value", "effect") else bool(value)
+        if kind in _AS_IS:
+            VALUES[key] = value
+        elif kind != "effect":  # a dropped value need not be kept
+            VALUES[key] = value = bool(value)
+        return value
     if kind == "loop":
         return False
     return VALUES.get(key, _STAND_IN.get(kind))
@@ -201,11 +225,14 @@ _MOVED: dict[type, tuple[str, str]] = {
     ast.AnnAssign: ("value", "value"),
     ast.Return: ("value", "value"),
     ast.Expr: ("value", "effect"),  # its value is dropped: none need be kept
-    ast.For: ("iter", "value"),
+    ast.For: ("iter", "iter"),
     ast.If: ("test", "test"),
     ast.Assert: ("test", "assert"),
     ast.While: ("test", "loop"),
 }
+
+
+_COMPOUND = (ast.If, ast.While, ast.For)  # a header that moves, a body that stays
 
 
 def _ungraphed(node: ast.AST, line: int) -> ast.AST | list[ast.stmt]:

@@ -165,12 +165,30 @@ def _moved(trial: RunResult, d: Diagnostic) -> bool:
     """Whether ``trial`` moved the statement holding ``d``'s line out of the
     capture (its code no longer runs there)."""
     path = _real(d.path)
-    for where, line, *_ in trial.neutralised:
+    for where, line, *mode in trial.neutralised:
         if _real(where) == path:
-            first, last = neutral.span(where, line)
+            first, last = neutral.span(where, line, *mode)
             if first <= d.line <= last:
                 return True
     return False
+
+
+def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str]:
+    """What ``site``'s capture, failing at ``d``'s line, says of ``d``. The eager
+    check comes first: run eagerly, a moved statement computes its own value, so
+    no stand-in of a variant run is to blame for an eager failure."""
+    where = "here" if site.error_line == d.line else f"at {site.error_line}"
+    if site.eager:
+        return NOT_REPRODUCED, (
+            f"the capture of {site.name} fails {where}, but the region fails "
+            f"the same way run eagerly ({site.eager}): not a capture hazard"
+        )
+    if trial.neutralised and not _captures(site):
+        return NO_VERDICT, (
+            f"{site.name} fails here, but not as a capture fails ({site.detail}): "
+            "a statement moved out of the capture may be why"
+        )
+    return CONFIRMED, f"the capture of {site.name} fails {where}: {site.detail}"
 
 
 def _judge_in(
@@ -179,19 +197,8 @@ def _judge_in(
     """What one trial says of ``d``; ``flagged``: where every finding is."""
     sites = trial.sites
     for site in sites:
-        if _failed_here(d, site) and trial.neutralised and not _captures(site):
-            return NO_VERDICT, (
-                f"{site.name} fails here, but not as a capture fails ({site.detail}): "
-                "a statement moved out of the capture may be why"
-            )
         if _failed_here(d, site):
-            where = "here" if site.error_line == d.line else f"at {site.error_line}"
-            if site.eager:
-                return NOT_REPRODUCED, (
-                    f"the capture of {site.name} fails {where}, but the region fails "
-                    f"the same way run eagerly ({site.eager}): not a capture hazard"
-                )
-            return CONFIRMED, f"the capture of {site.name} fails {where}: {site.detail}"
+            return _failed_at(d, site, trial)
         for at, line, reason in site.breaks:  # torch.compile split its graph here
             if (at, line) in _lines(d):
                 return CONFIRMED, f"{site.name} breaks its CUDA graph here: {reason}"
@@ -203,11 +210,13 @@ def _judge_in(
     if region is None or region.calls == 0:
         return NO_VERDICT, "its region did not run"
     site = region
-    if site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
+    # a line that did not run made nothing of its region go wrong
+    ran = trial.ran(d.path, d.line) is not False or site.compiles(d.path, d.line)
+    if ran and site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
         return CONFIRMED, site.detail
     failed_at = (site.error_path, site.error_line)
     others = failed_at in flagged and failed_at not in _lines(d)
-    if site.status == CAPTURE_ERROR and _of_its_kind(d, site) and not others:
+    if ran and site.status == CAPTURE_ERROR and _of_its_kind(d, site) and not others:
         where = _where(site.error_path, site.error_line)
         return CONFIRMED, (
             f"the capture of {site.name} fails at {where}, a failure of this kind "
@@ -218,7 +227,7 @@ def _judge_in(
         return NO_VERDICT, f"the capture of {site.name} failed first, at {where}"
     if site.status in (WARMUP_ERROR, CRASHED):
         return NO_VERDICT, f"{site.name} failed without a capture: {site.detail}"
-    if trial.ran(d.path, d.line) is False and not site.compiles(d.path, d.line):
+    if not ran:
         return NO_VERDICT, f"its line did not run, though {site.name} did"
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
