@@ -534,18 +534,19 @@ def test_a_hoisted_header_moves_without_its_body_or_elif(tmp_path: Path) -> None
     assert neutral.span(where, 1, neutral.UNGRAPHED) == (1, 5)
 
 
-def test_the_eager_check_runs_moved_statements_as_the_capture_did() -> None:
-    """Run eagerly after a failed capture, a moved statement gives the capture's
-    value (or stand-in) instead of computing, so the eager run is the capture's code
-    without capture, and fails where the capture failed, not at a moved line."""
+def test_the_eager_check_tolerates_moved_statements_that_fail() -> None:
+    """Run eagerly after a failed capture, a moved statement computes as in any
+    eager run; one that raises (it was moved for failing) gives what it gave the
+    capture, so the eager run reaches the line the capture failed at."""
 
     def fails() -> int:
         raise TypeError("can't convert cuda:0 device type tensor to numpy")
 
     assert neutral.hoist("eager-check:1", lambda: 3) == 3  # kept in a warm-up
-    with neutral.as_captured():
-        assert neutral.hoist("eager-check:1", fails) == 3
-        assert neutral.hoist("eager-check:2", fails) is None
-        assert neutral.hoist("eager-check:3", fails, "test") is False
-    with pytest.raises(TypeError):
-        neutral.hoist("eager-check:2", fails)
+    with neutral.eager_check():
+        assert neutral.hoist("eager-check:2", lambda: 4) == 4  # computed
+        assert neutral.hoist("eager-check:1", fails) == 3  # the value kept
+        assert neutral.hoist("eager-check:3", fails) is None  # the stand-in
+        assert neutral.hoist("eager-check:4", fails, "test") is False
+    with pytest.raises(TypeError):  # the program's own eager runs raise as written
+        neutral.hoist("eager-check:3", fails)

@@ -505,12 +505,12 @@ def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
 def _fails_eagerly(run: Callable[[], Any], failure: BaseException) -> str | None:
     """The error ``run`` raises without capture, when it is the capture's own
     failure again (the same error, at the same line of the user's code): the
-    region fails anyway, so the failure is not a capture hazard. Statements a
-    variant moved give what they gave the capture. It runs while the capture's
-    failure is handled: that failure is not part of the eager one's."""
+    region fails anyway, so the failure is not a capture hazard. A statement a
+    variant moved that fails eagerly gives what it gave the capture. It runs while
+    the capture's failure is handled: that failure is not part of the eager one's."""
     handled = sys.exc_info()[1]
     try:
-        with neutral.as_captured():
+        with neutral.eager_check():
             run()
     except Exception as error:
         again = attribution.first_line(error, since=handled)

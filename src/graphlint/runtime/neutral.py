@@ -114,33 +114,42 @@ _AS_IS = ("value", "iter")  # kinds whose value is kept as computed, not as a bo
 _STAND_IN: dict[str, Any] = {"test": False, "assert": True, "iter": ()}
 
 
-_AS_CAPTURED: list[bool] = []  # the capture's eager check under way
+_EAGER_CHECK: list[bool] = []  # a failed capture's eager check under way
 
 
 @contextlib.contextmanager
-def as_captured() -> Iterator[None]:
-    """Moved statements give what they gave the capture, run eagerly: the failed
-    capture's code, run again without capture, is the code the capture ran."""
-    _AS_CAPTURED.append(True)
+def eager_check() -> Iterator[None]:
+    """The failed capture's code run again without capture: moved statements compute
+    as in any eager run, and one that raises gives what it gave the capture instead
+    (it was moved for failing), so the run reaches the line the capture failed at."""
+    _EAGER_CHECK.append(True)
     try:
         yield
     finally:
-        _AS_CAPTURED.pop()
+        _EAGER_CHECK.pop()
 
 
 def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
     """What a statement moved out of the capture computes. Run eagerly (outside any
     capture: the warm-up) it computes its value and keeps it (a test as a bool);
-    while a graph is being captured (or its eager check runs) it returns the value
-    kept (a loop's test is false: the loop ends), or, when none was, its
-    stand-in."""
-    if not lines.capturing() and not _AS_CAPTURED:
+    while a graph is being captured it returns the value kept (a loop's test is
+    false: the loop ends), or, when none was, its stand-in."""
+    if lines.capturing():
+        return _as_captured(key, kind)
+    try:
         value = compute()
-        if kind in _AS_IS:
-            VALUES[key] = value
-        elif kind != "effect":  # a dropped value need not be kept
-            VALUES[key] = value = bool(value)
-        return value
+    except Exception:
+        if not _EAGER_CHECK:
+            raise
+        return _as_captured(key, kind)
+    if kind in _AS_IS:
+        VALUES[key] = value
+    elif kind != "effect":  # a dropped value need not be kept
+        VALUES[key] = value = bool(value)
+    return value
+
+
+def _as_captured(key: str, kind: str) -> Any:
     if kind == "loop":
         return False
     return VALUES.get(key, _STAND_IN.get(kind))

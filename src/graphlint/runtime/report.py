@@ -175,8 +175,8 @@ def _moved(trial: RunResult, d: Diagnostic) -> bool:
 
 def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str]:
     """What ``site``'s capture, failing at ``d``'s line, says of ``d``. The eager
-    check comes first: run eagerly, a moved statement computes its own value, so
-    no stand-in of a variant run is to blame for an eager failure."""
+    check comes first: run eagerly, moved statements compute their own values, so
+    no stand-in of a variant run is to blame for the same failure there."""
     where = "here" if site.error_line == d.line else f"at {site.error_line}"
     if site.eager:
         return NOT_REPRODUCED, (
