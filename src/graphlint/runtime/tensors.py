@@ -113,8 +113,18 @@ def _walkable(value: Any) -> bool:
     return hasattr(value, "__dict__")
 
 
+def _settled() -> None:
+    """Wait for the device: a host tensor may still be written by a copy in flight
+    (``host.copy_(y, non_blocking=True)`` into pinned memory, in a replay)."""
+    import torch  # noqa: PLC0415
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def values(tensors: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of each tensor's current value."""
+    """A copy of each tensor's current value, once the device is done with it."""
+    _settled()
     return {path: tensor.detach().clone() for path, tensor in tensors.items()}
 
 
@@ -128,6 +138,7 @@ class Snapshot:
     holder binds."""
 
     def __init__(self, state: State) -> None:
+        _settled()
         self.saved = [(t, t.detach().clone()) for t in state.tensors.values()]
         self.bindings = [(h, _bindings(h)) for h in state.holders]
         self.generators = [(g, g.get_state()) for g in state.generators]
