@@ -114,10 +114,12 @@ def settings(monkeypatch: pytest.MonkeyPatch) -> object:
         monkeypatch.setenv(session.ENV, json.dumps(values))
         session.settings.cache_clear()
         neutral._neutralised.cache_clear()
+        neutral.tree_of.cache_clear()
 
     yield use
     session.settings.cache_clear()
     neutral._neutralised.cache_clear()
+    neutral.tree_of.cache_clear()
 
 
 def test_a_variant_imports_the_users_module_rewritten_and_caches_nothing(
@@ -550,3 +552,17 @@ def test_the_eager_check_tolerates_moved_statements_that_fail() -> None:
         assert neutral.hoist("eager-check:4", fails, "test") is False
     with pytest.raises(TypeError):  # the program's own eager runs raise as written
         neutral.hoist("eager-check:3", fails)
+
+
+def test_a_block_the_checker_re_runs_is_the_variants_rewritten_code(
+    tmp_path: Path, settings: object
+) -> None:
+    from graphlint.runtime.source import block_at  # noqa: PLC0415
+
+    script = tmp_path / "blocks_variant.py"
+    script.write_text("with region():\n    y = x.item()\n    z = y + 1\n")
+    assert block_at(str(script), 1) is not None  # parsed as written: nothing moves
+    settings(neutralised=[[str(script), 2]])  # type: ignore[operator]
+    block = block_at(str(script), 1)
+    assert block is not None and block.code is not None
+    assert neutral.HOIST in block.code.co_names  # y's value moved out of the capture

@@ -93,13 +93,27 @@ def span(path: str, line: int, mode: str = HOISTED) -> tuple[int, int]:
     return _first_line(found), found.end_lineno or found.lineno
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed(path: str) -> ast.Module | None:
+def _parse(path: str) -> ast.Module | None:
     try:
         with open(path, "rb") as handle:
             return ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
+
+
+_parsed = functools.lru_cache(maxsize=64)(_parse)  # as written: never rewritten
+
+
+@functools.lru_cache(maxsize=64)
+def tree_of(path: str) -> ast.Module | None:
+    """``path`` parsed, with the statements this run takes out moved (``rewrite``);
+    as written when it takes none. The script, the modules it imports and the
+    blocks the checker re-runs (``source``) all compile from it."""
+    taken = lines_of(path)
+    if not taken:
+        return _parsed(path)
+    parsed = _parse(path)  # a tree of its own: the rewrite changes it
+    return rewrite(parsed, taken, os.path.realpath(path)) if parsed else None
 
 
 HOIST = "__graphlint_hoist__"  # the builtin a rewritten statement calls
@@ -315,15 +329,9 @@ def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
 def compile_file(path: str) -> CodeType | None:
     """``path`` compiled with its statements moved out of the capture; None when this
     run takes nothing out of it (or it cannot be read)."""
-    taken = lines_of(path)
-    if not taken:
+    rewritten = tree_of(path) if lines_of(path) else None
+    if rewritten is None:
         return None
-    try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(), path)
-    except (OSError, SyntaxError, ValueError):
-        return None
-    rewritten = rewrite(tree, taken, os.path.realpath(path))
     code: CodeType = compile(rewritten, path, "exec", dont_inherit=True)
     return code
 

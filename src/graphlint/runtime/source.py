@@ -5,8 +5,6 @@ up, captures and re-runs eagerly the body of a marked block or of a
 from __future__ import annotations
 
 import ast
-import functools
-import os
 from dataclasses import dataclass
 from types import CodeType
 
@@ -36,20 +34,9 @@ class Block:
     assigned: frozenset[str]  # names the body binds: its outputs
 
 
-@functools.lru_cache(maxsize=64)
-def _tree(path: str) -> ast.Module | None:
-    """``path`` parsed, less the statements this run takes out (``neutral``)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read(), path)
-    except (OSError, SyntaxError, ValueError):
-        return None
-    return neutral.rewrite(tree, neutral.lines_of(path), os.path.realpath(path))
-
-
 def block_at(path: str, line: int) -> Block | None:
     """The innermost ``with`` block whose header holds ``line``."""
-    tree = _tree(path)
+    tree = neutral.tree_of(path)
     if tree is None:
         return None
     found: ast.With | None = None
