@@ -18,10 +18,16 @@ Message = dict[str, Any]
 
 
 class Client:
-    def __init__(self, cwd: Path, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        command: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.process = subprocess.Popen(
             command or [sys.executable, "-m", "graphlint", "server"],
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -29,6 +35,7 @@ class Client:
         self.next_id = 0
         self.inbox: queue.Queue[Message | None] = queue.Queue()
         self.notifications: list[Message] = []
+        self.received: list[Message] = []  # every message read, in order
         assert self.process.stdout is not None
         threading.Thread(
             target=self._read, args=(self.process.stdout,), daemon=True
@@ -52,22 +59,34 @@ class Client:
 
     def send(self, message: Message) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        self.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` to the server as it is: a framed message, or anything."""
         assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.write(data)
         self.process.stdin.flush()
 
     def notify(self, method: str, params: Any) -> None:
         self.send({"method": method, "params": params})
 
     def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        found = self.call(method, params, timeout)
+        assert "error" not in found, found["error"]
+        return found.get("result")
+
+    def call(self, method: str, params: Any, timeout: float = 60) -> Message:
+        """The server's response to a request, whether a result or an error."""
         self.next_id += 1
         number = self.next_id
         self.send({"id": number, "method": method, "params": params})
-        found = self._until(
+        return self._until(
             lambda m: m.get("id") == number and "method" not in m, timeout
         )
-        assert "error" not in found, found["error"]
-        return found.get("result")
+
+    def responses(self) -> list[Message]:
+        """The responses received so far, in order (errors with a null id too)."""
+        return [m for m in self.received if "method" not in m]
 
     def _until(self, wanted: Callable[[Message], bool], timeout: float) -> Message:
         deadline = time.monotonic() + timeout
@@ -81,6 +100,7 @@ class Client:
                 continue
             if message is None:
                 raise EOFError(self._stderr())
+            self.received.append(message)
             if "method" in message and "id" in message:  # a request to the client
                 self.send({"id": message["id"], "result": None})
             elif "method" in message:
@@ -143,6 +163,33 @@ class Client:
         self.dispose()
         return code
 
+    def ended(self, timeout: float) -> bool:
+        """Whether the server's output reaches its end within ``timeout`` seconds
+        (every process holding it has closed it)."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                if self.inbox.get(timeout=left) is None:
+                    return True
+            except queue.Empty:
+                break
+        return False
+
+    def finish(self, timeout: float = 60) -> tuple[int, list[Message], str]:
+        """End the server's input, as an editor that goes away does, and read what is
+        left: its exit code, its messages until its output ends, and its stderr."""
+        assert self.process.stdin is not None and self.process.stderr is not None
+        self.process.stdin.close()
+        deadline = time.monotonic() + timeout
+        while (message := self.inbox.get(timeout=_left(deadline))) is not None:
+            self.received.append(message)
+        code = self.process.wait(timeout=timeout)
+        return (
+            code,
+            self.received,
+            self.process.stderr.read().decode("utf-8", "replace"),
+        )
+
     def dispose(self) -> None:
         """Kill the server if it still runs, and close the pipes."""
         if self.process.poll() is None:
@@ -157,3 +204,8 @@ class Client:
         self.process.kill()
         self.process.wait()
         return self.process.stderr.read().decode("utf-8", "replace")
+
+
+def _left(deadline: float) -> float:
+    """Seconds until ``deadline``, never negative (``Queue.get`` refuses that)."""
+    return max(deadline - time.monotonic(), 0.0)

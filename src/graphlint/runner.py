@@ -8,9 +8,16 @@ from a checked tree is parsed in the process that collects the results. Each wor
   (``max-memory`` beyond what the worker holds when it starts); a worker that dies or
   runs past the time limit is replaced, and its file gets GL005; a ``MemoryError`` is
   GL005 too; a bug in graphlint is GL009;
-- dies with its parent: it asks the kernel for SIGKILL when the parent exits (Linux),
-  watches its parent's pid elsewhere, and keeps no copy of the other workers' pipe
-  ends, so an exit of the parent is an end of file for every worker;
+- imports nothing from the tree being checked: a worker is either forked (Linux, from
+  a process with one thread) or started as a fresh interpreter (``_Spawned``) whose
+  first statement replaces ``sys.path`` with graphlint's own, before any import;
+  multiprocessing's ``spawn`` and ``forkserver`` start ``python -c``, which puts the
+  working folder (the repository) first on the path and imports dozens of modules
+  from it before any code of graphlint's runs (``SECURITY.md``);
+- dies with its parent: it asks the kernel for SIGKILL when the parent exits (Linux,
+  a worker started from the main thread) and watches its parent's pid in any case,
+  and keeps no copy of the other workers' pipe ends, so an exit of the parent is an
+  end of file for every worker;
 - keeps no copy of the caller's stdin, stdout or stderr (a harness reading
   graphlint's output sees it end when graphlint ends; a crash dump goes nowhere) and
   ignores SIGINT, which is the parent's to handle.
@@ -26,18 +33,18 @@ import gc
 import multiprocessing as mp
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from graphlint.diagnostics import FileResult
 from graphlint.project.summary import ModuleSummary, summarize_source
@@ -154,6 +161,10 @@ def _serve(conn: Connection, settings: Settings) -> None:
             return
         if job is None:
             return
+        if isinstance(job, _Context):  # a kept pool's next run
+            settings = job.settings
+            set_overlay(job.overlay)
+            continue
         try:
             outcome = _guarded(job, settings)
         except BaseException as error:  # even the report of a bug failed: say so
@@ -162,11 +173,14 @@ def _serve(conn: Connection, settings: Settings) -> None:
         conn.send(outcome)
 
 
-def _die_with(parent: int) -> None:
+def _die_with(parent: int, *, kernel: bool) -> None:
     """End this process when ``parent`` ends, however it ends: the kernel sends
-    SIGKILL on Linux; elsewhere a thread watches the parent's pid."""
+    SIGKILL on Linux (``kernel``: the worker was started from the parent's main
+    thread; the kernel sends it when the *thread* that started the worker ends, which
+    for a thread of a pool in the language server is not the server's end);
+    otherwise a thread watches the parent's pid."""
     asked = False
-    if sys.platform.startswith("linux"):
+    if kernel and sys.platform.startswith("linux"):
         import ctypes  # noqa: PLC0415 - Linux only
 
         libc = ctypes.CDLL(None, use_errno=True)
@@ -184,13 +198,13 @@ def _die_with(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _detach(inherited: Sequence[int], parent: int) -> None:
+def _detach(inherited: Sequence[int], parent: int, *, kernel: bool) -> None:
     """Cut the worker loose from everything of its parent's but its own pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     faulthandler.disable()  # it may hold a copy of the caller's stderr (pytest's does)
-    _die_with(parent or os.getppid())  # 0: the fork server, which ends with the run
+    _die_with(parent, kernel=kernel)
     for fd in inherited:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -233,9 +247,10 @@ def _worker_main(
     overlay: dict[str, bytes],
     inherited: list[int],
     parent: int,
+    kernel: bool = True,
 ) -> None:
     """Worker process: serve jobs on a thread with a large stack."""
-    _detach(inherited, parent)
+    _detach(inherited, parent, kernel=kernel)
     set_overlay(overlay)  # a spawned worker starts with none
     sys.setrecursionlimit(_RECURSION_LIMIT)
     threading.stack_size(_STACK_SIZE)
@@ -244,33 +259,114 @@ def _worker_main(
     thread.join()
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What a worker checks with: sent before a kept pool's next run when it
+    changed (a spawned worker gets its first one the same way)."""
+
+    settings: Settings
+    overlay: dict[str, bytes]
+
+
+# The first statement a spawned worker runs: ``python -c`` has put the working
+# folder (the tree being checked) first on sys.path, and nothing but the built-in
+# ``sys`` may be imported before the path is graphlint's own again.
+_BOOT = (
+    "import sys; sys.path[:] = sys.argv[3:]; "
+    "from graphlint.runner import _spawned_main; "
+    "_spawned_main(int(sys.argv[1]), int(sys.argv[2]))"
+)
+
+
+def _own_path() -> list[str]:
+    """Where graphlint imports from, less the working folder (``python -m``, or a
+    ``PYTHONPATH`` of ``.``): a spawned worker imports from exactly these."""
+    here = os.path.realpath(os.getcwd())
+    return [
+        entry
+        for entry in sys.path
+        if entry and os.path.isabs(entry) and os.path.realpath(entry) != here
+    ]
+
+
+class _Spawned:
+    """A worker started as a fresh interpreter (the parts of ``BaseProcess`` the
+    pool uses). It inherits two descriptors only: its end of the job pipe and the
+    write end of ``sentinel``'s pipe, which reads as ended when the worker ends;
+    its standard streams are the null device from the start."""
+
+    def __init__(self, conn: Connection, kernel: bool) -> None:
+        alive, self._alive = os.pipe()
+        path = _own_path()
+        args = [str(conn.fileno()), str(self._alive), *path]
+        self._popen = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(conn.fileno(), self._alive),
+        )
+        os.close(self._alive)
+        self.sentinel = alive
+        self.pid: int | None = self._popen.pid
+        self.kernel = kernel
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.poll()
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self._popen.kill()
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout)
+        if self._popen.returncode is not None and self.sentinel >= 0:
+            os.close(self.sentinel)
+            self.sentinel = -1
+
+
+def _spawned_main(job_fd: int, alive_fd: int) -> None:
+    """A spawned worker: its settings, unsaved buffers and parent come first on the
+    pipe; ``alive_fd`` stays open until the worker ends."""
+    conn = Connection(job_fd)
+    try:
+        context, parent, kernel = conn.recv()
+    except (EOFError, OSError):
+        return
+    _worker_main(conn, context.settings, context.overlay, [], parent, kernel)
+
+
+def _start_method() -> str:
+    """``fork`` where it is safe (Linux, a process with one thread): workers start
+    fast and share imports. Elsewhere, and in a process with threads (the language
+    server; a child forked there can inherit a lock another thread held, and hang
+    on it), ``spawn``: a fresh interpreter (``_Spawned``). ``GRAPHLINT_WORKER_START``
+    (``fork`` or ``spawn``) chooses, for tests."""
+    forced = os.environ.get("GRAPHLINT_WORKER_START")
+    can_fork = sys.platform.startswith("linux") and hasattr(os, "fork")
+    if forced == "spawn" or not can_fork:
+        return "spawn"
+    return "fork" if forced == "fork" or threading.active_count() == 1 else "spawn"
+
+
 @dataclass
 class _Worker:
-    process: BaseProcess
+    process: BaseProcess | _Spawned
     conn: Connection
     job: tuple[int, Work] | None = None
     started: float = 0.0
-
-
-def _context() -> Any:
-    """fork where it is safe (Linux, a process with one thread): workers start fast
-    and share imports. A process with threads (the language server) forks its
-    workers from a fork server instead, started once with the analysis imported: a
-    child forked from a threaded parent can inherit a lock another thread held, and
-    hang on it."""
-    linux = sys.platform.startswith("linux")
-    if not linux or "fork" not in mp.get_all_start_methods():
-        return mp.get_context("spawn")
-    if threading.active_count() == 1:
-        return mp.get_context("fork")
-    context = mp.get_context("forkserver")
-    context.set_forkserver_preload(["graphlint.analysis"])
-    return context
+    context: _Context | None = None  # what it checks with
 
 
 class Pool:
     """A small pool whose workers can be killed one at a time; a context manager that
-    kills them all at once when the run is interrupted."""
+    kills them all at once when the run is interrupted. ``kept()`` gives one that
+    lives between runs (the language server's)."""
 
     def __init__(
         self,
@@ -278,14 +374,19 @@ class Pool:
         settings: Settings,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        self.settings = settings
         self.progress = progress  # told (jobs done, jobs asked) after each job
         self.done = self.asked = 0
         self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
-        self.ctx = _context()
+        self.method = _start_method()
         self.workers: list[_Worker] = []
+        self.use(settings)
         for _ in range(size):
             self.workers.append(self._spawn())
+
+    def use(self, settings: Settings) -> None:
+        """Check with ``settings`` and the overlay in force from now on."""
+        self.settings = settings
+        self.context = _Context(settings, dict(overlay_contents()))
 
     def __enter__(self) -> Pool:
         return self
@@ -299,20 +400,29 @@ class Pool:
         self.close(kill=kind is not None)
 
     def _spawn(self) -> _Worker:
-        parent, child = self.ctx.Pipe()
-        # every parent end a forked process inherits, its own included (a spawned
-        # one inherits none, and its numbers would name other files)
+        """A new worker; started from the main thread, it asks the kernel to end it
+        with this process (``_die_with``)."""
+        kernel = threading.current_thread() is threading.main_thread()
+        if self.method == "spawn":
+            parent, child = mp.Pipe()
+            try:
+                process = _Spawned(child, kernel)
+            finally:
+                child.close()
+            parent.send((self.context, os.getpid(), kernel))
+            return _Worker(process, parent, context=self.context)
+        parent, child = mp.Pipe()
+        # every parent end the forked process inherits, its own included
         inherited = [w.conn.fileno() for w in self.workers] + [parent.fileno()]
-        method = self.ctx.get_start_method()
-        forked = method == "fork"
-        process = self.ctx.Process(
+        forked = mp.get_context("fork").Process(
             target=_worker_main,
             args=(
                 child,
                 self.settings,
-                dict(overlay_contents()),
-                inherited if forked else [],
-                0 if method == "forkserver" else os.getpid(),
+                self.context.overlay,
+                inherited,
+                os.getpid(),
+                kernel,
             ),
             daemon=True,
         )
@@ -322,21 +432,30 @@ class Pool:
         if masked:
             signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
         try:
-            process.start()
+            forked.start()
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
         child.close()
-        return _Worker(process, parent)
+        return _Worker(forked, parent, context=self.context)
 
-    def _replace(self, worker: _Worker) -> None:
+    def _replace(self, worker: _Worker) -> _Worker:
         worker.conn.close()
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
         index = self.workers.index(worker)
-        del self.workers[index]
+        del self.workers[index]  # its pipe is closed: no new worker may inherit it
         self.workers.insert(index, self._spawn())
+        return self.workers[index]
+
+    def _current(self, worker: _Worker) -> _Worker:
+        """``worker``, or a new one in its place where the memory limit it was
+        started under is not the settings' now (a kept pool's next run)."""
+        before = worker.context.settings if worker.context else self.settings
+        if before.max_memory == self.settings.max_memory:
+            return worker
+        return self._replace(worker)
 
     def call(self, job: Work) -> Outcome:
         """Run one job and wait for its outcome."""
@@ -364,10 +483,14 @@ class Pool:
         while left or any(w.job for w in self.workers):
             for worker in self.workers:
                 if worker.job is None and left:
+                    worker = self._current(worker)
                     worker.job = self._next(queues, worker)
                     left -= 1
                     worker.started = time.monotonic()
                     with contextlib.suppress(OSError):  # dead already: seen below
+                        if worker.context != self.context:
+                            worker.conn.send(self.context)
+                            worker.context = self.context
                         worker.conn.send(worker.job[1])
             busy = [w for w in self.workers if w.job is not None]
             deadline = min(w.started for w in busy) + timeout
@@ -422,6 +545,11 @@ class Pool:
             self._seen.setdefault(job.path, pid)
         return index, job
 
+    def resize(self, size: int) -> None:
+        """At least ``size`` workers."""
+        while len(self.workers) < size:
+            self.workers.append(self._spawn())
+
     def close(self, *, kill: bool = False) -> None:
         if not kill:
             for worker in self.workers:
@@ -450,14 +578,52 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_kept: list[Pool] = []  # keep_workers(): the one pool, once a run made it
+_keeping = threading.Event()
+
+
+def keep_workers() -> None:
+    """Keep the workers between runs (the language server: a new interpreter per
+    worker per keystroke would cost more than the check)."""
+    _keeping.set()
+
+
+@contextlib.contextmanager
+def open_pool(
+    size: int,
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Pool]:
+    """A pool of ``size`` workers for one run: a new one, or the kept one
+    (``keep_workers``), which a run that fails or is interrupted ends."""
+    if not _keeping.is_set():
+        with Pool(size, settings, progress) as made:
+            yield made
+        return
+    if not _kept:
+        _kept.append(Pool(size, settings))
+    kept = _kept[0]
+    kept.use(settings)
+    kept.progress, kept.done, kept.asked = progress, 0, 0
+    try:
+        kept.resize(size)
+        yield kept
+    except BaseException:
+        _kept.clear()
+        kept.close(kill=True)
+        raise
+    finally:
+        kept.progress = None
+
+
 def check_files(
     files: Sequence[Path | Job], settings: Settings, jobs: int | None = None
 ) -> list[FileResult]:
     """Check ``files`` in isolated workers; results come back in input order."""
     if not files:
         return []
-    with Pool(min(jobs or default_jobs(), len(files)), settings) as pool:
-        return run_files(pool, files)
+    with open_pool(min(jobs or default_jobs(), len(files)), settings) as workers:
+        return run_files(workers, files)
 
 
 def run_files(pool: Pool, files: Sequence[Path | Job]) -> list[FileResult]:

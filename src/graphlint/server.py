@@ -16,22 +16,49 @@
 Checks run one at a time, off the event loop; a result for a version of a document
 that has changed since is dropped (the newer check publishes). Nothing but the
 protocol is written to stdout; what goes wrong is logged to the client.
+
+What an editor sends comes from the repository it opened, and nothing of it may stop
+the server:
+
+- A document no file could hold is left out of every check: a ``file:`` URI whose path
+  the OS refuses (a NUL byte, a lone surrogate) is not checked and is said once in the
+  log. Text with a lone surrogate, which UTF-8 cannot encode, is checked as the editor
+  saves it, each lone surrogate as U+FFFD: one character for one, so every position
+  stays the editor's.
+- JSON-RPC errors are answered as the specification says where pygls drops the
+  message (``Protocol``): -32700 for a message that is not JSON, -32602 for a request
+  whose params do not fit its method, -32600 for a message that is no request,
+  notification or response, and for any request after ``shutdown``.
+- The input is read bounded (``Input``): a header line is read up to
+  :data:`MAX_HEADER_LINE` bytes, and a message longer than :data:`MAX_MESSAGE` is
+  skipped a block at a time, not read into memory, with a line in the log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import logging
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
@@ -44,24 +71,161 @@ from graphlint.lint import LintError, lint
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay
 
+if TYPE_CHECKING:
+    from pygls.protocol.json_rpc import MsgId
+    from pygls.server import ServerErrors
+from graphlint.runner import keep_workers
+
 DEBOUNCE = 0.25  # seconds without a change before a changed document is checked
 CONFIGURATION = frozenset({"pyproject.toml", "graphlint.toml", ".graphlint.toml"})
 SOURCE = "graphlint"
+
+MAX_MESSAGE = 64 * 1_048_576
+"""Bytes of one message beyond which it is skipped, not read. The largest file the
+analysis reads is 16 MiB (the ceiling of ``max-file-size``); this leaves room for JSON's
+escapes of it (a quote or a newline takes two bytes), and a longer document would be
+GL003 anyway. A message is held in memory several times over (bytes, the parsed text,
+the document's lines), so the bound is on what a client can make the server hold."""
+MAX_HEADER_LINE = 1_024
+"""Bytes of one header line (LSP's are under 100). A longer line is read in pieces,
+none of which is a header; pygls would pass the digits of ``Content-Length`` of any
+length to ``int()``, which raises past 4,300 digits and ends the read loop."""
+SKIPPED = "$/graphlint/skippedMessage"  # what Input reads in place of a skipped message
+_BLOCK = 1_048_576  # bytes read at a time while skipping a message
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Input(io.BufferedReader):
+    """The client's input as pygls's read loop reads it, bounded.
+
+    pygls reads a header line with ``readline()`` and a message with ``read(n)``, ``n``
+    as the header says: without a bound, one line without an end or one
+    ``Content-Length: 1099511627776`` is that much memory asked for at once."""
+
+    def readline(self, size: int | None = -1, /) -> bytes:
+        bound = MAX_HEADER_LINE if size is None or size < 0 else size
+        return super().readline(min(bound, MAX_HEADER_LINE))
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        """Up to ``size`` bytes; for a message over :data:`MAX_MESSAGE`, its bytes are
+        read and dropped (to the end of the input at most: a client may claim more
+        than it sends) and a :data:`SKIPPED` notification is read in its place, so
+        that the loop goes on with the next message and the server can say why."""
+        if size is None or size <= MAX_MESSAGE:
+            return super().read(size)
+        left = size
+        while left > 0 and (block := super().read(min(left, _BLOCK))):
+            left -= len(block)
+        notice = {"jsonrpc": "2.0", "method": SKIPPED, "params": {"length": size}}
+        return json.dumps(notice).encode()
+
+
+@dataclass(frozen=True)
+class _Unreadable:
+    """A JSON-RPC message that pygls could not structure (what ``json.loads`` returns
+    for it, in place of raising, so that ``handle_message`` can answer it)."""
+
+    data: dict[str, Any]
+    error: JsonRpcException
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, answering the messages that pygls drops without an answer,
+    as JSON-RPC 2.0 and LSP say to answer them."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:  # pygls logged why: InvalidParams mostly
+            return _Unreadable(data, error)
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Unreadable):
+            self._unreadable(message)
+        elif getattr(message, "jsonrpc", None) != self.VERSION:
+            # JSON, but not a message (a list, a number, an object without
+            # "jsonrpc"), or of another version
+            self.refuse(
+                _id(message), JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
+            )
+        elif getattr(message, "method", None) == SKIPPED:
+            params = getattr(message, "params", None)
+            length = params.get("length") if isinstance(params, dict) else None
+            self._log(
+                f"graphlint: skipped a message of {length} bytes: over the "
+                f"{MAX_MESSAGE} bytes one message may have"
+            )
+        elif self._shutdown and _is_request(message) and message.method != types.EXIT:
+            error = JsonRpcInvalidRequest(f"{message.method}: the server is shut down")
+            self.refuse(message.id, error)
+        else:
+            super().handle_message(message)
+
+    def refuse(self, msg_id: MsgId | None, error: JsonRpcException) -> None:
+        """Answer the request ``msg_id`` with ``error``; None: a message whose id is
+        unknown (JSON-RPC's "id": null)."""
+        # a dict: lsprotocol's ResponseErrorMessage leaves out an id of None, and
+        # JSON-RPC wants "id": null
+        found = self._converter.unstructure(error.to_response_error())
+        self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "error": found})
+
+    def _log(self, message: str) -> None:
+        self._server.window_log_message(
+            types.LogMessageParams(types.MessageType.Error, message)
+        )
+
+    def _unreadable(self, message: _Unreadable) -> None:
+        data = message.data
+        if "method" not in data or "id" not in data:  # a notification, a response
+            kind = f"{data['method']!r}" if "method" in data else "a response"
+            self._log(f"graphlint: ignored {kind}: {message.error.message}")
+        elif (msg_id := _id(data)) is None:
+            self.refuse(None, JsonRpcInvalidRequest("the id is no integer or string"))
+        else:
+            self.refuse(msg_id, message.error)
+
+
+def _id(message: object) -> MsgId | None:
+    """The id of a message, where it has one that JSON-RPC allows."""
+    found = (
+        message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+    )
+    return (
+        found if isinstance(found, (int, str)) and not isinstance(found, bool) else None
+    )
+
+
+def _is_request(message: object) -> bool:
+    return hasattr(message, "id") and hasattr(message, "method")
 
 
 class GraphlintServer(LanguageServer):
     """The server, with what it knows between requests."""
 
+    protocol: Protocol
+
     def __init__(self) -> None:
-        super().__init__("graphlint", __version__)
+        super().__init__("graphlint", __version__, protocol_cls=Protocol)
         self.pending: dict[str, asyncio.Task[None]] = {}  # uri: its debounced check
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.one_at_a_time = asyncio.Lock()
         self.converter = get_converter()
         self.said: set[str] = set()  # errors shown to the user already
 
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """pygls's read loop reports here what failed on a message it read; a message
+        that is not JSON (or not UTF-8, or nested deeper than Python's recursion
+        limit) is answered with a Parse error, id null, not a message box."""
+        if source is JsonRpcException and isinstance(
+            error, (ValueError, RecursionError)
+        ):
+            self.protocol.refuse(None, JsonRpcParseError(f"Parse error: {error}"))
+            return
+        super().report_server_error(error, source)
+
     def document(self, uri: str) -> TextDocument | None:
-        document = self.workspace.text_documents.get(uri)
+        # pygls keeps documents by their unquoted URI; the client names them quoted
+        document = self.workspace.text_documents.get(unquote(uri))
         return document if isinstance(document, TextDocument) else None
 
     def schedule(self, uri: str, delay: float = 0.0) -> None:
@@ -74,8 +238,8 @@ class GraphlintServer(LanguageServer):
         )
 
     def schedule_all(self) -> None:
-        for uri in list(self.workspace.text_documents):
-            self.schedule(uri)
+        for document in list(self.workspace.text_documents.values()):
+            self.schedule(document.uri)  # as the client names it
 
     async def _check_later(self, uri: str, delay: float) -> None:
         if delay:
@@ -83,7 +247,7 @@ class GraphlintServer(LanguageServer):
         async with self.one_at_a_time:
             self.pending.pop(uri, None)
             document = self.document(uri)
-            path = to_fs_path(uri) if uri.startswith("file:") else None
+            path = file_path(uri)
             if document is None or path is None:
                 return
             version = document.version
@@ -104,10 +268,10 @@ class GraphlintServer(LanguageServer):
     def _buffers(self) -> dict[str, bytes]:
         """Every open file document's text, as the analysis should read it."""
         buffers = {}
-        for uri, document in self.workspace.text_documents.items():
-            path = to_fs_path(uri) if uri.startswith("file:") else None
+        for document in self.workspace.text_documents.values():
+            path = file_path(document.uri)
             if path is not None:
-                buffers[path] = document.source.encode("utf-8", "surrogateescape")
+                buffers[path] = as_saved(document.source)
         return buffers
 
     def _check(self, path: str, buffers: dict[str, bytes]) -> list[Diagnostic] | None:
@@ -152,12 +316,40 @@ class GraphlintServer(LanguageServer):
         return found
 
 
+def file_path(uri: str) -> str | None:
+    """The path of a ``file:`` URI; None for another scheme, or a path no file can
+    have: one with a NUL byte or a lone surrogate, which every OS call refuses
+    (``ValueError``) wherever the analysis would look the path up."""
+    try:
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path is None or b"\0" in os.fsencode(path):
+            return None
+    except ValueError:  # UnicodeEncodeError; urlparse's "Invalid IPv6 URL"
+        return None
+    return path
+
+
+def as_saved(text: str) -> bytes:
+    """A document's text in UTF-8, as an editor saves it: a lone surrogate, which
+    UTF-8 cannot encode, as U+FFFD (VS Code's and Node's encoders do so)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
 server = GraphlintServer()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 async def _opened(ls: GraphlintServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri)
+    uri = params.text_document.uri
+    if uri.startswith("file:") and file_path(uri) is None:
+        ls._log(
+            types.MessageType.Warning,
+            f"graphlint: {uri} is not checked: no file can have its path",
+        )
+    ls.schedule(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -195,7 +387,7 @@ async def _configured(
 async def _watched(
     ls: GraphlintServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    if any(Path(to_fs_path(c.uri) or "").name in CONFIGURATION for c in params.changes):
+    if any(Path(file_path(c.uri) or "").name in CONFIGURATION for c in params.changes):
         ls.schedule_all()
 
 
@@ -310,4 +502,5 @@ def serve() -> None:
     """Serve one client over stdin and stdout until it exits; pygls's own errors go
     to stderr, which editors keep in their log."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    server.start_io()
+    keep_workers()  # started once, fresh interpreters (runner: a server has threads)
+    server.start_io(stdin=Input(io.FileIO(sys.stdin.fileno(), closefd=False)))

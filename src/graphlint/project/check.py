@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ParamSpec
 
@@ -33,7 +33,9 @@ from graphlint.diagnostics import (
     Checked,
     Diagnostic,
     FileResult,
+    RegionKind,
     RegionReach,
+    RegionRef,
     RegionSite,
     Suppression,
     Survey,
@@ -41,7 +43,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
-from graphlint.project.reach import Entry, Project
+from graphlint.project.reach import Entry, Project, Reached
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
@@ -54,8 +56,8 @@ from graphlint.read import (
     source_root,
     tool_diagnostic,
 )
-from graphlint.rules.tool.file_checks import ParserLimitExceeded
-from graphlint.runner import Pool, SummaryJob, default_jobs, run_files
+from graphlint.rules.tool.file_checks import UNANALYSED, ParserLimitExceeded
+from graphlint.runner import Pool, SummaryJob, default_jobs, open_pool, run_files
 from graphlint.settings import Job, Settings
 
 P = ParamSpec("P")
@@ -160,7 +162,7 @@ class _Summaries:
         self.settings = settings
         self.cache = cache
         self.display = display
-        self.failed: list[FileResult] = []
+        self.failed: list[tuple[Path, FileResult]] = []  # by the file looked up
         # made ahead (``prefetch``), by the path and name the resolver will ask for
         self._ready: dict[tuple[Path, str], ModuleSummary | FileResult] = {}
         self.read: set[Path] = set()  # the modules summarised or looked up
@@ -174,7 +176,7 @@ class _Summaries:
                 assert isinstance(known, SummaryJob)
                 found = self._store(key, self.pool.call(known))
         if isinstance(found, FileResult):
-            self.failed.append(found)
+            self.failed.append((path, found))
             return None
         return found
 
@@ -320,7 +322,7 @@ def _survey_project(
     """``survey_project``'s work; adds to ``read`` the files and folders it read
     besides ``files``."""
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
-    with Pool(workers, settings, progress) as pool:
+    with open_pool(workers, settings, progress) as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
             [*roots, *(source_root(f) for f in files)],
@@ -351,7 +353,8 @@ def _survey_project(
         entries.extend(project.compiled(compiles))
         read.extend(Path(job.path) for job in work)
         if not entries:
-            merged = _merge(results, summaries.failed, settings.enabled)
+            failed = [result for _, result in summaries.failed]
+            merged = _merge(results, failed, settings.enabled)
             read.extend([*summaries.read, *project.looked])
             return Checked(merged, _survey(sites))
         analysed = {
@@ -366,13 +369,23 @@ def _survey_project(
             for path, functions in sorted(reached.items())
             if not excluded(Path(path))
         ]
-        extra = checked.run(work)
+        extra = [
+            _reached_by(result, (job.external or {}).values())
+            for job, result in zip(work, checked.run(work), strict=True)
+        ]
         read.extend([*(job.path for job in work), *summaries.read, *project.looked])
     abandoned = [
-        FileResult(path, (_abandoned(path, callee),))
+        _reached_by(
+            FileResult(path, (_abandoned(path, callee),)),
+            project.abandoned_by.get((path, callee), ()),
+        )
         for path, callee in dict.fromkeys(project.abandoned)
     ]
-    merged = _merge(results, [*summaries.failed, *abandoned, *extra], settings.enabled)
+    failed = [
+        _reached_by(result, project.blocked.get(path, ()))
+        for path, result in summaries.failed
+    ]
+    merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     survey = project.survey(sites, lambda path: excluded(Path(path)))
     return Checked(merged, _survey(sites, survey, project.unfollowed))
 
@@ -547,6 +560,71 @@ def _abandoned(path: str, callee: str) -> Diagnostic:
     return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
 
 
+def _reached_by(result: FileResult, hows: Iterable[Reached]) -> FileResult:
+    """A reached file's result with each of its outcomes that says it could not be
+    analysed (GL001-GL005, ``UNANALYSED``) given the region that reaches it: once
+    for each file whose regions do (the first of them, by the shortest chain), so
+    that a check of one of those files alone shows it (``Checked.about``). An
+    outcome that already has a region (a statement skipped in a reached function)
+    keeps it."""
+    firsts: dict[str, Reached] = {}
+    for how in sorted(hows, key=_chain_order):
+        firsts.setdefault(how.region_path, how)
+    if not firsts:
+        return result
+    diagnostics: list[Diagnostic] = []
+    for found in result.diagnostics:
+        if found.code not in UNANALYSED or found.region is not None:
+            diagnostics.append(found)
+            continue
+        diagnostics.extend(
+            replace(
+                found,
+                region=RegionRef(
+                    RegionKind(how.kind),
+                    how.region_line,
+                    how.label,
+                    how.region_path,
+                    how.via,
+                ),
+            )
+            for how in firsts.values()
+        )
+    return replace(result, diagnostics=tuple(diagnostics))
+
+
+def _chain_order(how: Reached) -> tuple[str, int, int, str, list[tuple[str, int, int]]]:
+    hops = [(hop.path, hop.line, hop.col) for hop in how.via]
+    return (how.region_path, len(how.via), how.region_line, how.label, hops)
+
+
+def _reached_first(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Without an outcome that says a file could not be analysed where the same
+    outcome is there with the regions that reach the file (``_reached_by``): a
+    file named and reached gives both."""
+    found = list(diagnostics)
+    reached = {
+        _outcome(d) for d in found if d.code in UNANALYSED and d.region is not None
+    }
+    return [
+        d
+        for d in found
+        if d.code not in UNANALYSED
+        or d.region is not None
+        or _outcome(d) not in reached
+    ]
+
+
+def _order(found: Diagnostic) -> tuple[tuple[str, int, int, str], str, str]:
+    """Diagnostics by place and code, then by message and region: one outcome
+    reached from several files is listed in the same order in every run."""
+    return (found.sort_key, found.message, repr(found.region))
+
+
+def _outcome(found: Diagnostic) -> tuple[str, int, int, str]:
+    return (found.code, found.line, found.col, found.message)
+
+
 def _merge(
     results: list[FileResult], extra: list[FileResult], enabled: frozenset[str]
 ) -> list[FileResult]:
@@ -562,7 +640,9 @@ def _merge(
         index = by_path[found.path]
         old = merged[index]
         new = (d for d in found.diagnostics if d.code in enabled)
-        diagnostics = tuple(sorted({*old.diagnostics, *new}, key=lambda d: d.sort_key))
+        diagnostics = tuple(
+            sorted(_reached_first({*old.diagnostics, *new}), key=_order)
+        )
         merged[index] = FileResult(
             old.path,
             diagnostics,
