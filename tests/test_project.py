@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -595,3 +596,103 @@ def test_compile_sites_name_imported_wrappers_only() -> None:
         ),
         ("test", "pkg.tools.other.wrap", True, "inner", (None,), ()),
     ]
+
+
+# -- a reached module that cannot be analysed concerns the file whose region reaches it
+TRAIN = """\
+import torch
+import pkg
+from pkg import helpers
+
+g = torch.cuda.CUDAGraph()
+x = torch.zeros(4, device="cuda")
+with torch.cuda.graph(g):
+    y = helpers.step(x)
+    z = pkg.helpers.step(x)
+"""
+
+UNANALYSABLE = {
+    "GL001": b"import torch\n\ndef step(x)\n    return x.item()\n",
+    "GL002": b"def step(x):\n    return x  # \xff\n",
+    "GL003": b"def step(x):\n    return x.item()\n" + b"# padding\n" * 110_000,
+    "GL005": b"def step(x):\n    return " + b" + ".join([b"x"] * 100_000) + b"\n",
+}
+
+
+def _reaching(root: Path, helpers: bytes | None, *trains: str) -> Path:
+    """A project (a ``.git`` folder) whose ``trains`` each capture a call of
+    ``pkg.helpers.step``; ``helpers``: that module's bytes (None: a FIFO)."""
+    (root / ".git").mkdir(parents=True)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    if helpers is None:
+        os.mkfifo(root / "pkg" / "helpers.py")
+    else:
+        (root / "pkg" / "helpers.py").write_bytes(helpers)
+    for train in trains or ("train.py",):
+        (root / train).write_text(TRAIN)
+    return root
+
+
+@pytest.mark.parametrize("code", [*UNANALYSABLE, "GL004"])
+def test_a_reached_module_that_cannot_be_analysed_is_shown_with_its_caller(
+    tmp_path: Path, code: str
+) -> None:
+    """Only train.py is named (pre-commit, an editor): the module its region calls
+    could not be analysed, and says so with the region that reaches it."""
+    project = _reaching(tmp_path / "p", UNANALYSABLE.get(code))
+    status, out, _ = run("check", "--no-cache", "train.py", cwd=project)
+    assert status == 1
+    lines = [line for line in out.splitlines() if line.startswith("pkg/helpers.py:")]
+    assert len(lines) == 1, out
+    assert f" {code} " in lines[0]
+    assert lines[0].endswith(
+        "[torch.cuda.graph region at train.py:7, reached from train.py:8 via "
+        "helpers.step()]"
+    )
+    _, whole, _ = run("check", "--no-cache", ".", cwd=project)
+    assert [line for line in whole.splitlines() if line.startswith("pkg/")] == lines
+
+
+def test_reached_outcomes_in_lsp_name_the_call_that_reaches_them(
+    tmp_path: Path,
+) -> None:
+    project = _reaching(tmp_path / "p", UNANALYSABLE["GL003"])
+    _, out, _ = run("check", "--format", "lsp", "train.py", cwd=project)
+    by_name = {entry["uri"].rsplit("/", 1)[1]: entry for entry in json.loads(out)}
+    (diagnostic,) = by_name["helpers.py"]["diagnostics"]
+    assert diagnostic["code"] == "GL003"
+    assert diagnostic["data"]["region"]["path"] == "train.py"
+    (hop,) = diagnostic["relatedInformation"]
+    assert hop["location"]["uri"].endswith("/train.py")
+    assert hop["location"]["range"]["start"] == {"line": 7, "character": 8}
+
+
+def test_each_file_whose_regions_reach_an_unanalysed_module_is_told(
+    tmp_path: Path,
+) -> None:
+    """a.py's region also reaches it, and comes first: z.py named alone still
+    shows it, through its own region."""
+    project = _reaching(tmp_path / "p", UNANALYSABLE["GL003"], "a.py", "z.py")
+    _, out, _ = run("check", "--no-cache", "z.py", cwd=project)
+    assert "pkg/helpers.py:1:1: GL003" in out
+    assert "region at z.py:7, reached from z.py:8 via helpers.step()" in out
+    assert "a.py" not in out
+
+
+def test_a_reached_call_over_the_budget_is_shown_with_its_region(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The region's call resolves; the helper's own call fans out past the budget:
+    GL005 on the helper's file, shown with the named file's region."""
+    from graphlint.project import reach  # noqa: PLC0415
+
+    monkeypatch.setattr(reach, "BUDGET", 200)
+    functions = [f"def f{i}(x):\n    return x\n" for i in range(300)]
+    every = ", ".join(f"f{i}" for i in range(300))
+    fan = f"{''.join(functions)}def step(x):\n    for b in ({every}):\n        b(x)\n"
+    project = _reaching(tmp_path / "p", fan.encode())
+    _, out, _ = run("check", "--no-cache", "train.py", cwd=project)
+    assert "pkg/helpers.py:1:1: GL005" in out
+    assert "resolving a call of `b` took over 200 steps" in out
+    assert "region at train.py:7, reached from train.py:8 via step()]" in out

@@ -133,18 +133,21 @@ class _Opaque:
     """A value resolution cannot follow, and why: ``detail`` says where it stopped;
     ``qualified`` is its dotted name when it comes from outside the project
     (``torch.nn.Linear``, ``numpy.add``), else "". ``local``: the value of a local
-    or parameter, whose common tensor methods (``h.add_``) count as PyTorch's."""
+    or parameter, whose common tensor methods (``h.add_``) count as PyTorch's.
+    ``blocked``: the file of a project module that could not be summarised, where
+    the value comes from it (its attributes too)."""
 
     reason: Reason
     detail: str
     qualified: str = ""
     local: bool = False
+    blocked: Path | None = None
 
     def attribute(self, attr: str) -> _Opaque:
         if self.local and attr in TENSOR_METHODS:
             return _Opaque(self.reason, self.detail, f"torch.Tensor.{attr}")
         qualified = f"{self.qualified}.{attr}" if self.qualified else ""
-        return _Opaque(self.reason, self.detail, qualified)
+        return _Opaque(self.reason, self.detail, qualified, blocked=self.blocked)
 
 
 # outside the project, but not "not followed": the rules check these calls where they
@@ -207,7 +210,13 @@ class Project:
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
         self.abandoned: list[tuple[str, str]] = []  # (file, callee) over the budget
-        self._unsummarised: set[str] = set()  # modules whose file gave no summary
+        # the modules whose file gave no summary, with that file
+        self._unsummarised: dict[str, Path] = {}
+        # how regions reach what could not be analysed, for its GL0xx: the calls
+        # into each module that could not be summarised, by its file, and the
+        # calls over the budget in reached code, by (file, callee)
+        self.blocked: dict[Path, list[Reached]] = {}
+        self.abandoned_by: dict[tuple[str, str], list[Reached]] = {}
         # what ``reach`` saw: the calls it did not follow, and the project functions
         # each reached function calls (its edges), by (file, function path)
         self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -260,7 +269,7 @@ class Project:
         if summary is not None:
             self._root_of[id(summary)] = root
         else:
-            self._unsummarised.add(name)
+            self._unsummarised.setdefault(name, candidate)
         return summary
 
     def prefetch(self, entries: Iterable[Entry], sites: Iterable[CompileSite]) -> None:
@@ -527,10 +536,13 @@ class Project:
         for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
             if prefix in self._unsummarised:
-                detail = f"module `{prefix}` could not be summarised"
-                return [_Opaque(Reason.UNSUMMARISED, detail)]
+                return [self._unsummarised_module(prefix)]
         detail = f"module `{parts[0]}` is not under the source roots"
         return [_Opaque(Reason.OUTSIDE, detail, name)]
+
+    def _unsummarised_module(self, name: str) -> _Opaque:
+        detail = f"module `{name}` could not be summarised"
+        return _Opaque(Reason.UNSUMMARISED, detail, blocked=self._unsummarised[name])
 
     def refs(
         self,
@@ -649,6 +661,8 @@ class Project:
             sub = self.module(f"{module.name}.{attr}", module)
             if sub is not None:
                 return [_Mod(sub)]
+            if f"{module.name}.{attr}" in self._unsummarised:  # ``pkg.big``
+                return [self._unsummarised_module(f"{module.name}.{attr}")]
             detail = f"module `{module.name}` defines no `{attr}`"
             return [_Opaque(Reason.ATTRIBUTE, detail)]
         if isinstance(value, (_Cls, _Super)):
@@ -958,10 +972,40 @@ class Project:
                     path, site.line, site.col, site.callee, why.reason, why.detail
                 )
             )
+            self._cut(why, path, site, how)
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
             self.pass_arguments(target, arguments, module, fn, chain)
         return lazy
+
+    def _cut(
+        self, why: _Opaque, path: str, site: CallSite | Entry, how: Reached | None
+    ) -> None:
+        """Remember how a region reaches a call that stopped at something graphlint
+        could not analyse: a module it could not summarise (``blocked``), or, in
+        reached code, a resolution over the budget (``abandoned_by``). Their GL0xx
+        then concern the region's file, also where only that file is named."""
+        if why.blocked is not None:
+            hop = Hop(path, site.line, site.col, f"{site.callee}()")
+            if how is not None:
+                reached = replace(how, via=(*how.via, hop))
+            else:  # a call in the region itself
+                assert isinstance(site, Entry)
+                reached = Reached(
+                    site.kind,
+                    site.label,
+                    site.path,
+                    site.region_line,
+                    (hop,),
+                    site.confidence,
+                )
+            self.blocked.setdefault(why.blocked, []).append(reached)
+        elif (
+            how is not None
+            and why.reason is Reason.BUDGET
+            and (path, site.callee) in self.abandoned
+        ):
+            self.abandoned_by.setdefault((path, site.callee), []).append(how)
 
     @property
     def unfollowed(self) -> list[Unfollowed]:

@@ -104,3 +104,16 @@ class InternalError(Check):
     fix_title = "Please report this with the file; other files were checked normally"
     outcome = Outcome.TOOL
     severity = Severity.ERROR
+
+
+UNANALYSED = frozenset(
+    check.code
+    for check in (
+        UnparsableFile,
+        UndecodableFile,
+        OversizedFile,
+        UnreadableFile,
+        ParserLimitExceeded,
+    )
+)
+"""The outcomes that say a file, or a statement of it, was not analysed."""
