@@ -149,8 +149,7 @@ class Protocol(LanguageServerProtocol):
                 _id(message), JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
             )
         elif getattr(message, "method", None) == SKIPPED:
-            params = getattr(message, "params", None)
-            length = params.get("length") if isinstance(params, dict) else None
+            length = getattr(message.params, "length", None)  # a pygls Object
             self._log(
                 f"graphlint: skipped a message of {length} bytes: over the "
                 f"{MAX_MESSAGE} bytes one message may have"
