@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import ast
 import ctypes
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import libcst as cst
 import pytest
 
 from graphlint import runner
 from graphlint.diagnostics import FileResult
 from graphlint.engine import check_file
+from graphlint.read import skip_statements, too_deep
 from graphlint.settings import Job, Settings
 from tests.test_cli import run
 
@@ -144,3 +149,136 @@ def test_internal_error_exits_2_without_traceback(
     code, out, err = run("check", ".", cwd=tmp_path)
     assert code == 2
     assert "GL009" in out and "Traceback" not in out + err
+
+
+# -- a statement nested too deeply for the analysis costs that statement only ---------
+def _region_after(statement: str) -> str:
+    return (
+        "import torch\na = torch.ones(3, device='cuda')\n"
+        f"{statement}\n"
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    y = a.sum().item()\n"
+    )
+
+
+def _lsp(*args: str, cwd: Path) -> dict[str, list[dict[str, Any]]]:
+    code, out, _ = run(
+        "check", "--format", "lsp", "--select", "GL0,GL1", *args, cwd=cwd
+    )
+    assert code == 1
+    return {str(e["uri"]).rsplit("/", 1)[1]: e["diagnostics"] for e in json.loads(out)}
+
+
+def test_a_sum_too_deep_for_the_analysis_costs_only_its_statement(
+    tmp_path: Path,
+) -> None:
+    """CPython parses a 3,000-term sum; LibCST cannot be asked to. The statement is
+    skipped, with a note, and the hazard on the next lines is found."""
+    sum_ = "x = " + " + ".join(["a"] * 3000)
+    (tmp_path / "deep.py").write_text(_region_after(sum_))
+    found = _lsp("deep.py", cwd=tmp_path)["deep.py"]
+    assert [(d["code"], d["range"]["start"]["line"]) for d in found] == [
+        ("GL005", 2),
+        ("GL101", 5),
+    ]
+    note = found[0]
+    assert note["severity"] == 3  # information: the rest of the file was analysed
+    assert note["message"].startswith("statement skipped: an expression nested")
+
+
+def test_deep_nesting_has_a_defined_outcome(tmp_path: Path) -> None:
+    """50,000 terms: CPython (on the workers' stack) parses them, the statement is
+    skipped; 100,000: beyond CPython's parser, GL005 for the file; the run goes on."""
+    for terms in (50_000, 100_000):
+        sum_ = "x = " + " + ".join(["a"] * terms)
+        (tmp_path / f"deep{terms}.py").write_text(_region_after(sum_))
+    found = _lsp("deep50000.py", "deep100000.py", cwd=tmp_path)
+    assert [d["code"] for d in found["deep50000.py"]] == ["GL005", "GL101"]
+    (whole,) = found["deep100000.py"]
+    assert whole["code"] == "GL005" and whole["severity"] == 1
+
+
+def test_a_skipped_statement_in_a_reached_function_is_shown_with_its_caller(
+    tmp_path: Path,
+) -> None:
+    """helpers.py is only reached: its hazard and the note on the statement skipped
+    in the reached function both say which region reaches them."""
+    (tmp_path / ".git").mkdir()
+    sum_ = " + ".join(["x"] * 3000)
+    (tmp_path / "helpers.py").write_text(
+        f"def step(x):\n    y = {sum_}\n    return x.sum().item()\n\n"
+        f"def unused(x):\n    return {sum_}\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport helpers\n\nx = torch.ones(3, device='cuda')\n"
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    helpers.step(x)\n"
+    )
+    code, out, _ = run("check", "--select", "GL0,GL1", "train.py", cwd=tmp_path)
+    assert code == 1
+    reached = (
+        "[torch.cuda.graph region at train.py:6, reached from train.py:7 via step()]"
+    )
+    assert "helpers.py:2:1: GL005 statement skipped: an expression nested" in out
+    assert out.count(reached) == 2 and "helpers.py:3:12: GL101" in out
+    assert "helpers.py:6" not in out  # not reached: not analysed
+
+
+@pytest.fixture
+def deep_stack() -> Iterator[None]:
+    """What a worker has: CPython builds trees deeper than the default limit."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+CHAIN = " + ".join(["a"] * 1200)
+
+
+@pytest.mark.usefixtures("deep_stack")
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"import torch\nx = {CHAIN}; y = x.item()  # tail\n",
+        f"s = 'é'; x = ({CHAIN}); t = 'ü'\n",
+        "x = (\n" + " +\n".join(["a"] * 1200) + "\n)  # tail\nz = 2\n",
+        f"@dec\n@dec2(\n    1)\ndef f(x={CHAIN}):\n    return x\nz = 3\n",
+        "if a == 0:\n    pass\n"
+        + "".join(f"elif a == {i}:\n    pass\n" for i in range(1, 1100))
+        + "else:\n    pass\nz = 1\n",
+        f"def f():\n\tif c:\n\t\tx = {CHAIN}\n\t\ty = 1\n",
+        f"x = 1\r\ny = (\r\n{CHAIN}\r\n)\r\nz = 2\r\n",
+        f"x = 1\ny = (\n{CHAIN}\n)",
+        f"try:\n    pass\nexcept ({CHAIN}):\n    pass\nz = 1\n",
+        f"import {'.'.join(['m'] * 1100)}\nz = 1\n",
+    ],
+    ids=[
+        "semicolons",
+        "non-ascii",
+        "multi-line",
+        "decorated",
+        "elif",
+        "tabs",
+        "crlf",
+        "no-final-newline",
+        "except",
+        "dotted-import",
+    ],
+)
+def test_skipped_statements_leave_every_other_line_where_it_was(source: str) -> None:
+    skipped = too_deep(ast.parse(source))
+    assert skipped
+    kept = skip_statements(source, skipped)
+    assert too_deep(ast.parse(kept)) == []
+    cst.parse_module(kept)  # LibCST reads it too
+    gone = {n for s in skipped for n in range(s.line, s.end_line + 1)}
+    ends = {s.end_line: s.end_col for s in skipped}
+    before, after = source.splitlines(), kept.splitlines()
+    assert len(after) == len(before)
+    for number, (old, new) in enumerate(zip(before, after, strict=True), 1):
+        if number not in gone:
+            assert new == old
+        elif number in ends:  # what follows the statement stays in its column
+            end = len(old.encode()[: ends[number]].decode())
+            assert new[end:] == old[end:] and len(new) == len(old)

@@ -7,6 +7,7 @@ GL009 by the worker that runs the file (``graphlint.runner``).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from graphlint.diagnostics import (
     Diagnostic,
     FileResult,
     RegionKind,
+    RegionRef,
     RegionSite,
     Suppression,
 )
@@ -33,12 +35,16 @@ from graphlint.facts.regions import Region, source
 from graphlint.facts.walk import forget, walk_batched
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
-from graphlint.project.sparse import sparse_source
+from graphlint.project.sparse import function_spans, sparse_source
 from graphlint.project.summary import shorten
 from graphlint.read import (
+    deep_outcome,
     module_of,
     package_of,
+    prescreen,
     read_source,
+    skip_statements,
+    skipped_note,
     too_deep,
     tool_diagnostic,
 )
@@ -214,6 +220,45 @@ def _function_path(facts: FileFacts, node: cst.CSTNode) -> str | None:
     return None
 
 
+def _skip_deep(
+    source: str, tree: ast.Module, display: str, settings: Settings
+) -> tuple[str, ast.Module, list[Diagnostic]] | Diagnostic:
+    """``source`` and its tree without the statements nested too deeply for the
+    syntax-tree analysis (``read.too_deep``), with a note for each; the file's
+    GL005 where what is left does not parse or is still too deep."""
+    skipped = too_deep(tree)
+    if not skipped:
+        return source, tree, []
+    kept = skip_statements(source, skipped)
+    again = prescreen(kept, display, settings.target)
+    if not isinstance(again, ast.Module) or too_deep(again):
+        return deep_outcome(display, skipped[0].deep)
+    return kept, again, [skipped_note(display, span) for span in skipped]
+
+
+def _reached_notes(
+    notes: list[Diagnostic], tree: ast.Module | None, external: Mapping[str, Reached]
+) -> list[Diagnostic]:
+    """The notes of statements skipped in the functions regions elsewhere reach,
+    each with the region that reaches its function (the project pass reports
+    nothing else of the file: pass one does)."""
+    if not notes or tree is None:
+        return []
+    spans = function_spans(tree, external.keys())
+    found = []
+    for note in notes:
+        holders = [(s, path) for path, s in spans.items() if s[0] <= note.line <= s[1]]
+        if not holders:
+            continue
+        _, path = max(holders)  # the innermost: the latest start
+        how = external[path]
+        region = RegionRef(
+            RegionKind(how.kind), how.region_line, how.label, how.region_path, how.via
+        )
+        found.append(replace(note, region=region))
+    return found
+
+
 def _region(how: Reached) -> Region:
     return Region(
         RegionKind(how.kind),
@@ -272,19 +317,25 @@ def _check_file(
             else []
         )
         return Analysis(problems, [*sites], [], suppressions=comments.entries)
-    deep = too_deep(found.tree, display) if found.tree is not None else None
-    if deep is not None:
-        return [deep]
+    tree = found.tree
+    notes: list[Diagnostic] = []  # statements skipped
+    if tree is not None:
+        skipped = _skip_deep(source, tree, display, settings)
+        if isinstance(skipped, Diagnostic):
+            return [skipped]
+        source, tree, notes = skipped
+    if job.external is not None:  # only the notes in the reached functions count
+        notes = _reached_notes(notes, tree, job.external)
     if (
         job.external is not None
-        and found.tree is not None
-        and not may_capture(source, found.tree, settings.markers)
+        and tree is not None
+        and not may_capture(source, tree, settings.markers)
         and ".replay(" not in source
     ):
         # a file that neither captures nor replays a graph itself: only the reached
         # functions matter (otherwise the order of its own functions is evidence for
         # what a reached function does)
-        source = sparse_source(source, found.tree, job.external.keys())
+        source = sparse_source(source, tree, job.external.keys())
     try:
         analysis = analyse_source(
             source,
@@ -296,6 +347,9 @@ def _check_file(
             checks=job.checks,
             declared=job.declared,
         )
+        if notes:
+            every = sorted([*analysis.diagnostics, *notes], key=lambda d: d.sort_key)
+            analysis = replace(analysis, diagnostics=every)
         return replace(analysis, entries=[*analysis.entries, *sites])
     except cst.ParserSyntaxError as error:
         detail = f"LibCST cannot parse code that CPython accepts ({error.message})"

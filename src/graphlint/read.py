@@ -16,17 +16,18 @@ import ast
 import contextlib
 import io
 import os
+import re
 import stat
 import sys
 import tokenize
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
 from graphlint.checks import Check
-from graphlint.diagnostics import Confidence, Diagnostic
+from graphlint.diagnostics import Confidence, Diagnostic, Severity
 from graphlint.rules.tool.file_checks import (
     EmptyFile,
     OversizedFile,
@@ -302,27 +303,143 @@ MAX_DEPTH = 1_000
 accepts left-deep chains of any length (``a + b + ... ``, ``x[0][0]...``, ``f()()...``);
 LibCST's parser is superlinear on them (``x[0]`` 1,000 times: 1.2 s, 1,400 times:
 3.6 s, and the analysis of a region holding it 13 s; a 3,000-term ``+`` chain: 20-45 s
-to parse)."""
+to parse). A statement that goes deeper is skipped (:func:`skip_statements`), not
+the file."""
 
 
-def too_deep(tree: ast.AST, display: str) -> Diagnostic | None:
-    """GL005 at once for a tree nested deeper than :data:`MAX_DEPTH`, rather than
-    after the time limit."""
-    stack = [(tree, 1, 1)]  # node, depth, the nearest line number
+@dataclass(frozen=True)
+class Skipped:
+    """A statement nested deeper than :data:`MAX_DEPTH`, which the syntax-tree
+    analysis skips. Lines are 1-based; columns are CPython's, UTF-8 bytes into the
+    line."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    deep: int  # the line where the nesting goes past the limit
+
+
+def too_deep(tree: ast.AST) -> list[Skipped]:
+    """The statements of ``tree`` nested deeper than :data:`MAX_DEPTH`, in order:
+    each the innermost statement that holds such nesting and that ``pass`` can
+    replace (not an ``elif``: its whole ``if``; a definition with its decorators),
+    none inside another. Iterative: any depth CPython builds."""
+    found: dict[ast.AST, int] = {}  # statement -> the line where it goes too deep
+    # node, depth, nearest line number, the statement that holds it
+    stack: list[tuple[ast.AST, int, int, ast.AST | None]] = [(tree, 1, 1, None)]
     while stack:
-        node, depth, line = stack.pop()
+        node, depth, line, holder = stack.pop()
+        if holder is not None and holder in found:
+            continue  # skipped already
         line = getattr(node, "lineno", line)
         if isinstance(node, (ast.alias, ast.ImportFrom)):  # LibCST nests dotted names
             name = node.name if isinstance(node, ast.alias) else node.module
             depth += (name or "").count(".")
-        if depth > MAX_DEPTH:
-            detail = (
-                f"an expression nested more than {MAX_DEPTH} levels deep "
-                f"(line {line}) is beyond the syntax-tree analysis"
-            )
-            return tool_diagnostic(ParserLimitExceeded, display, line, detail=detail)
-        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
-    return None
+        if depth > MAX_DEPTH and holder is not None:
+            found[holder] = line
+            continue
+        for child in ast.iter_child_nodes(node):
+            inner = holder
+            if isinstance(child, ast.stmt) and not _elif(node, child):
+                inner = child
+            stack.append((child, depth + 1, line, inner))
+    spans = sorted(
+        (_span(statement, line) for statement, line in found.items()),
+        key=lambda s: (s.line, s.col, -s.end_line, -s.end_col),
+    )
+    outermost: list[Skipped] = []
+    for span in spans:  # a statement inside one skipped goes with it
+        if outermost and (span.line, span.col) < (
+            outermost[-1].end_line,
+            outermost[-1].end_col,
+        ):
+            continue
+        outermost.append(span)
+    return outermost
+
+
+def _elif(parent: ast.AST, child: ast.AST) -> bool:
+    """Whether ``child`` may be the ``elif`` of ``parent``: no statement of its own
+    in the text (``else:`` and a lone ``if`` look the same in the tree)."""
+    return isinstance(parent, ast.If) and parent.orelse == [child]
+
+
+def _span(statement: ast.AST, deep: int) -> Skipped:
+    line = getattr(statement, "lineno", 1)
+    col = getattr(statement, "col_offset", 0)
+    decorators = getattr(statement, "decorator_list", [])
+    if decorators:  # at the indentation of the definition
+        line = min(line, *(d.lineno for d in decorators))
+    end_line = getattr(statement, "end_lineno", None) or line
+    end_col = getattr(statement, "end_col_offset", None) or col
+    return Skipped(line, col, end_line, end_col, deep)
+
+
+def skip_statements(source: str, skipped: list[Skipped]) -> str:
+    """``source`` with each of the ``skipped`` statements (``too_deep``'s) replaced
+    by ``pass``, continued with backslashes over the lines it spanned: every other
+    line and column stays where it was, also code after the statement on its last
+    line (``x = <deep>; y.item()``)."""
+    lines = _LINES.findall(source)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"  # a backslash continued to the end of the file: no NEWLINE
+    for span in reversed(skipped):
+        first = lines[span.line - 1]
+        last = lines[span.end_line - 1]
+        before = _chars(first, span.col)
+        upto = _chars(last, span.end_col)  # the last line up to the statement's end
+        if span.line == span.end_line:
+            width = max(len(upto) - len(before) - len("pass"), 0)
+            lines[span.line - 1] = f"{before}pass{' ' * width}{first[len(upto) :]}"
+            continue
+        middle = [f"\\{_ending(line)}" for line in lines[span.line : span.end_line - 1]]
+        lines[span.line - 1 : span.end_line] = [
+            f"{before}pass \\{_ending(first)}",
+            *middle,
+            f"{' ' * len(upto)}{last[len(upto) :]}",
+        ]
+    return "".join(lines)
+
+
+def skipped_note(display: str, span: Skipped) -> Diagnostic:
+    """GL005 as a note (information): the statement was skipped, the rest of the
+    file analysed."""
+    where = (
+        f"statement at lines {span.line}-{span.end_line}"
+        if span.end_line > span.line
+        else "statement"
+    )
+    message = (
+        f"{where} skipped: an expression nested more than {MAX_DEPTH} levels deep "
+        f"(line {span.deep}) is beyond the syntax-tree analysis; the rest of the "
+        "file was analysed"
+    )
+    found = tool_diagnostic(ParserLimitExceeded, display, span.line, detail="")
+    return replace(found, message=message, severity=Severity.INFORMATION)
+
+
+def deep_outcome(display: str, line: int) -> Diagnostic:
+    """GL005 for a file whose nesting keeps all of it from the syntax-tree
+    analysis."""
+    detail = (
+        f"an expression nested more than {MAX_DEPTH} levels deep "
+        f"(line {line}) is beyond the syntax-tree analysis"
+    )
+    return tool_diagnostic(ParserLimitExceeded, display, line, detail=detail)
+
+
+# lines as CPython counts them (``str.splitlines`` also splits at form feeds)
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _chars(line: str, col: int) -> str:
+    """The start of ``line`` up to the UTF-8 byte offset ``col`` (CPython's)."""
+    return line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "replace")
+
+
+def _ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
 
 
 def _libcst_parses(source: str) -> bool:

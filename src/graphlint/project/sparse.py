@@ -61,10 +61,33 @@ def sparse_source(source: str, tree: ast.Module, keep: Collection[str]) -> str:
     return "".join(out)
 
 
+def function_spans(
+    tree: ast.Module, keep: Collection[str]
+) -> dict[str, tuple[int, int]]:
+    """The lines (first, last; decorators included) of the functions at the paths
+    in ``keep``, wherever they are defined (in a class, a function, an ``if``)."""
+    found: dict[str, tuple[int, int]] = {}
+    todo: list[tuple[ast.AST, str]] = [(tree, "")]
+    while todo:
+        node, scope = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                path = f"{scope}{child.name}"
+                if path in keep and not isinstance(child, ast.ClassDef):
+                    first = min(
+                        [child.lineno, *(d.lineno for d in child.decorator_list)]
+                    )
+                    found[path] = (first, child.end_lineno or child.lineno)
+                todo.append((child, f"{path}."))
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                todo.append((child, scope))
+    return found
+
+
 def _prefixes(path: str) -> list[str]:
     """ "a.b.c" -> ["a", "a.b", "a.b.c"]."""
     parts = path.split(".")
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-__all__ = ["sparse_source"]
+__all__ = ["function_spans", "sparse_source"]

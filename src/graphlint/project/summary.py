@@ -11,6 +11,7 @@ summaries; only the files a capture region reaches are then analysed with LibCST
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,15 @@ from graphlint.facts.torchapi import (
     MODULE_SELF_METHODS,
     cudagraph_keyword,
 )
-from graphlint.read import RUNNING, Version, decode, prescreen, tool_diagnostic
+from graphlint.read import (
+    RUNNING,
+    Version,
+    decode,
+    prescreen,
+    skip_statements,
+    too_deep,
+    tool_diagnostic,
+)
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
 
 
@@ -806,11 +815,18 @@ def summarize_source(
     if isinstance(tree, Diagnostic):
         return tree
     package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
-    try:
+    with contextlib.suppress(RecursionError):
         return summarize(tree, name, path, package or None)
-    except RecursionError:
-        detail = "nested too deeply to follow calls into it"
-        return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
+    # then without the statements the syntax-tree analysis skips too
+    skipped = too_deep(tree)
+    shallow = (
+        prescreen(skip_statements(text, skipped), path, target) if skipped else None
+    )
+    if isinstance(shallow, ast.Module):
+        with contextlib.suppress(RecursionError):
+            return summarize(shallow, name, path, package or None)
+    detail = "nested too deeply to follow calls into it"
+    return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
 
 
 __all__ = [
