@@ -198,8 +198,10 @@ def _die_with(parent: int, *, kernel: bool) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _detach(inherited: Sequence[int], parent: int, *, kernel: bool) -> None:
-    """Cut the worker loose from everything of its parent's but its own pipe."""
+def _detach(inherited: Sequence[int], parent: int, said: int, *, kernel: bool) -> None:
+    """Cut the worker loose from everything of its parent's but its own pipe; what
+    the process itself writes to its standard error (an allocator's last words
+    before an abort) goes to ``said``, which only the pool reads."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -209,9 +211,12 @@ def _detach(inherited: Sequence[int], parent: int, *, kernel: bool) -> None:
         with contextlib.suppress(OSError):
             os.close(fd)
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
+    for fd in (0, 1):
         os.dup2(devnull, fd)
     os.close(devnull)
+    if said != 2:
+        os.dup2(said, 2)
+        os.close(said)
     quiet = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     sys.stdin = sys.stdout = sys.stderr = quiet  # a harness may have replaced them
 
@@ -247,10 +252,11 @@ def _worker_main(
     overlay: dict[str, bytes],
     inherited: list[int],
     parent: int,
+    said: int,
     kernel: bool = True,
 ) -> None:
     """Worker process: serve jobs on a thread with a large stack."""
-    _detach(inherited, parent, kernel=kernel)
+    _detach(inherited, parent, said, kernel=kernel)
     set_overlay(overlay)  # a spawned worker starts with none
     sys.setrecursionlimit(_RECURSION_LIMIT)
     threading.stack_size(_STACK_SIZE)
@@ -293,9 +299,10 @@ class _Spawned:
     """A worker started as a fresh interpreter (the parts of ``BaseProcess`` the
     pool uses). It inherits two descriptors only: its end of the job pipe and the
     write end of ``sentinel``'s pipe, which reads as ended when the worker ends;
-    its standard streams are the null device from the start."""
+    its standard input and output are the null device from the start, its standard
+    error ``said``."""
 
-    def __init__(self, conn: Connection, kernel: bool) -> None:
+    def __init__(self, conn: Connection, said: int, kernel: bool) -> None:
         alive, self._alive = os.pipe()
         path = _own_path()
         args = [str(conn.fileno()), str(self._alive), *path]
@@ -303,7 +310,7 @@ class _Spawned:
             [sys.executable, "-c", _BOOT, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=said,
             pass_fds=(conn.fileno(), self._alive),
         )
         os.close(self._alive)
@@ -338,7 +345,7 @@ def _spawned_main(job_fd: int, alive_fd: int) -> None:
         context, parent, kernel = conn.recv()
     except (EOFError, OSError):
         return
-    _worker_main(conn, context.settings, context.overlay, [], parent, kernel)
+    _worker_main(conn, context.settings, context.overlay, [], parent, 2, kernel)
 
 
 def _start_method() -> str:
@@ -361,12 +368,30 @@ class _Worker:
     job: tuple[int, Work] | None = None
     started: float = 0.0
     context: _Context | None = None  # what it checks with
+    said: int = -1  # the read end of its standard error
+
+    def last_words(self) -> str:
+        """What the worker wrote to its standard error (never shown: read to tell
+        why it died); the pipe is closed after."""
+        if self.said < 0:
+            return ""
+        try:
+            data = os.read(self.said, 65536)
+        except OSError:  # nothing written: it would block
+            data = b""
+        self.forget()
+        return data.decode("utf-8", "replace")
+
+    def forget(self) -> None:
+        if self.said >= 0:
+            os.close(self.said)
+            self.said = -1
 
 
 class Pool:
     """A small pool whose workers can be killed one at a time; a context manager that
-    kills them all at once when the run is interrupted. ``kept()`` gives one that
-    lives between runs (the language server's)."""
+    kills them all at once when the run is interrupted. ``open_pool`` gives one
+    that lives between runs (the language server's)."""
 
     def __init__(
         self,
@@ -403,17 +428,21 @@ class Pool:
         """A new worker; started from the main thread, it asks the kernel to end it
         with this process (``_die_with``)."""
         kernel = threading.current_thread() is threading.main_thread()
+        said, says = os.pipe()  # never blocks the worker; read after it died
+        os.set_blocking(said, False)
+        os.set_blocking(says, False)
+        parent, child = mp.Pipe()
         if self.method == "spawn":
-            parent, child = mp.Pipe()
             try:
-                process = _Spawned(child, kernel)
+                process = _Spawned(child, says, kernel)
             finally:
                 child.close()
+                os.close(says)
             parent.send((self.context, os.getpid(), kernel))
-            return _Worker(process, parent, context=self.context)
-        parent, child = mp.Pipe()
+            return _Worker(process, parent, context=self.context, said=said)
         # every parent end the forked process inherits, its own included
         inherited = [w.conn.fileno() for w in self.workers] + [parent.fileno()]
+        inherited += [w.said for w in self.workers if w.said >= 0] + [said]
         forked = mp.get_context("fork").Process(
             target=_worker_main,
             args=(
@@ -422,6 +451,7 @@ class Pool:
                 self.context.overlay,
                 inherited,
                 os.getpid(),
+                says,
                 kernel,
             ),
             daemon=True,
@@ -437,10 +467,12 @@ class Pool:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
         child.close()
-        return _Worker(forked, parent, context=self.context)
+        os.close(says)
+        return _Worker(forked, parent, context=self.context, said=said)
 
     def _replace(self, worker: _Worker) -> _Worker:
         worker.conn.close()
+        worker.forget()
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
@@ -513,7 +545,9 @@ class Pool:
                         continue
                 if worker.conn in ready or worker.process.sentinel in ready:
                     worker.process.join(timeout=1)  # its pipe can close first
-                    detail = _crash_detail(worker.process.exitcode)
+                    detail = _crash_detail(
+                        worker.process.exitcode, worker.last_words(), self.settings
+                    )
                 elif now - worker.started >= timeout:
                     detail = f"took longer than the {timeout:g} s per-file limit"
                 else:
@@ -562,9 +596,14 @@ class Pool:
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
+            worker.forget()
 
 
-def _crash_detail(code: int | None) -> str:
+def _crash_detail(code: int | None, said: str, settings: Settings) -> str:
+    """Why a worker died: its allocator's last words say when it was the memory
+    limit (a parser written in Rust aborts when an allocation fails)."""
+    if "memory allocation of" in said or "MemoryError" in said:
+        return f"needed more than the {settings.max_memory} MiB memory limit"
     if code is not None and code < 0:
         with contextlib.suppress(ValueError):
             return f"the parser crashed ({signal.Signals(-code).name})"
