@@ -9,11 +9,12 @@ from a checked tree is parsed in the process that collects the results. Each wor
   runs past the time limit is replaced, and its file gets GL005; a ``MemoryError`` is
   GL005 too; a bug in graphlint is GL009;
 - imports nothing from the tree being checked: a worker is either forked (Linux, from
-  a process with one thread) or started as a fresh interpreter (``_Spawned``) whose
-  first statement replaces ``sys.path`` with graphlint's own, before any import;
-  multiprocessing's ``spawn`` and ``forkserver`` start ``python -c``, which puts the
-  working folder (the repository) first on the path and imports dozens of modules
-  from it before any code of graphlint's runs (``SECURITY.md``);
+  a process with one thread) or started as a fresh interpreter (``_Spawned``) from a
+  file alone in its folder, whose first statement replaces ``sys.path`` with
+  graphlint's own, before any import; multiprocessing's ``spawn`` and
+  ``forkserver`` start ``python -c``, which puts the working folder (the
+  repository) first on the path and imports dozens of modules from it before any
+  code of graphlint's runs (``SECURITY.md``);
 - dies with its parent: it asks the kernel for SIGKILL when the parent exits (Linux,
   a worker started from the main thread) and watches its parent's pid in any case,
   and keeps no copy of the other workers' pipe ends, so an exit of the parent is an
@@ -274,14 +275,8 @@ class _Context:
     overlay: dict[str, bytes]
 
 
-# The first statement a spawned worker runs: ``python -c`` has put the working
-# folder (the tree being checked) first on sys.path, and nothing but the built-in
-# ``sys`` may be imported before the path is graphlint's own again.
-_BOOT = (
-    "import sys; sys.path[:] = sys.argv[3:]; "
-    "from graphlint.runner import _spawned_main; "
-    "_spawned_main(int(sys.argv[1]), int(sys.argv[2]))"
-)
+# The file a spawned worker runs, alone in its folder (it says why)
+_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_start", "worker.py")
 
 
 def _own_path() -> list[str]:
@@ -307,7 +302,7 @@ class _Spawned:
         path = _own_path()
         args = [str(conn.fileno()), str(self._alive), *path]
         self._popen = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, *args],
+            [sys.executable, _START, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=said,
