@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp_client import Client
+from tests.lsp_client import Client, Message
 from tests.test_cli import MODEL, TRAIN, _package
 
 CLEAN = "def step(x):\n    return x\n"
@@ -156,3 +156,86 @@ def test_a_new_file_and_a_region_in_an_unsaved_buffer(
     while not found:  # the check from didOpen may come first
         found = client.diagnostics(new, version=1)
     assert found[0]["code"] == "GL101"
+
+
+def _open(client: Client, uri: str, text: str) -> None:
+    """Open ``uri`` as given: a URI no ``Path`` makes (``client.open`` makes them)."""
+    document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+    client.notify("textDocument/didOpen", {"textDocument": document})
+
+
+def _checked(client: Client, uri: str, version: int) -> list[Message]:
+    """The diagnostics of ``uri`` at ``version``; an error the server logs first
+    fails the test at once (a check that broke) rather than at the timeout."""
+    found = client._until(
+        lambda m: (
+            (m.get("method") == "window/logMessage" and m["params"]["type"] == 1)
+            or (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == uri
+                and m["params"].get("version") == version
+            )
+        ),
+        60,
+    )
+    assert found["method"] == "textDocument/publishDiagnostics", found["params"]
+    diagnostics: list[Message] = found["params"]["diagnostics"]
+    return diagnostics
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("odd.py", "x = '\ud800'\n"),  # JSON sends the text with the escape \ud800
+        ("a%00b.py", CLEAN),
+        ("\ud800.py", CLEAN),
+    ],
+    ids=["text-with-a-lone-surrogate", "uri-with-a-nul", "uri-with-a-lone-surrogate"],
+)
+def test_a_document_no_file_could_hold_stops_no_other(
+    client: Client, project: Path, name: str, text: str
+) -> None:
+    """Every check reads every open document: one that cannot be a file as it is
+    (its text cannot be UTF-8, its path cannot be passed to the OS) must not make
+    each check fail."""
+    odd = (project / "pkg").resolve().as_uri() + "/" + name
+    _open(client, odd, text)
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert [d["code"] for d in _checked(client, uri, 1)] == ["GL101"]
+    client.change(odd, text + "y = 1\n", version=2)
+    client.change(uri, CLEAN, version=2)
+    assert _checked(client, uri, 2) == []
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    client.change(uri, MODEL, version=3)
+    assert [d["code"] for d in _checked(client, uri, 3)] == ["GL101"]
+    assert client.close() == 0
+
+
+def test_a_lone_surrogate_is_checked_as_the_editor_saves_it(
+    client: Client, project: Path
+) -> None:
+    """An editor saves a lone surrogate as U+FFFD (UTF-8 has no surrogates): the text
+    is checked so, one character for one, and the positions stay the editor's."""
+    text = "def step(x):\n    s = '\ud800'; return x.sum().item()\n"
+    uri = client.open(project / "pkg" / "model.py", text)
+    (found,) = _checked(client, uri, 1)
+    assert found["code"] == "GL101"
+    line = text.splitlines()[1]
+    assert found["range"]["start"] == {"line": 1, "character": line.index("x.sum")}
+
+
+def test_a_path_that_needs_quoting_in_its_uri(tmp_path: Path) -> None:
+    """A folder with a space: the editor's URI says %20, pygls keys its documents by
+    the unquoted URI, and diagnostics go back under the editor's URI."""
+    project = _package(tmp_path / "my project")
+    client = Client(project)
+    try:
+        client.initialize(project)
+        uri = client.open(project / "pkg" / "model.py", MODEL)
+        assert "%20" in uri
+        assert [d["code"] for d in _checked(client, uri, 1)] == ["GL101"]
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        assert [d["code"] for d in _checked(client, uri, 1)] == ["GL101"]
+        assert client.close() == 0
+    finally:
+        client.dispose()
