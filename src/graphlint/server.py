@@ -82,10 +82,12 @@ SOURCE = "graphlint"
 
 MAX_MESSAGE = 64 * 1_048_576
 """Bytes of one message beyond which it is skipped, not read. The largest file the
-analysis reads is 16 MiB (the ceiling of ``max-file-size``); this leaves room for JSON's
-escapes of it (a quote or a newline takes two bytes), and a longer document would be
-GL003 anyway. A message is held in memory several times over (bytes, the parsed text,
-the document's lines), so the bound is on what a client can make the server hold."""
+analysis reads is 16 MiB (the ceiling of ``max-file-size``): this leaves room for JSON's
+escapes of it (a quote or a newline takes two bytes, a non-ASCII character up to three
+as UTF-8); only a document past that ceiling, which would be GL003 anyway, or one made
+mostly of control characters (six bytes each) reaches it. A message is held in memory
+several times over (bytes, the parsed text, the document's lines), so the bound is on
+what a client can make the server hold."""
 MAX_HEADER_LINE = 1_024
 """Bytes of one header line (LSP's are under 100). A longer line is read in pieces,
 none of which is a header; pygls would pass the digits of ``Content-Length`` of any
