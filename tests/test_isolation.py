@@ -87,8 +87,20 @@ def test_check_imports_nothing_from_the_tree(planted: Path, method: str) -> None
     assert _marks(planted) == []
 
 
-def test_the_language_server_imports_nothing_from_the_tree(planted: Path) -> None:
-    client = Client(planted, [GRAPHLINT, "server"], env=_env())
+# ``python -m`` without -P imports runpy's own needs from the working folder before
+# any code of graphlint's runs: nothing graphlint can do (SECURITY.md)
+SERVERS = {
+    "command": [GRAPHLINT, "server"],
+    **({"python -P -m": [sys.executable, "-P", "-m", "graphlint", "server"]}
+       if sys.version_info >= (3, 11) else {}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("started", SERVERS)
+def test_the_language_server_imports_nothing_from_the_tree(
+    planted: Path, started: str
+) -> None:
+    client = Client(planted, SERVERS[started], env=_env())
     try:
         client.initialize(planted)
         uri = client.open(planted / "train.py", TRAIN)

@@ -280,14 +280,10 @@ _START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_start", "wor
 
 
 def _own_path() -> list[str]:
-    """Where graphlint imports from, less the working folder (``python -m``, or a
-    ``PYTHONPATH`` of ``.``): a spawned worker imports from exactly these."""
-    here = os.path.realpath(os.getcwd())
-    return [
-        entry
-        for entry in sys.path
-        if entry and os.path.isabs(entry) and os.path.realpath(entry) != here
-    ]
+    """Where graphlint imports from: a spawned worker imports from exactly these.
+    Less ``""``, the working folder that ``python -c`` puts first (``python -m
+    graphlint`` takes its own entry off, ``__main__``)."""
+    return [entry for entry in sys.path if entry]
 
 
 class _Spawned:
