@@ -15,11 +15,12 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from graphlint.codes import CODES, code_of
-from graphlint.gitignore import IgnoreFile
+from graphlint.gitignore import PatternSet
 from graphlint.read import RUNNING, ReadError, Version, read_bounded
 from graphlint.settings import (
     DEFAULT_MAX_FILE_SIZE,
@@ -67,6 +68,7 @@ NAMES = (".graphlint.toml", "graphlint.toml", "pyproject.toml")
 # off (README, "Configuration").
 CEILINGS = {"max-file-size": 16 * 1_048_576, "timeout": 600, "max-memory": 16_384}
 FLOORS = {"max-file-size": 1, "timeout": 0.001, "max-memory": 256}
+MAX_PER_FILE_IGNORES = 1000  # patterns of one configuration's per-file-ignores
 _MAX_CONFIG_SIZE = 128 * 1024  # tomllib is quadratic on long dotted headers
 _OLDEST = (3, 7)
 _NEWEST = (3, 15)
@@ -102,18 +104,32 @@ class Config:
     per_file_root: Path | None = None
 
     def enabled(self) -> frozenset[str]:
+        return self._enabled
+
+    @cached_property
+    def _enabled(self) -> frozenset[str]:
         return enabled_codes(self.select, self.extend_select, self.ignore)
+
+    @cached_property
+    def _per_file_patterns(self) -> PatternSet:
+        """Every ``per-file-ignores`` pattern, compiled once for this configuration
+        (a run asks for every file)."""
+        base = self.per_file_root or self.root
+        return PatternSet(base, [pattern for pattern, _ in self.per_file_ignores])
 
     def enabled_for(self, path: Path) -> frozenset[str]:
         """The codes reported in ``path`` (real): the selection, less the
         ``per-file-ignores`` whose pattern matches it."""
         enabled = self.enabled()
-        for pattern, codes in self.per_file_ignores:
-            if IgnoreFile(self.per_file_root or self.root, [pattern]).excludes(path):
-                enabled = frozenset(
-                    c for c in enabled if not any(c.startswith(p) for p in codes)
-                )
-        return enabled
+        if not self.per_file_ignores:
+            return enabled
+        matching = self._per_file_patterns.matching(path)
+        prefixes = {p for i in matching for p in self.per_file_ignores[i][1]}
+        if not prefixes:
+            return enabled
+        return frozenset(
+            c for c in enabled if not any(c.startswith(p) for p in prefixes)
+        )
 
     def settings(self) -> Settings:
         return Settings(
@@ -364,6 +380,11 @@ def _per_file(
         raise ConfigError(
             f"'per-file-ignores' in {where} must be a table of lists of codes, "
             'such as {"tests/**" = ["GL1"]}'
+        )
+    if len(value) > MAX_PER_FILE_IGNORES:
+        raise ConfigError(
+            f"'per-file-ignores' in {where} has {len(value)} patterns, more than "
+            f"the {MAX_PER_FILE_IGNORES} allowed"
         )
     return tuple(
         (pattern, tuple(code_of(c) for c in codes)) for pattern, codes in value.items()

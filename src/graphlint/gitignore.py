@@ -24,6 +24,7 @@ import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import re2  # type: ignore[import-untyped]
 from pathspec import PathSpec, RegexPattern
@@ -170,3 +171,68 @@ class IgnoreFile:
             if self.decide(self.base.joinpath(*parts[:depth]), is_dir=True):
                 return True
         return bool(self.decide(path, is_dir=False))
+
+
+def _regex_sets(
+    regexes: Sequence[tuple[int, str]],
+) -> list[tuple[Any, tuple[int, ...]]]:
+    """RE2 sets for ``regexes`` (an index, an expression), each with the indices of
+    its expressions in the order it numbers them; as few as RE2's memory budget
+    allows, an expression too large on its own left out."""
+    if len(regexes) > SET_SIZE:
+        return [
+            found
+            for start in range(0, len(regexes), SET_SIZE)
+            for found in _regex_sets(regexes[start : start + SET_SIZE])
+        ]
+    if not regexes:
+        return []
+    regex_set = re2.Set.SearchSet(_RE2_OPTIONS)
+    try:
+        for _, regex in regexes:
+            regex_set.Add(regex)
+        regex_set.Compile()
+    except re2.error:
+        if len(regexes) == 1:
+            return []
+        half = (len(regexes) + 1) // 2
+        return _regex_sets(regexes[:half]) + _regex_sets(regexes[half:])
+    return [(regex_set, tuple(index for index, _ in regexes))]
+
+
+def _source(pattern: RegexPattern) -> str:
+    """The expression ``compile_pattern`` compiled (never None there)."""
+    assert pattern.regex is not None
+    source: str = pattern.regex.pattern
+    return source
+
+
+class PatternSet:
+    """Patterns that each decide alone (``per-file-ignores``): which of them exclude
+    a path, as ``IgnoreFile(base, [pattern]).excludes(path)`` says for each one.
+
+    Every pattern is compiled once, into one RE2 set per kind (file, folder), so a
+    path costs one set match per folder on its way, whatever the number of
+    patterns. A negated pattern alone excludes nothing, so it is left out."""
+
+    def __init__(self, base: Path, lines: Sequence[str]) -> None:
+        self.base = base
+        compiled = [(i, compile_pattern(line)) for i, line in enumerate(lines)]
+        kept = [(i, p) for i, p in compiled if p is not None and p.file.include]
+        self._files = _regex_sets([(i, _source(p.file)) for i, p in kept])
+        self._folders = _regex_sets([(i, _source(p.folder)) for i, p in kept])
+
+    def matching(self, path: Path) -> set[int]:
+        """The indices of the patterns that exclude ``path`` (a file) or one of its
+        folders below ``base``."""
+        try:
+            parts = path.relative_to(self.base).parts
+        except ValueError:
+            return set()
+        found: set[int] = set()
+        for depth in range(1, len(parts) + 1):
+            query = "/".join(parts[:depth]).translate(_SURROGATES)
+            sets = self._files if depth == len(parts) else self._folders
+            for regex_set, indices in sets:
+                found.update(indices[i] for i in regex_set.Match(query) or ())
+        return found
