@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from graphlint.config import LIMIT_ENV
 from graphlint.diagnostics import Diagnostic
 from graphlint.engine import lint_source
 from graphlint.settings import Settings
@@ -70,6 +71,17 @@ def _private_cache(
 ) -> None:
     """Tests never write to the user's real cache folder."""
     monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
+def _private_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests never read the user's own configuration, or limits set in the
+    environment of whoever runs them."""
+    monkeypatch.setenv("GRAPHLINT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+    for variable in LIMIT_ENV.values():
+        monkeypatch.delenv(variable, raising=False)
 
 
 def lint(source: str, *codes: str) -> list[Diagnostic]:

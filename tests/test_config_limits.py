@@ -1,8 +1,10 @@
-"""What a checked repository's configuration may do: compile its per-file-ignores
-once, and not too many of them."""
+"""What a checked repository's configuration may do: lower the limits, never raise
+them (the command line, the environment and the user's own configuration do);
+compile its per-file-ignores once, and not too many of them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,33 @@ import pytest
 from graphlint import gitignore
 from graphlint.config import MAX_PER_FILE_IGNORES, load
 from graphlint.gitignore import IgnoreFile, PatternSet
-from tests.test_cli import run
+from tests.test_cli import BAD, run
+
+
+def _settings(out: str) -> dict[str, str]:
+    """``--show-settings``' limit lines: key -> "value  # origin"."""
+    found = {}
+    for line in out.splitlines():
+        key, equals, rest = line.partition(" = ")
+        if equals and key in ("max-file-size", "timeout", "max-memory"):
+            found[key] = rest
+    return found
+
+
+def _one_warning(err: str) -> str:
+    assert err.count("\n") == 1 and err.startswith("graphlint: warning: "), err
+    return err
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git work tree (its top is the repository) beside a folder outside it."""
+    tree = tmp_path / "repo"
+    (tree / ".git").mkdir(parents=True)
+    (tree / "a.py").write_text(BAD)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return tree
 
 
 # -- 1. per-file-ignores: compiled once, and bounded -----------------------------------
@@ -78,3 +106,151 @@ def test_too_many_per_file_ignores_is_a_configuration_error(tmp_path: Path) -> N
     assert code == 2 and out == ""
     assert err.count("\n") == 1
     assert f"has {MAX_PER_FILE_IGNORES + 1} patterns, more than the 1000" in err
+
+
+# -- 2. limits: the repository lowers, the user raises ----------------------------------
+def test_a_repository_may_lower_a_limit(repo: Path) -> None:
+    (repo / "graphlint.toml").write_text("timeout = 5\nmax-file-size = 100\n")
+    code, out, err = run("check", "--show-settings", "a.py", cwd=repo)
+    assert (code, err) == (0, "")
+    shown = _settings(out)
+    assert shown["timeout"] == f"5.0  # from {repo / 'graphlint.toml'}"
+    assert shown["max-file-size"] == f"100  # from {repo / 'graphlint.toml'}"
+    assert shown["max-memory"] == "2048  # graphlint's default"
+    out = run("check", "--no-cache", "a.py", cwd=repo)[1]
+    assert "GL003" in out and "over the 100-byte limit" in out
+
+
+@pytest.mark.parametrize("name", ["graphlint.toml", "pyproject.toml"])
+def test_a_repository_cannot_raise_a_limit(repo: Path, name: str) -> None:
+    table = "[tool.graphlint]\n" if name == "pyproject.toml" else ""
+    (repo / name).write_text(
+        f"{table}timeout = 600\nmax-file-size = 16777216\nmax-memory = 16384\n"
+    )
+    code, out, err = run("check", "--show-settings", "a.py", cwd=repo)
+    assert code == 0
+    assert _settings(out) == {
+        "max-file-size": "1048576  # graphlint's default",
+        "timeout": "60.0  # graphlint's default",
+        "max-memory": "2048  # graphlint's default",
+    }
+    lines = err.splitlines()
+    assert len(lines) == 3 and all(
+        line.startswith("graphlint: warning: ") for line in lines
+    )
+    assert "asks for timeout = 600, more than the 60 allowed" in lines[1]
+    assert "60 is kept: a repository may only lower limits" in lines[1]
+
+
+def test_a_raised_size_limit_is_not_taken_from_the_repository(repo: Path) -> None:
+    """The limit kept is the one enforced: a file over it is GL003."""
+    (repo / "graphlint.toml").write_text("max-file-size = 1000\n")
+    (repo / "big.py").write_text("x = 1\n" * 100)  # 600 bytes
+    code, out, err = run("check", "--no-cache", "--max-file-size", "500", cwd=repo)
+    assert code == 1 and "big.py:1:1: GL003" in out and "over the 500-byte limit" in out
+    assert "asks for max-file-size = 1000, more than the 500 allowed " in err
+    assert "(from --max-file-size); 500 is kept" in err
+
+
+def test_a_limit_raised_through_extend_is_not_taken(repo: Path) -> None:
+    (repo / "base.toml").write_text("timeout = 300\n")
+    (repo / "graphlint.toml").write_text('extend = "base.toml"\n')
+    code, out, err = run("check", "--show-settings", "a.py", cwd=repo)
+    assert code == 0 and _settings(out)["timeout"] == "60.0  # graphlint's default"
+    assert f"{repo / 'base.toml'} asks for timeout = 300" in _one_warning(err)
+
+
+def test_the_user_raises_limits_command_line_first(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Command line > environment > the user's configuration > defaults; the
+    repository's value applies where it is lower."""
+    user = Path(os.environ["GRAPHLINT_CONFIG_DIR"]) / "graphlint.toml"
+    user.write_text("timeout = 100\nmax-file-size = 2000000\nmax-memory = 3000\n")
+    monkeypatch.setenv("GRAPHLINT_TIMEOUT", "200")
+    monkeypatch.setenv("GRAPHLINT_MAX_MEMORY", "4000")
+    (repo / "graphlint.toml").write_text("max-file-size = 1500000\nmax-memory = 8000\n")
+    code, out, err = run("check", "--show-settings", "--max-memory", "5000", cwd=repo)
+    assert code == 0
+    assert _settings(out) == {
+        "max-file-size": f"1500000  # from {repo / 'graphlint.toml'}",
+        "timeout": "200.0  # from GRAPHLINT_TIMEOUT",
+        "max-memory": "5000  # from --max-memory",
+    }
+    assert "asks for max-memory = 8000, more than the 5000 allowed" in _one_warning(err)
+    monkeypatch.delenv("GRAPHLINT_TIMEOUT")
+    out = run("check", "--show-settings", "--timeout", "7.5", cwd=repo)[1]
+    assert _settings(out)["timeout"] == "7.5  # from --timeout"
+    out = run("check", "--show-settings", cwd=repo)[1]
+    assert _settings(out)["timeout"] == f"100.0  # from the user configuration {user}"
+
+
+def test_a_configuration_named_with_config_may_raise_limits(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "ci.toml").write_text("timeout = 300\nmax-memory = 512\n")
+    code, out, err = run("check", "--show-settings", "--config", "ci.toml", cwd=repo)
+    assert (code, err) == (0, "")
+    shown = _settings(out)
+    assert shown["timeout"] == "300.0  # from ci.toml"
+    assert shown["max-memory"] == "512  # from ci.toml"
+    monkeypatch.setenv("GRAPHLINT_TIMEOUT", "20")  # the environment comes first
+    out = run("check", "--show-settings", "--config", "ci.toml", cwd=repo)[1]
+    assert _settings(out)["timeout"] == "20.0  # from GRAPHLINT_TIMEOUT"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--timeout", "nan", "--timeout must be a number from 0.001 to 600, not 'nan'"),
+        ("--timeout", "inf", "not 'inf'"),
+        ("--timeout", "0", "not '0'"),
+        ("--timeout", "601", "not '601'"),
+        ("--timeout", "soon", "not 'soon'"),
+        ("--max-file-size", "1.5", "--max-file-size must be a whole number from 1"),
+        ("--max-file-size", "16777217", "not '16777217'"),
+        ("--max-memory", "255", "--max-memory must be a whole number from 256"),
+        ("--max-memory", "", "not ''"),
+    ],
+)
+def test_bad_limits_on_the_command_line(
+    repo: Path, option: str, value: str, message: str
+) -> None:
+    code, out, err = run("check", option, value, "a.py", cwd=repo)
+    assert code == 2 and out == ""
+    assert err.startswith("graphlint: error: ") and err.count("\n") == 1
+    assert message in err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("GRAPHLINT_TIMEOUT", "1e300"),
+        ("GRAPHLINT_MAX_FILE_SIZE", "0"),
+        ("GRAPHLINT_MAX_MEMORY", "lots"),
+    ],
+)
+def test_bad_limits_in_the_environment(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    code, out, err = run("check", "a.py", cwd=repo)
+    assert code == 2 and out == ""
+    assert err.startswith(f"graphlint: error: {variable} must be a ")
+    assert err.count("\n") == 1 and f"not {value!r}" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("timeout = 601\n", "'timeout' in "),
+        ('select = ["GL1"]\n', "unknown key 'select' in "),
+        ("timeout = [\n", "is not valid TOML"),
+    ],
+)
+def test_a_bad_user_configuration_is_an_error(
+    repo: Path, text: str, message: str
+) -> None:
+    (Path(os.environ["GRAPHLINT_CONFIG_DIR"]) / "graphlint.toml").write_text(text)
+    code, _, err = run("check", "a.py", cwd=repo)
+    assert code == 2 and message in err and err.count("\n") == 1

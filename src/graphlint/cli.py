@@ -18,6 +18,7 @@ import typer
 from graphlint import __version__
 from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES, code_of
+from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, parse_limit
 from graphlint.diagnostics import Checked
 from graphlint.docs import doc_path
 from graphlint.lint import Choices, LintError, describe, lint, plan
@@ -248,10 +249,58 @@ def check(
             '--format lsp: an object, {"files": [...], "reach": {...}}).',
         ),
     ] = False,
+    max_file_size: Annotated[
+        str | None,
+        typer.Option(
+            "--max-file-size",
+            metavar="BYTES",
+            help="Report larger files (GL003) instead of analysing them, 1 to "
+            f"{CEILINGS['max-file-size']} (default: ${LIMIT_ENV['max-file-size']}, "
+            "the user configuration, else 1048576). Limits set here, in the "
+            "environment, in the user configuration or in a --config file may "
+            "raise graphlint's defaults; a repository's configuration only lowers "
+            "them.",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            help="Seconds one file may take (more is GL005), above 0 and at most "
+            f"{CEILINGS['timeout']} (default: ${LIMIT_ENV['timeout']}, the user "
+            "configuration, else 60).",
+            show_default=False,
+        ),
+    ] = None,
+    max_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--max-memory",
+            metavar="MIB",
+            help="MiB one worker may use (more is GL005 for its file), 256 to "
+            f"{CEILINGS['max-memory']} (default: ${LIMIT_ENV['max-memory']}, the "
+            "user configuration, else 2048).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
     if statistics and output_format not in STATISTICS:
         fail(f"--statistics prints text or json, not {output_format.value}")
+    limits = _limits(
+        {"max-file-size": max_file_size, "timeout": timeout, "max-memory": max_memory}
+    )
+    chosen = Choices(
+        config_file,
+        select,
+        extend_select,
+        ignore,
+        target_version,
+        alone,
+        limits=limits,
+    )
     targets = paths or [Path(".")]
     given: dict[str, bytes] = {}
     if STDIN in targets:
@@ -260,7 +309,6 @@ def check(
         given[str(name)] = sys.stdin.buffer.read()
     elif stdin_filename is not None:
         fail("--stdin-filename names the source read from standard input: pass -")
-    chosen = Choices(config_file, select, extend_select, ignore, target_version, alone)
     if show_files or show_settings:
         with overlay(given):
             _show(targets, show_settings, chosen)
@@ -293,6 +341,18 @@ def check(
     raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
 
 
+def _limits(given: dict[str, str | None]) -> tuple[tuple[str, float], ...]:
+    """The limits given on the command line, checked as a configuration's are."""
+    try:
+        return tuple(
+            (key, parse_limit(key, text, f"--{key}"))
+            for key, text in given.items()
+            if text is not None
+        )
+    except ConfigError as error:
+        fail(str(error))
+
+
 def _lint(targets: list[Path], **options: Any) -> Checked:
     """``lint``, with bad input as one error line and exit code 2."""
     try:
@@ -314,7 +374,7 @@ def _show(targets: list[Path], settings: bool, chosen: Choices) -> None:
         return
     first = run.shown[0] if run.shown and not targets[0].is_dir() else None
     config = run.governing.get(first, run.config) if first is not None else run.config
-    for line in describe(config, first, run.project):
+    for line in describe(config, first, run.project, run.config):
         typer.echo(printable(line))
 
 

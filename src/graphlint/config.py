@@ -5,18 +5,22 @@ It is ``.graphlint.toml`` or ``graphlint.toml`` (the keys at the top), or the
 that order; the closest one above a file governs it.
 
 Configuration is data only: nothing in it can make graphlint import or run code.
+A repository's configuration may lower the limits, never raise them; the user raises
+them (``user_limits``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from graphlint.codes import CODES, code_of
@@ -63,11 +67,25 @@ SELECTION = frozenset({"select", "extend-select", "ignore", "per-file-ignores"})
 NAMES = (".graphlint.toml", "graphlint.toml", "pyproject.toml")
 
 
-# Limits keep graphlint from hanging or exhausting memory on a hostile repository; a
-# configuration may lower them, or raise them up to these ceilings, never switch them
-# off (README, "Configuration").
+# Limits keep graphlint from hanging or exhausting memory on a hostile repository; the
+# user may raise them up to these ceilings, a repository may only lower them, and
+# nothing switches them off (README, "Configuration").
+LIMITS = ("max-file-size", "timeout", "max-memory")
 CEILINGS = {"max-file-size": 16 * 1_048_576, "timeout": 600, "max-memory": 16_384}
 FLOORS = {"max-file-size": 1, "timeout": 0.001, "max-memory": 256}
+DEFAULTS = {
+    "max-file-size": DEFAULT_MAX_FILE_SIZE,
+    "timeout": DEFAULT_TIMEOUT,
+    "max-memory": DEFAULT_MAX_MEMORY,
+}
+LIMIT_ENV = {
+    "max-file-size": "GRAPHLINT_MAX_FILE_SIZE",
+    "timeout": "GRAPHLINT_TIMEOUT",
+    "max-memory": "GRAPHLINT_MAX_MEMORY",
+}
+CONFIG_DIR_ENV = "GRAPHLINT_CONFIG_DIR"  # the folder of the user's graphlint.toml
+USER_CONFIG = "graphlint.toml"
+DEFAULT_ORIGIN = "graphlint's default"
 MAX_PER_FILE_IGNORES = 1000  # patterns of one configuration's per-file-ignores
 _MAX_CONFIG_SIZE = 128 * 1024  # tomllib is quadratic on long dotted headers
 _OLDEST = (3, 7)
@@ -102,6 +120,9 @@ class Config:
     # they come from an extended configuration (None: ``root``)
     exclude_root: Path | None = None
     per_file_root: Path | None = None
+    # where each limit's value comes from ("from /repo/graphlint.toml"), for the
+    # limits a file set or that ``limited`` decided; a limit not listed is the default
+    limit_origins: tuple[tuple[str, str], ...] = ()
 
     def enabled(self) -> frozenset[str]:
         return self._enabled
@@ -130,6 +151,15 @@ class Config:
         return frozenset(
             c for c in enabled if not any(c.startswith(p) for p in prefixes)
         )
+
+    def limit(self, key: str) -> float:
+        """The value of the limit ``key`` ("max-file-size")."""
+        value: float = getattr(self, key.replace("-", "_"))
+        return value
+
+    def origin(self, key: str) -> str:
+        """Where the value of the limit ``key`` comes from, in words."""
+        return dict(self.limit_origins).get(key, DEFAULT_ORIGIN)
 
     def settings(self) -> Settings:
         return Settings(
@@ -308,6 +338,7 @@ def load(path: Path | None, cwd: Path, extending: tuple[Path, ...] = ()) -> Conf
         ),
         eager_functions=_strings(table, "eager-functions", where),
         per_file_ignores=_per_file(table, where),
+        limit_origins=tuple((key, f"from {where}") for key in LIMITS if key in table),
     )
     if base is not None:
         config = _inherit(config, base, table)
@@ -352,7 +383,9 @@ def _inherit(config: Config, base: Config, table: dict[str, Any]) -> Config:
         taken["exclude_root"] = base.exclude_root or base.root
     if "per_file_ignores" in taken:
         taken["per_file_root"] = base.per_file_root or base.root
-    return replace(config, **taken)
+    own = [(key, origin) for key, origin in config.limit_origins]
+    inherited = [(k, o) for k, o in base.limit_origins if k not in table]
+    return replace(config, **taken, limit_origins=(*own, *inherited))
 
 
 def _table(path: Path) -> dict[str, Any]:
@@ -421,7 +454,13 @@ def _codes(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 def _limit(table: dict[str, Any], key: str, where: str, default: float) -> float:
     """A finite number between the key's floor and ceiling (whole for sizes)."""
-    value = table.get(key, default)
+    return _checked(key, table.get(key, default), f"'{key}' in {where}")
+
+
+def _checked(key: str, value: object, subject: str, written: object = None) -> float:
+    """``value``, when it is a finite number between the limit ``key``'s floor and
+    ceiling (whole for sizes); else a ConfigError about ``subject``, quoting what
+    was ``written`` (by default, ``value``)."""
     whole = key != "timeout"
     kinds = (int,) if whole else (int, float)
     low, high = FLOORS[key], CEILINGS[key]
@@ -432,10 +471,117 @@ def _limit(table: dict[str, Any], key: str, where: str, default: float) -> float
         or not low <= value <= high
     ):
         what = "a whole number" if whole else "a number"
+        shown = value if written is None else written
         raise ConfigError(
-            f"'{key}' in {where} must be {what} from {low} to {high}, not {value!r}"
+            f"{subject} must be {what} from {low} to {high}, not {shown!r}"
         )
     return value
+
+
+def parse_limit(key: str, text: str, subject: str) -> float:
+    """The limit ``key`` written as ``text`` (on the command line, in the
+    environment), checked as a configuration's; ``subject`` names where."""
+    value: object = text
+    with contextlib.suppress(ValueError):
+        value = int(text) if key != "timeout" else float(text)
+    return _checked(key, value, subject, text)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits the user allows (``user_limits``), each with where it comes
+    from, in words; a repository may only lower them."""
+
+    values: Mapping[str, float]
+    origins: Mapping[str, str]
+
+
+def user_config_path(environ: Mapping[str, str] = os.environ) -> Path:
+    """The user's own configuration: ``graphlint.toml`` in ``$GRAPHLINT_CONFIG_DIR``,
+    else in the user's configuration folder (``platformdirs``)."""
+    folder = environ.get(CONFIG_DIR_ENV)
+    if not folder:
+        from platformdirs import user_config_dir  # noqa: PLC0415 - a light start
+
+        folder = user_config_dir("graphlint", appauthor=False)
+    return Path(folder) / USER_CONFIG
+
+
+def user_limits(
+    command_line: Mapping[str, float] = MappingProxyType({}),
+    named: Config | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> Limits:
+    """The limits the user allows, each from the first that sets it: the
+    ``command_line``, the environment (``LIMIT_ENV``), the configuration the user
+    ``named`` with ``--config``, the user's configuration file, graphlint's
+    defaults. Raises ConfigError for a value out of range, or a user configuration
+    that is broken or holds other keys."""
+    values = dict(DEFAULTS)
+    origins = dict.fromkeys(LIMITS, DEFAULT_ORIGIN)
+    path = user_config_path(environ)
+    if os.path.lexists(path):
+        table = _parse(path)
+        unknown = sorted(set(table) - set(LIMITS))
+        if unknown:
+            raise ConfigError(
+                f"unknown key{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(k) for k in unknown)} in {path}; the user's "
+                f"configuration holds only {', '.join(LIMITS)}"
+            )
+        for key in LIMITS:
+            if key in table:
+                values[key] = _limit(table, key, str(path), 0)
+                origins[key] = f"from the user configuration {path}"
+    if named is not None:
+        for key, origin in named.limit_origins:
+            values[key], origins[key] = named.limit(key), origin
+    for key, variable in LIMIT_ENV.items():
+        text = environ.get(variable, "")
+        if text.strip():
+            values[key] = parse_limit(key, text, variable)
+            origins[key] = f"from {variable}"
+    for key, value in command_line.items():
+        values[key], origins[key] = value, f"from --{key}"
+    return Limits(values, origins)
+
+
+def limited(
+    config: Config, limits: Limits, trusted: bool, warn: Callable[[str], None]
+) -> Config:
+    """``config`` with the limits in force: those the user allows (``limits``), or
+    the value ``config`` sets where it is lower. Unless ``trusted`` (a file the
+    user named, already in ``limits``), a higher value is not taken: a warning
+    names the key and the value kept."""
+    values: dict[str, float] = {}
+    origins: list[tuple[str, str]] = []
+    own = dict(config.limit_origins)
+    for key in LIMITS:
+        value, origin = limits.values[key], limits.origins[key]
+        asked = config.limit(key)
+        if not trusted and key in own:
+            if asked <= value:
+                value, origin = asked, own[key]
+            else:
+                warn(
+                    f"{own[key].removeprefix('from ')} asks for {key} = "
+                    f"{_number(asked)}, more than the {_number(value)} allowed "
+                    f"({origin}); {_number(value)} is kept: a repository may only "
+                    f"lower limits (raise them with --{key} or {LIMIT_ENV[key]})"
+                )
+        values[key] = value
+        origins.append((key, origin))
+    return replace(
+        config,
+        max_file_size=int(values["max-file-size"]),
+        timeout=float(values["timeout"]),
+        max_memory=int(values["max-memory"]),
+        limit_origins=tuple(origins),
+    )
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def parse_version(text: str) -> Version:

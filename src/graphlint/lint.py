@@ -12,13 +12,17 @@ from pathlib import Path
 
 from graphlint.cache import Cache
 from graphlint.config import (
+    LIMITS,
     Config,
     ConfigError,
+    Limits,
     Nested,
     find,
+    limited,
     load,
     parse_version,
     split_codes,
+    user_limits,
 )
 from graphlint.diagnostics import Checked, FileResult
 from graphlint.files import MissingPathError, collect, project_root
@@ -58,6 +62,8 @@ class Choices:
     ignore: list[str] | None = None
     target_version: str | None = None
     alone: bool = False
+    # --max-file-size, --timeout, --max-memory: (key, value) pairs, checked
+    limits: tuple[tuple[str, float], ...] = ()
 
 
 def plan(
@@ -70,6 +76,7 @@ def plan(
     checked as part of it. Raises ``LintError`` for bad input."""
     cwd = real_path(Path.cwd())
     config_file, target_version = chosen.config_file, chosen.target_version
+    trusted = config_file is not None  # the user named it: it may raise limits
 
     def flags(config: Config) -> Config:
         return _with_flags(config, chosen.select, chosen.extend_select, chosen.ignore)
@@ -81,6 +88,8 @@ def plan(
         if config_file is not None and not os.path.lexists(config_file):
             raise LintError(f"config file not found: {config_file}")
         config = flags(load(source, cwd))
+        named_limits = _user_limits(chosen, config if trusted else None)
+        config = limited(config, named_limits, trusted, warn)
         if target_version is not None:
             config = replace(config, target_version=parse_version(target_version))
         settings = config.settings()
@@ -122,6 +131,10 @@ def plan(
         governing,
         settings,
     )
+
+
+def _user_limits(chosen: Choices, named: Config | None) -> Limits:
+    return user_limits(dict(chosen.limits), named)
 
 
 def lint(
@@ -258,9 +271,15 @@ def display_path(path: Path, cwd: Path) -> Path:
         return path
 
 
-def describe(config: Config, path: Path | None, project: Path | None) -> list[str]:
+def describe(
+    config: Config,
+    path: Path | None,
+    project: Path | None,
+    run: Config | None = None,
+) -> list[str]:
     """--show-settings: where the configuration comes from, and every value in force
-    (for ``path``, when given: its ``per-file-ignores`` applied)."""
+    (for ``path``, when given: its ``per-file-ignores`` applied); the limits are the
+    ``run``'s (its configuration's, by default), each with where it comes from."""
     codes = (
         config.enabled_for(Path(os.path.abspath(path))) if path else config.enabled()
     )
@@ -280,8 +299,13 @@ def describe(config: Config, path: Path | None, project: Path | None) -> list[st
         "eager-functions": list(config.eager_functions),
         "source-roots": [str(root) for root in config.source_roots],
         "target-version": "{}.{}".format(*config.target_version),
-        "max-file-size": config.max_file_size,
-        "timeout": config.timeout,
-        "max-memory": config.max_memory,
     }
-    return lines + [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+    limits = run or config
+    return [
+        *lines,
+        *(f"{key} = {json.dumps(value)}" for key, value in values.items()),
+        *(
+            f"{key} = {json.dumps(limits.limit(key))}  # {limits.origin(key)}"
+            for key in LIMITS
+        ),
+    ]
