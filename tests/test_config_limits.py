@@ -1,6 +1,7 @@
 """What a checked repository's configuration may do: lower the limits, never raise
-them (the command line, the environment and the user's own configuration do);
-compile its per-file-ignores once, and not too many of them."""
+them (the command line, the environment and the user's own configuration do); read
+nothing out of the repository; compile its per-file-ignores once, and not too many
+of them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from graphlint import gitignore
 from graphlint.config import MAX_PER_FILE_IGNORES, load
 from graphlint.gitignore import IgnoreFile, PatternSet
-from tests.test_cli import BAD, run
+from tests.test_cli import BAD, MODEL, TRAIN, run
 
 
 def _settings(out: str) -> dict[str, str]:
@@ -254,3 +255,156 @@ def test_a_bad_user_configuration_is_an_error(
     (Path(os.environ["GRAPHLINT_CONFIG_DIR"]) / "graphlint.toml").write_text(text)
     code, _, err = run("check", "a.py", cwd=repo)
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+# -- 3. nothing out of the repository is read -------------------------------------------
+SECRET = "hunter2_outside_the_tree"  # written only in files out of the repository
+
+
+def _outside_config(repo: Path) -> Path:
+    """A file out of the repository whose key names would tell what it holds."""
+    outside = repo.parent / "outside" / "private.toml"
+    outside.write_text(f'{SECRET} = "{SECRET}"\n')
+    return outside
+
+
+def _no_secret(*texts: str) -> None:
+    for text in texts:
+        assert SECRET not in text and "private.toml" not in text
+
+
+@pytest.mark.parametrize("how", ["path", "link"])
+def test_extend_out_of_the_repository_is_not_read(repo: Path, how: str) -> None:
+    outside = _outside_config(repo)
+    target = "../outside/private.toml"
+    if how == "link":
+        (repo / "shared.toml").symlink_to(outside)
+        target = "shared.toml"
+    (repo / "graphlint.toml").write_text(f'extend = "{target}"\n')
+    code, out, err = run("check", "a.py", cwd=repo)
+    assert code == 2 and out == ""
+    assert err == (
+        f"graphlint: error: 'extend' in {repo / 'graphlint.toml'} leads out of "
+        f"the repository ({repo}); it is not read\n"
+    )
+    _no_secret(err)
+    # named with --config, the same file is the user's own choice
+    code, _, err = run("check", "--config", "graphlint.toml", "a.py", cwd=repo)
+    assert code == 2 and f"unknown key '{SECRET}'" in err
+    # within the repository, a configuration extends one in a folder above
+    (repo / "pyproject.toml").write_text('[tool.graphlint]\nignore = ["GL201"]\n')
+    app = repo / "app"
+    app.mkdir()
+    (app / "b.py").write_text(BAD)
+    (app / "graphlint.toml").write_text('extend = "../pyproject.toml"\n')
+    code, out, err = run("check", "--no-cache", "b.py", cwd=app)
+    assert code == 1 and "GL101" in out and "GL201" not in out and err == ""
+
+
+def test_source_roots_out_of_the_repository_are_not_used(repo: Path) -> None:
+    lib = repo.parent / "outside" / "lib"
+    lib.mkdir()
+    (lib / "helper.py").write_text(f"def step(x):\n    return x.item()  # {SECRET}\n")
+    (repo / "graphlint.toml").write_text(
+        'source-roots = ["../outside/lib", "src"]\ncapture-roots = ["helper:step"]\n'
+    )
+    code, out, err = run("check", "--no-cache", "--show-reach", ".", cwd=repo)
+    _no_secret(out, err)
+    assert code == 1 and "a.py:8:9: GL101" in out and "helper.py" not in out
+    warning, missing = err.splitlines()
+    assert warning == (
+        f"graphlint: warning: 'source-roots' in {repo / 'graphlint.toml'}: "
+        f"'../outside/lib' leads out of the repository ({repo}); it is not used"
+    )
+    assert missing.startswith("graphlint: warning: capture root 'helper:step'")
+    out = run("check", "--show-settings", cwd=repo)[1]
+    assert f'source-roots = ["{repo / "src"}"]' in out.splitlines()
+    # named with --config, the configuration may look there
+    code, out, _ = run(
+        "check", "--no-cache", "--config", "graphlint.toml", ".", cwd=repo
+    )
+    assert code == 1 and "helper.py:2:12: GL101" in out
+
+
+def _linked_package(repo: Path) -> Path:
+    """``pkg.model`` is a committed link to a file out of the repository."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "train.py").write_text(TRAIN)
+    secret = repo.parent / "outside" / "model.py"
+    secret.write_text(MODEL.replace("item()", f"item()  # {SECRET}") + "x = (\n")
+    (repo / "pkg" / "model.py").symlink_to(secret)
+    return secret
+
+
+def test_a_committed_link_out_of_the_repository_is_not_read(repo: Path) -> None:
+    _linked_package(repo)
+    code, out, err = run("check", "--no-cache", "--show-reach", ".", cwd=repo)
+    _no_secret(out, err)
+    assert code == 1
+    assert (
+        "pkg/model.py:1:1: GL004 file cannot be read: a link out of the repository"
+        in out
+    )
+    assert "GL001" not in out and "model.py:2" not in out
+    # named alone, as a pre-commit hook names it
+    code, out, err = run("check", "--no-cache", "pkg/model.py", cwd=repo)
+    _no_secret(out, err)
+    assert "GL004" in out
+    # a link that stays in the repository is read as before
+    (repo / "pkg" / "model.py").unlink()
+    (repo / "real.py").write_text(MODEL)
+    (repo / "pkg" / "model.py").symlink_to(repo / "real.py")
+    out = run("check", "--no-cache", "pkg/train.py", cwd=repo)[1]
+    assert "real.py:2:12: GL101" in out
+
+
+def test_a_module_looked_up_through_a_link_is_not_read(repo: Path) -> None:
+    """Reached through an import or a capture root, a module whose file links out
+    of the repository is not summarised: nothing of it (names, size, syntax)
+    reaches the output."""
+    _linked_package(repo)
+    (repo / "graphlint.toml").write_text('capture-roots = ["pkg.model:step"]\n')
+    code, out, err = run(
+        "check", "--no-cache", "--show-reach", "pkg/train.py", cwd=repo
+    )
+    _no_secret(out, err)
+    assert code == 1 and "model.py:2" not in out and "GL001" not in out
+    assert "pkg/model.py:1:1: GL004 file cannot be read: a link out of the " in out
+    assert "names nothing: " in err and "pkg/model.py could not be read" in err
+    (repo / "pkg" / "model.py").unlink()
+    src = repo.parent / "outside" / "src"
+    src.mkdir()
+    (src / "mod.py").write_text(f"def f(x):\n    return x.item()  # {SECRET}\n")
+    (repo / "src").symlink_to(src)
+    (repo / "graphlint.toml").write_text('capture-roots = ["mod:f"]\n')
+    code, out, err = run("check", "--no-cache", "--show-reach", ".", cwd=repo)
+    _no_secret(out, err)
+    assert code == 1 and "mod.py:2" not in out
+    assert "src/mod.py:1:1: GL004 file cannot be read: a link out of the " in out
+
+
+@pytest.mark.parametrize("name", [".graphlint.toml", "graphlint.toml"])
+def test_a_configuration_linked_out_of_the_repository_is_not_read(
+    repo: Path, name: str
+) -> None:
+    (repo / name).symlink_to(_outside_config(repo))
+    code, out, err = run("check", "a.py", cwd=repo)
+    assert code == 2 and out == ""
+    assert err == (
+        f"graphlint: error: {repo / name} is a link out of its repository "
+        f"({repo}); it is not read\n"
+    )
+    _no_secret(err)
+
+
+def test_a_pyproject_linked_out_of_the_repository_is_skipped(repo: Path) -> None:
+    outside = repo.parent / "outside" / "pyproject.toml"
+    outside.write_text(f'[tool.graphlint]\n{SECRET} = 1\nignore = ["GL1"]\n')
+    (repo / "pyproject.toml").symlink_to(outside)
+    code, out, err = run("check", "--no-cache", "a.py", cwd=repo)
+    assert code == 1 and "GL101" in out
+    assert _one_warning(err) == (
+        f"graphlint: warning: skipping {repo / 'pyproject.toml'}: a link out of its "
+        f"repository ({repo})\n"
+    )

@@ -5,8 +5,9 @@ It is ``.graphlint.toml`` or ``graphlint.toml`` (the keys at the top), or the
 that order; the closest one above a file governs it.
 
 Configuration is data only: nothing in it can make graphlint import or run code.
-A repository's configuration may lower the limits, never raise them; the user raises
-them (``user_limits``).
+A repository's configuration is confined to the repository: it reads no file outside
+it (``extend``, ``source-roots``, a linked configuration file), and it may lower the
+limits, never raise them; the user raises them (``user_limits``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from types import MappingProxyType
 from typing import Any
 
 from graphlint.codes import CODES, code_of
+from graphlint.files import project_root
 from graphlint.gitignore import PatternSet
-from graphlint.read import RUNNING, ReadError, Version, read_bounded
+from graphlint.read import RUNNING, ReadError, Version, read_bounded, real_path
 from graphlint.settings import (
     DEFAULT_MAX_FILE_SIZE,
     DEFAULT_MAX_MEMORY,
@@ -181,10 +183,13 @@ def find(
 
     A ``pyproject.toml`` that does not mention graphlint is not parsed at all; one
     that mentions it and does not parse is ours, and a ConfigError; one that cannot
-    be read (a FIFO, a device, over 128 KiB) is skipped with a ``warn``ing."""
-    folder = Path(os.path.realpath(start))
-    if not os.path.isdir(folder):
-        folder = folder.parent
+    be read (a FIFO, a device, over 128 KiB, a link out of its repository) is
+    skipped with a ``warn``ing. A ``.graphlint.toml`` or ``graphlint.toml`` that
+    links out of its repository is a ConfigError, and is not read.
+
+    A ``start`` that is a link is not followed: the configuration of the folder it
+    is in governs it, not that of the file it leads to."""
+    folder = Path(os.path.realpath(folder_of(start)))
     for candidate in (folder, *folder.parents):
         found = _in_folder(candidate, warn)
         if found is not None:
@@ -192,14 +197,30 @@ def find(
     return None
 
 
+def folder_of(path: Path) -> Path:
+    """``path`` itself where it is a folder, else the folder it is in (for a link,
+    the folder the link is in, not the one it leads to)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return path
+    return Path(os.path.dirname(os.path.abspath(path)))
+
+
 def _in_folder(folder: Path, warn: Callable[[str], None]) -> Path | None:
-    """The configuration file of ``folder`` itself, if it has one."""
+    """The configuration file of ``folder`` (real) itself, if it has one."""
     for name in NAMES:
         path = folder / name
         if not os.path.lexists(path):
             continue
+        out_of = _links_out(path)
         if name != "pyproject.toml":
+            if out_of is not None:
+                raise ConfigError(
+                    f"{path} is a link out of its repository ({out_of}); it is not read"
+                )
             return path
+        if out_of is not None:
+            warn(f"skipping {path}: a link out of its repository ({out_of})")
+            continue
         try:
             data = _read(path)
         except ConfigError as error:
@@ -208,6 +229,57 @@ def _in_folder(folder: Path, warn: Callable[[str], None]) -> Path | None:
         if b"graphlint" in data and "graphlint" in _parse(path, data).get("tool", {}):
             return path
     return None
+
+
+def repository(folder: Path) -> Path:
+    """The repository ``folder`` (real) belongs to, which its configuration may read
+    from: the nearest folder at or above it with a ``.git``, else its project root
+    (``files.project_root``), else ``folder`` itself; never the user's home folder
+    or a folder above it."""
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    for candidate in (folder, *folder.parents):
+        if candidate == home or candidate in home.parents:
+            break
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return project_root(folder) or folder
+
+
+def within(path: Path | str, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or below it (both absolute, compared as
+    written: resolve links first where they matter)."""
+    text, top = os.fspath(path), os.fspath(folder)
+    return text == top or text.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _links_out(path: Path) -> Path | None:
+    """The repository of ``path``'s folder (real), when ``path`` is a link that
+    leads out of it; else None."""
+    if not os.path.islink(path):
+        return None
+    top = repository(path.parent)
+    return None if within(os.path.realpath(path), top) else top
+
+
+@dataclass(frozen=True)
+class Tree:
+    """What the files of a checked tree may lead to: a file in ``top`` (the
+    repository) that is a link, or lies below a linked folder, is read only when
+    it leads into ``top`` or into one of the ``allowed`` folders (the source roots
+    of a configuration the user named)."""
+
+    top: Path
+    allowed: tuple[Path, ...] = ()
+
+    def leads_out(self, path: Path) -> bool:
+        """Whether ``path`` lies in ``top`` but leads out of it (and ``allowed``)."""
+        located = os.path.abspath(path)
+        if not within(located, self.top):
+            parent = real_path(os.path.dirname(located))
+            if not within(parent / os.path.basename(located), self.top):
+                return False  # outside the tree: named by the user
+        real = real_path(located)
+        return not any(within(real, folder) for folder in (self.top, *self.allowed))
 
 
 class Nested:
@@ -221,10 +293,12 @@ class Nested:
         top: Config,
         flags: Callable[[Config], Config],
         warn: Callable[[str], None],
+        confined: Path | None = None,
     ) -> None:
         self.top = top
         self.flags = flags
         self.warn = warn
+        self.confined = confined  # the repository, which they may read from
         self._folders: dict[str, Config] = {}
         self._loaded: dict[Path, Config] = {}
 
@@ -261,7 +335,7 @@ class Nested:
 
     def _load(self, source: Path) -> Config:
         if source not in self._loaded:
-            config = load(source, source.parent)
+            config = load(source, source.parent, confined=self.confined, warn=self.warn)
             outside = sorted(
                 key
                 for key, value in _table(source).items()
@@ -301,16 +375,28 @@ def _parse(path: Path, raw: bytes | None = None) -> dict[str, Any]:
     return data
 
 
-def load(path: Path | None, cwd: Path, extending: tuple[Path, ...] = ()) -> Config:
+def load(
+    path: Path | None,
+    cwd: Path,
+    extending: tuple[Path, ...] = (),
+    *,
+    confined: Path | None = None,
+    warn: Callable[[str], None] = lambda message: None,
+) -> Config:
     """Read and validate ``path`` (None: defaults rooted at ``cwd``), starting from
-    the configuration it ``extend``s, if any (``extending``: the files on the way)."""
+    the configuration it ``extend``s, if any (``extending``: the files on the way).
+
+    ``confined``: the repository the configuration is part of, which it may not
+    read out of: an ``extend`` out of it is a ConfigError, a ``source-roots`` entry
+    out of it is dropped with a ``warn``ing (None: a file the user named, trusted).
+    """
     if path is None:
         return Config(root=cwd)
     table = _table(path)
     where = (
         f"[tool.graphlint] of {path}" if path.name == "pyproject.toml" else str(path)
     )
-    base = _extended(table, path, where, cwd, extending)
+    base = _extended(table, path, where, cwd, extending, confined, warn)
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         known = ", ".join(KEYS)
@@ -332,10 +418,7 @@ def load(path: Path | None, cwd: Path, extending: tuple[Path, ...] = ()) -> Conf
         timeout=float(_limit(table, "timeout", where, DEFAULT_TIMEOUT)),
         max_memory=int(_limit(table, "max-memory", where, DEFAULT_MAX_MEMORY)),
         target_version=_version(table, where),
-        source_roots=tuple(
-            Path(os.path.realpath(path.parent / root))
-            for root in _strings(table, "source-roots", where)
-        ),
+        source_roots=_source_roots(table, path, where, confined, warn),
         eager_functions=_strings(table, "eager-functions", where),
         per_file_ignores=_per_file(table, where),
         limit_origins=tuple((key, f"from {where}") for key in LIMITS if key in table),
@@ -348,12 +431,36 @@ def load(path: Path | None, cwd: Path, extending: tuple[Path, ...] = ()) -> Conf
     return config
 
 
+def _source_roots(
+    table: dict[str, Any],
+    path: Path,
+    where: str,
+    confined: Path | None,
+    warn: Callable[[str], None],
+) -> tuple[Path, ...]:
+    """``source-roots``, real, relative to ``path``'s folder; those that lead out of
+    the repository (``confined``) are dropped with a warning."""
+    roots = []
+    for root in _strings(table, "source-roots", where):
+        real = Path(os.path.realpath(path.parent / root))
+        if confined is not None and not within(real, confined):
+            warn(
+                f"'source-roots' in {where}: {root!r} leads out of the repository "
+                f"({confined}); it is not used"
+            )
+            continue
+        roots.append(real)
+    return tuple(roots)
+
+
 def _extended(
     table: dict[str, Any],
     path: Path,
     where: str,
     cwd: Path,
     extending: tuple[Path, ...],
+    confined: Path | None,
+    warn: Callable[[str], None],
 ) -> Config | None:
     """The configuration ``extend`` names, relative to ``path``'s folder."""
     value = table.get("extend")
@@ -362,6 +469,12 @@ def _extended(
     if not isinstance(value, str) or not value:
         raise ConfigError(f"'extend' in {where} must be the path of a file")
     target = Path(os.path.realpath(path.parent / value))
+    if confined is not None and not within(target, confined):
+        # said before looking at it: nothing about a file out there is told
+        raise ConfigError(
+            f"'extend' in {where} leads out of the repository ({confined}); "
+            "it is not read"
+        )
     chain = (*extending, Path(os.path.realpath(path)))
     if target in chain:
         raise ConfigError(f"'extend' in {where} makes a cycle: {value!r}")
@@ -369,7 +482,7 @@ def _extended(
         raise ConfigError(f"'extend' in {where}: more than {_EXTEND_DEPTH} files")
     if not os.path.lexists(target):
         raise ConfigError(f"'extend' in {where} names no file: {target}")
-    return load(target, cwd, chain)
+    return load(target, cwd, chain, confined=confined, warn=warn)
 
 
 def _inherit(config: Config, base: Config, table: dict[str, Any]) -> Config:

@@ -17,17 +17,20 @@ from graphlint.config import (
     ConfigError,
     Limits,
     Nested,
+    Tree,
     find,
+    folder_of,
     limited,
     load,
     parse_version,
+    repository,
     split_codes,
     user_limits,
 )
 from graphlint.diagnostics import Checked, FileResult
 from graphlint.files import MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
-from graphlint.read import real_path, tool_diagnostic
+from graphlint.read import LINK_OUT, confined, real_path, tool_diagnostic
 from graphlint.rules.tool.file_checks import UnreadableFile
 from graphlint.settings import Settings
 
@@ -50,6 +53,7 @@ class Plan:
     folders: list[Path]
     governing: dict[Path, Config]  # each analysed file's configuration
     settings: Settings  # the run's, every governing configuration's codes enabled
+    tree: Tree  # the repository checked: what its files may lead to
 
 
 @dataclass(frozen=True)
@@ -77,17 +81,22 @@ def plan(
     cwd = real_path(Path.cwd())
     config_file, target_version = chosen.config_file, chosen.target_version
     trusted = config_file is not None  # the user named it: it may raise limits
+    common = _common(targets)
 
     def flags(config: Config) -> Config:
         return _with_flags(config, chosen.select, chosen.extend_select, chosen.ignore)
 
     try:
-        source = (
-            config_file if config_file is not None else find(_common(targets), warn)
-        )
+        source = config_file if config_file is not None else find(common, warn)
         if config_file is not None and not os.path.lexists(config_file):
             raise LintError(f"config file not found: {config_file}")
-        config = flags(load(source, cwd))
+        # a configuration found in the tree reads nothing out of its repository
+        inside = (
+            repository(Path(os.path.realpath(source.parent)))
+            if source is not None and not trusted
+            else None
+        )
+        config = flags(load(source, cwd, confined=inside, warn=warn))
         named_limits = _user_limits(chosen, config if trusted else None)
         config = limited(config, named_limits, trusted, warn)
         if target_version is not None:
@@ -95,13 +104,21 @@ def plan(
         settings = config.settings()
     except ConfigError as error:
         raise LintError(str(error)) from None
+    tree = Tree(
+        inside or repository(Path(os.path.realpath(folder_of(common)))),
+        config.source_roots if trusted else (),
+    )
     root = config.exclude_root or config.root
     excludes = IgnoreFile(root, list(config.exclude)) if config.exclude else None
     try:
         named = collect(targets, excludes)
     except MissingPathError as error:
         raise LintError(f"no such file or directory: {error}") from None
-    shown = [display_path(f, cwd) for f in named.files]
+    # a committed link out of the repository is not read: GL004
+    linked_out = [(f, LINK_OUT) for f in named.files if tree.leads_out(f)]
+    unreadable = sorted([*named.unreadable, *linked_out], key=lambda u: u[0].as_posix())
+    refused = {f for f, _ in linked_out}
+    shown = [display_path(f, cwd) for f in named.files if f not in refused]
     project = None
     if shown and not chosen.alone:
         project = _project(targets, config.root if source else None)
@@ -110,8 +127,8 @@ def plan(
     if project is not None:
         folders = [project, *folders]
         whole = collect([project, *targets], excludes).files
-        analysed = [display_path(f, cwd) for f in whole]
-    nested = Nested(config, flags, warn) if config_file is None else None
+        analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
+    nested = Nested(config, flags, warn, tree.top) if config_file is None else None
     try:
         governing = {path: _governing(nested, config, path) for path in analysed}
         distinct = {id(c): c for c in governing.values()}.values()
@@ -124,12 +141,13 @@ def plan(
         config,
         excludes,
         shown,
-        named.unreadable,
+        unreadable,
         analysed,
         project,
         folders,
         governing,
         settings,
+        tree,
     )
 
 
@@ -159,27 +177,31 @@ def lint(
         return _with_unreadable(Checked([]), run.unreadable, run.settings, cwd)
     from graphlint.project.check import survey_project  # noqa: PLC0415 - files to check
 
-    checked = survey_project(
-        run.analysed,
-        run.settings,
-        jobs,
-        roots=config.source_roots,
-        eager=frozenset(config.eager_functions),
-        cache=None if no_cache else Cache.for_project(config.root, cache_dir),
-        excluded=(lambda path: excludes.excludes(real_path(path)))
-        if excludes is not None
-        else (lambda path: False),
-        display=lambda path: str(display_path(path, cwd)),
-        capture_roots=config.capture_roots,
-        base=config.root,
-        warn=warn,
-        folders=run.folders,
-        # what else the results depend on: paths are shown from the working folder
-        context=os.fsencode(
-            f"{cwd}\0{config.exclude_root or config.root}\0{config.exclude!r}"
-        ),
-        progress=progress,
-    )
+    tree = run.tree
+    with confined(tree.leads_out):
+        checked = survey_project(
+            run.analysed,
+            run.settings,
+            jobs,
+            roots=config.source_roots,
+            eager=frozenset(config.eager_functions),
+            cache=None if no_cache else Cache.for_project(config.root, cache_dir),
+            excluded=(lambda path: excludes.excludes(real_path(path)))
+            if excludes is not None
+            else (lambda path: False),
+            display=lambda path: str(display_path(path, cwd)),
+            capture_roots=config.capture_roots,
+            base=config.root,
+            warn=warn,
+            folders=run.folders,
+            # what else the results depend on: paths are shown from the working
+            # folder; a link is read or not as the repository's bounds say
+            context=os.fsencode(
+                f"{cwd}\0{config.exclude_root or config.root}\0{config.exclude!r}"
+                f"\0{tree.top}\0{tree.allowed!r}"
+            ),
+            progress=progress,
+        )
     if run.project is not None:
         checked = checked.about({str(path) for path in run.shown})
     checked = _selected(checked, run.governing, config)
@@ -188,11 +210,19 @@ def lint(
 
 def _common(targets: list[Path]) -> Path:
     """The folder that holds every target: where the run's configuration is looked
-    for, so that the order of the targets does not matter."""
+    for, so that the order of the targets does not matter. A target that is a link
+    counts where it is, not where it leads."""
     try:
-        return Path(os.path.commonpath([os.path.realpath(t) for t in targets]))
+        return Path(os.path.commonpath([_located(t) for t in targets]))
     except ValueError:  # paths on different drives
         return targets[0]
+
+
+def _located(path: Path) -> str:
+    """Where ``path`` is: the real path of its folder, and its own name."""
+    absolute = os.path.abspath(path)
+    folder, name = os.path.split(absolute)
+    return os.path.join(os.path.realpath(folder), name)
 
 
 def _governing(nested: Nested | None, config: Config, path: Path) -> Config:
@@ -224,7 +254,8 @@ def _project(targets: list[Path], configured: Path | None) -> Path | None:
     """The project whose regions may reach ``targets``: the configuration's folder,
     else the first target's ``project_root``; None where the targets already hold
     all of it (``graphlint check .`` at its root) or there is no project."""
-    root = configured if configured is not None else project_root(targets[0])
+    first = Path(_located(targets[0]))
+    root = configured if configured is not None else project_root(folder_of(first))
     if root is None:
         return None
     for target in targets:

@@ -21,7 +21,7 @@ import stat
 import sys
 import tokenize
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -188,6 +188,23 @@ def overlaid(path: Path | str) -> bytes | None:
     return _OVERLAY.get(os.path.realpath(path)) if _OVERLAY else None
 
 
+LINK_OUT = "a link out of the repository"
+_LEADS_OUT: list[Callable[[Path], bool]] = []  # the innermost ``confined`` in force
+
+
+@contextlib.contextmanager
+def confined(leads_out: Callable[[Path], bool]) -> Iterator[None]:
+    """Have ``read_file``, in this process, not read the files ``leads_out`` says
+    lead out of the checked repository (a committed link to a file elsewhere): each
+    is GL004, so nothing of such a file (its size, names, text) reaches the output.
+    """
+    _LEADS_OUT.append(leads_out)
+    try:
+        yield
+    finally:
+        _LEADS_OUT.pop()
+
+
 def read_file(path: Path, display: str, max_file_size: int) -> bytes | Diagnostic:
     """A source file's bytes (from the overlay, where it has them), or its GL003/GL004
     outcome; never blocks."""
@@ -198,6 +215,8 @@ def read_file(path: Path, display: str, max_file_size: int) -> bytes | Diagnosti
                 OversizedFile, display, size=len(given), limit=max_file_size
             )
         return given
+    if _LEADS_OUT and _LEADS_OUT[-1](path):
+        return tool_diagnostic(UnreadableFile, display, detail=LINK_OUT)
     try:
         return read_bounded(path, max_file_size)
     except TooLarge as error:
