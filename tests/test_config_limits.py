@@ -1,7 +1,7 @@
 """What a checked repository's configuration may do: lower the limits, never raise
 them (the command line, the environment and the user's own configuration do); read
 nothing out of the repository; compile its per-file-ignores once, and not too many
-of them."""
+of them. A broken configuration in a subfolder is a warning."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from graphlint import gitignore
 from graphlint.config import MAX_PER_FILE_IGNORES, load
 from graphlint.gitignore import IgnoreFile, PatternSet
+from tests.conftest import graphlint
 from tests.test_cli import BAD, MODEL, TRAIN, run
 
 
@@ -408,3 +409,61 @@ def test_a_pyproject_linked_out_of_the_repository_is_skipped(repo: Path) -> None
         f"graphlint: warning: skipping {repo / 'pyproject.toml'}: a link out of its "
         f"repository ({repo})\n"
     )
+
+
+# -- 4. a broken configuration below the run's own --------------------------------------
+@pytest.mark.parametrize(
+    "kind", ["toml", "fifo", "unknown-key", "bad-code", "link-out", "pyproject"]
+)
+def test_a_broken_nested_configuration_is_a_warning(repo: Path, kind: str) -> None:
+    """The folder's files then follow the configuration above; nothing hangs."""
+    (repo / "pyproject.toml").write_text('[tool.graphlint]\nignore = ["GL201"]\n')
+    sub = repo / "sub"
+    sub.mkdir()
+    (sub / "b.py").write_text(BAD)
+    nested = sub / ("pyproject.toml" if kind == "pyproject" else ".graphlint.toml")
+    if kind == "fifo":
+        os.mkfifo(nested)
+    elif kind == "link-out":
+        nested.symlink_to(_outside_config(repo))
+    else:
+        nested.write_text(
+            {
+                "toml": 'ignore = ["GL1"\n',
+                "unknown-key": 'ignore = ["GL1"]\nignor = ["GL7"]\n',
+                "bad-code": 'ignore = ["GL999"]\n',
+                "pyproject": '[tool.graphlint]\nignore = ["GL1"\n',
+            }[kind]
+        )
+    done = graphlint("check", "--no-cache", ".", cwd=repo, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "sub/b.py:8:9: GL101" in done.stdout and "GL201" not in done.stdout
+    assert done.stderr.startswith("graphlint: warning: skipping ")
+    assert str(nested) in done.stderr and done.stderr.count("\n") == 1
+    assert done.stderr.endswith("; the configuration above applies there\n")
+    _no_secret(done.stderr)
+    # the run's own configuration broken is still an error
+    nested.unlink()
+    os.mkfifo(repo / ".graphlint.toml")
+    done = graphlint("check", "--no-cache", ".", cwd=repo, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("graphlint: error: cannot read ")
+
+
+@pytest.mark.parametrize("how", ["path", "link"])
+def test_a_nested_configuration_reads_nothing_out_of_the_repository(
+    repo: Path, how: str
+) -> None:
+    """With no configuration above it, too: its extend is a warning."""
+    outside = _outside_config(repo)
+    target = "../../outside/private.toml"
+    if how == "link":
+        (repo / "shared.toml").symlink_to(outside)
+        target = "../shared.toml"
+    (repo / "sub").mkdir()
+    (repo / "sub" / "graphlint.toml").write_text(f'extend = "{target}"\n')
+    (repo / "sub" / "b.py").write_text(BAD)
+    code, out, err = run("check", "--no-cache", ".", cwd=repo)
+    assert code == 1 and "sub/b.py:8:9: GL101" in out
+    assert "leads out of the repository" in _one_warning(err)
+    _no_secret(err)

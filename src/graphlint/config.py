@@ -321,10 +321,8 @@ class Nested:
             elif folder == top:
                 found = self.top
             else:
-                source = _in_folder(Path(folder), self.warn)
-                if source is not None and source != self.top.source:
-                    found = self._load(source)
-                else:
+                found = self._own(folder)
+                if found is None:
                     chain.append(folder)
                     folder = os.path.dirname(folder)
                     continue
@@ -332,6 +330,19 @@ class Nested:
         for seen in chain:
             self._folders[seen] = found
         return found
+
+    def _own(self, folder: str) -> Config | None:
+        """The configuration of ``folder`` itself; None where it has none, or has
+        one that cannot be used (broken, unreadable, a link out of the repository):
+        a warning says so, and the configuration above governs its files."""
+        try:
+            source = _in_folder(Path(folder), self.warn)
+            if source is None or source == self.top.source:
+                return None
+            return self._load(source)
+        except ConfigError as error:
+            self.warn(f"skipping {error}; the configuration above applies there")
+            return None
 
     def _load(self, source: Path) -> Config:
         if source not in self._loaded:
@@ -425,9 +436,12 @@ def load(
     )
     if base is not None:
         config = _inherit(config, base, table)
-    enabled_codes(config.select, config.extend_select, config.ignore)  # validate now
-    for _, codes in config.per_file_ignores:
-        enabled_codes(None, (), codes)
+    try:  # validate now
+        enabled_codes(config.select, config.extend_select, config.ignore)
+        for _, codes in config.per_file_ignores:
+            enabled_codes(None, (), codes)
+    except ConfigError as error:
+        raise ConfigError(f"{where}: {error}") from None
     return config
 
 
