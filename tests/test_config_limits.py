@@ -1,11 +1,13 @@
 """What a checked repository's configuration may do: lower the limits, never raise
 them (the command line, the environment and the user's own configuration do); read
 nothing out of the repository; compile its per-file-ignores once, and not too many
-of them. A broken configuration in a subfolder is a warning."""
+of them. A broken configuration in a subfolder is a warning, and standard input is
+read no further than the size limit."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from graphlint import gitignore
 from graphlint.config import MAX_PER_FILE_IGNORES, load
 from graphlint.gitignore import IgnoreFile, PatternSet
-from tests.conftest import graphlint
+from tests.conftest import GRAPHLINT, graphlint
 from tests.test_cli import BAD, MODEL, TRAIN, run
 
 
@@ -467,3 +469,41 @@ def test_a_nested_configuration_reads_nothing_out_of_the_repository(
     assert code == 1 and "sub/b.py:8:9: GL101" in out
     assert "leads out of the repository" in _one_warning(err)
     _no_secret(err)
+
+
+# -- 5. standard input is read no further than the size limit ---------------------------
+def test_stdin_is_read_up_to_one_byte_over_the_size_limit(repo: Path) -> None:
+    """As much as the limit allows, and one byte more to see it is over: GL003,
+    for however much more there is."""
+    text = "x = 1\n" * 20  # 120 bytes
+    done = graphlint(
+        "check", "--no-cache", "--max-file-size", "120", "-", cwd=repo, input=text
+    )
+    assert done.returncode == 0, done.stdout
+    done = graphlint(
+        "check", "--no-cache", "--max-file-size", "119", "-", cwd=repo, input=text
+    )
+    assert done.returncode == 1 and "-:1:1: GL003" in done.stdout
+    assert "file is 120 bytes, over the 119-byte limit" in done.stdout
+    done = graphlint(
+        "check", "--no-cache", "--max-file-size", "119", "-", cwd=repo, input=text * 50
+    )
+    assert done.returncode == 1 and "-:1:1: GL003" in done.stdout
+    assert "file is 120 bytes, over the 119-byte limit" in done.stdout  # not 6000
+
+
+def test_an_endless_stdin_is_not_read_to_its_end(repo: Path) -> None:
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run(
+            [*GRAPHLINT, "check", "--no-cache", "--max-file-size", "1000", "-"],
+            cwd=repo,
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert "GL003" in done.stdout and "over the 1000-byte limit" in done.stdout
+    done = graphlint("check", "--no-cache", "-", cwd=repo, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0  # nothing on stdin: an empty file

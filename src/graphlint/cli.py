@@ -21,7 +21,7 @@ from graphlint.codes import CODES, code_of
 from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, parse_limit
 from graphlint.diagnostics import Checked
 from graphlint.docs import doc_path
-from graphlint.lint import Choices, LintError, describe, lint, plan
+from graphlint.lint import Choices, LintError, describe, lint, plan, stdin_limit
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable
 from graphlint.progress import progress_bar
@@ -306,7 +306,7 @@ def check(
     if STDIN in targets:
         name = stdin_filename if stdin_filename is not None else STDIN
         targets = [name if path == STDIN else path for path in targets]
-        given[str(name)] = sys.stdin.buffer.read()
+        given[str(name)] = _read_stdin(chosen)
     elif stdin_filename is not None:
         fail("--stdin-filename names the source read from standard input: pass -")
     if show_files or show_settings:
@@ -351,6 +351,16 @@ def _limits(given: dict[str, str | None]) -> tuple[tuple[str, float], ...]:
         )
     except ConfigError as error:
         fail(str(error))
+
+
+def _read_stdin(chosen: Choices) -> bytes:
+    """Standard input, up to one byte more than a run can check: more is GL003,
+    as for a file on disk, and an endless stream is not read to its end."""
+    try:
+        limit = stdin_limit(chosen)
+    except LintError as error:
+        fail(str(error))
+    return sys.stdin.buffer.read(limit + 1)
 
 
 def _lint(targets: list[Path], **options: Any) -> Checked:

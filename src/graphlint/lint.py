@@ -155,6 +155,22 @@ def _user_limits(chosen: Choices, named: Config | None) -> Limits:
     return user_limits(dict(chosen.limits), named)
 
 
+def stdin_limit(chosen: Choices) -> int:
+    """The most bytes of standard input a run can check (more is GL003): the
+    ``max-file-size`` the user allows, which a repository may only lower. Raises
+    ``LintError`` for bad input."""
+    named = chosen.config_file
+    try:
+        trusted = (
+            load(named, real_path(Path.cwd()))
+            if named is not None and os.path.lexists(named)
+            else None
+        )
+        return int(_user_limits(chosen, trusted).values["max-file-size"])
+    except ConfigError as error:
+        raise LintError(str(error)) from None
+
+
 def lint(
     targets: list[Path],
     *,
