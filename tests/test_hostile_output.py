@@ -28,7 +28,7 @@ from graphlint.diagnostics import (
     Severity,
 )
 from graphlint.engine import lint_source
-from graphlint.output.escape import encodable, printable
+from graphlint.output.escape import encodable, printable, shown_path
 from graphlint.output.lsp import format_lsp
 from graphlint.output.text import format_text
 from graphlint.runtime import report
@@ -269,6 +269,156 @@ def test_cli_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     assert any(entry["uri"].endswith("/pkg/bad%FFname.py") for entry in document)
+
+
+# -- GitHub Actions workflow commands ------------------------------------------------
+
+COMMAND_NAMES = (
+    "::error file=SECURITY.md,line=1::x.py",  # a forged annotation
+    "  ::add-mask::y.py",  # the runner trims leading white space
+    "::stop-commands::z.py",
+    "a##[error]b.py",  # the runner's older form, anywhere in a line
+    f"e{OSC_TITLE}\u202e\x85\u2028\u2029\b\x7f\u200e\u2066.py",
+)
+QUOTES_A_COMMAND = '    v = x.add(len("##[add-mask]x")).item()\n'
+ANNOTATION_PROPERTIES = {"file", "line", "col", "endLine", "endColumn", "title"}
+
+
+def _unescape(value: str, *, prop: bool) -> str:
+    value = value.replace("%0D", "\r").replace("%0A", "\n")
+    if prop:
+        value = value.replace("%3A", ":").replace("%2C", ",")
+    return value.replace("%25", "%")
+
+
+def workflow_command(line: str) -> tuple[str, dict[str, str], str] | None:
+    """The workflow command GitHub's runner reads in a line of a step's log, as its
+    ``ActionCommand.TryParseV2`` (``::name props::data`` after leading white space)
+    and ``TryParse`` (``##[`` anywhere) do, whatever the command's name; None when
+    the line is no command."""
+    text = line.lstrip()
+    end = text.find("::", 2)
+    if text.startswith("::") and end >= 0:
+        name, _, listed = text[2:end].partition(" ")
+        properties = {}
+        for item in listed.strip().split(","):
+            key, sep, value = item.partition("=")
+            if sep and key and value:
+                properties[key] = _unescape(value, prop=True)
+        return name, properties, _unescape(text[end + 2 :], prop=False)
+    if "##[" in line:
+        return "##[", {}, line
+    return None
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("::error file=a::b", "\\x3a:error file=a::b"),
+        ("  \u3000::add-mask::x", "  \u3000\\x3a:add-mask::x"),
+        ("a ##[error]b ##[x]", "a ##\\x5berror]b ##\\x5bx]"),
+    ],
+)
+def test_printable_is_no_workflow_command(text: str, shown: str) -> None:
+    assert printable(text) == shown
+    assert workflow_command(printable(text)) is None
+    assert printable(printable(text)) == printable(text)
+
+
+def test_a_path_that_would_start_a_command_is_shown_from_dot_slash() -> None:
+    assert shown_path("::error file=x::y.py") == "./::error file=x::y.py"
+    assert shown_path(" ::x.py") == "./ ::x.py"
+    assert shown_path("pkg/::x.py") == "pkg/::x.py"
+    assert shown_path("a##[b.py") == "a##\\x5bb.py"
+    # what starts no command is shown as it was
+    assert shown_path("\t::x.py") == "\\t::x.py"  # the line starts with a backslash
+    assert printable("a::b: c") == shown_path("a::b: c") == "a::b: c"
+
+
+@pytest.fixture
+def command_tree(tmp_path: Path) -> Path:
+    """Real files whose names GitHub Actions would read as workflow commands (and
+    one full of control characters), each with one finding that quotes one."""
+    for name in COMMAND_NAMES:
+        try:
+            (tmp_path / name).write_text(WARMED + QUOTES_A_COMMAND)
+        except (OSError, UnicodeEncodeError):
+            pytest.skip("the file system refuses the name")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [("--show-reach",), ("--statistics",)],
+        [("--format", "json"), ("--statistics", "--format", "json")],
+        [("--format", "sarif")],
+        [("--format", "lsp", "--show-reach")],
+    ],
+    ids=["text", "json", "sarif", "lsp"],
+)
+def test_no_output_line_is_a_workflow_command(
+    command_tree: Path, runs: list[tuple[str, ...]]
+) -> None:
+    outputs = []
+    for args in runs:
+        done = graphlint("check", *args, ".", cwd=command_tree)
+        assert done.returncode == 1, done.stderr
+        outputs.append(done.stdout.decode("utf-8"))
+        for line in [*outputs[-1].splitlines(), *done.stderr.decode().splitlines()]:
+            assert workflow_command(line) is None, line
+    out = outputs[0]
+    if runs[0] == ("--show-reach",):
+        for start in (
+            "./::error file=SECURITY.md,line=1::x.py:8:9: GL101 ",
+            "  ./::error file=SECURITY.md,line=1::x.py:7: torch.cuda.graph",
+            "./  ::add-mask::y.py:8:9: GL101 ",
+            'a##\\x5berror]b.py:8:9: GL101 `x.add(len("##\\x5badd-mask]x")',
+        ):
+            assert any(line.startswith(start) for line in out.splitlines()), start
+    if runs[0] == ("--format", "json"):  # the same data, ``##[`` and all
+        assert "a##[error]b.py" in {d["path"] for d in json.loads(out)}
+        assert all("##[add-mask]" in d["message"] for d in json.loads(out))
+
+
+def test_github_annotations_are_graphlint_s_own_commands(command_tree: Path) -> None:
+    done = graphlint("check", "--format", "github", ".", cwd=command_tree)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.decode("utf-8").splitlines()
+    assert len(lines) == len(COMMAND_NAMES)
+    files = set()
+    for line in lines:
+        assert unsafe(line) == [], line
+        found = workflow_command(line)
+        assert found is not None, line
+        name, properties, message = found
+        assert name == "error" and set(properties) == ANNOTATION_PROPERTIES, line
+        assert properties["line"] == "8" and properties["title"].startswith("GL101 ")
+        assert message.startswith('`x.add(len("##\\x5badd-mask]x")).item()` copies')
+        assert unsafe(message.replace("\n", "")) == [], message
+        files.add(properties["file"])
+    assert files == {
+        *COMMAND_NAMES[:4],
+        "e\\x1b]0;pwned\\x07\\u202e\\x85\\u2028\\u2029\\x08\\x7f\\u200e\\u2066.py",
+    }
+    for stderr_line in done.stderr.decode("utf-8").splitlines():
+        assert workflow_command(stderr_line) is None
+
+
+def test_github_message_escapes_quoted_source(tmp_path: Path) -> None:
+    quoted = f"{OSC_TITLE}\u202e\b\x7f%0A::warning::x ##[error]"
+    source = WARMED + f'    v = x.add(len("{quoted}")).item()\n'
+    (tmp_path / "quoted.py").write_text(source, encoding="utf-8", newline="\n")
+    done = graphlint("check", "--format", "github", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stdout.decode("utf-8").splitlines()
+    assert unsafe(line) == []
+    found = workflow_command(line)
+    assert found is not None and found[0] == "error"
+    assert (
+        '`x.add(len("\\x1b]0;pwned\\x07\\u202e\\x08\\x7f%0A::warning::x '
+        '##\\x5berror]")).item()`'
+    ) in found[2]
 
 
 # -- odd literals ---------------------------------------------------------------------

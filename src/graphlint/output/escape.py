@@ -5,6 +5,15 @@ override inside a string that a message quotes. Printed raw, such text can forge
 output line, set the terminal's title or clipboard (OSC sequences), or reorder what
 the reader sees (Trojan Source). :func:`printable` shows each such character as an
 escape instead; all other text, ``é``, CJK and emoji included, stays as it is.
+
+A file named ``::error file=SECURITY.md,line=1::x.py`` is a second kind of forged line:
+GitHub Actions reads a line of a step's log that starts with ``::`` (after white
+space) as a workflow command (an annotation, ``::add-mask::``, ``::stop-commands::``),
+and ``##[command]`` anywhere in a line as one in the runner's older form. Text that
+:func:`printable` returns, and every line that :func:`inert_lines` returns, is never
+read as one: such a ``::`` shows as ``\\x3a:``, ``##[`` as ``##\\x5b``, and a path
+that would start a line with ``::`` is shown as ``./::...`` (:func:`shown_path`).
+JSON keeps its strings exact and writes ``##[`` as ``##\\u005b`` (:func:`inert_json`).
 """
 
 from __future__ import annotations
@@ -31,12 +40,19 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def printable(text: str) -> str:
+# what GitHub Actions reads as a workflow command: "::" first on a line (after white
+# space: the runner trims it), "##[" anywhere (the older form)
+_COMMAND = "::"
+_LEGACY_COMMAND = "##["
+
+
+def visible(text: str) -> str:
     """``text`` as one line that a terminal shows as written and encodes as UTF-8.
 
     Control, format and separator characters and lone surrogates become escapes:
     ``\\n``, ``\\t``, ``\\x1b``, ``\\u202e``; a byte that was not UTF-8, which Python
-    gives as a lone surrogate (``'\\udcff'``), becomes ``\\xff``.
+    gives as a lone surrogate (``'\\udcff'``), becomes ``\\xff``. Workflow commands
+    are left as they are: :func:`printable` escapes those too.
     """
     if text.isprintable():  # no character of an escaped category is printable
         return text
@@ -44,6 +60,50 @@ def printable(text: str) -> str:
         _escape(c) if unicodedata.category(c) in _ESCAPED_CATEGORIES else c
         for c in text
     )
+
+
+def inert(text: str) -> str:
+    """``text`` (without control characters: :func:`visible`'s) such that no line that
+    starts with it is a workflow command: a ``::`` that starts it after white space
+    becomes ``\\x3a:``, and ``##[`` anywhere ``##\\x5b``."""
+    if _LEGACY_COMMAND in text:
+        text = text.replace(_LEGACY_COMMAND, "##\\x5b")
+    rest = text.lstrip()
+    if rest.startswith(_COMMAND):
+        text = f"{text[: len(text) - len(rest)]}\\x3a{rest[1:]}"
+    return text
+
+
+def printable(text: str) -> str:
+    """``text`` as one line that a terminal shows as written, that encodes as UTF-8,
+    and that GitHub Actions does not read as a workflow command, at the start of a
+    line or anywhere in it (:func:`visible`, then :func:`inert`)."""
+    return inert(visible(text))
+
+
+def shown_path(path: str) -> str:
+    """``path`` as :func:`printable` shows it, from ``./`` where it would start a line
+    with ``::`` (``./::error file=x::y.py``, the same file): a name that stays a
+    name the reader can copy."""
+    shown = visible(path)
+    if shown.lstrip().startswith(_COMMAND):
+        shown = f"./{shown}"
+    return inert(shown)
+
+
+def inert_lines(text: str) -> str:
+    """Each line of ``text`` (output assembled from :func:`printable` parts)
+    :func:`inert`: what joining the parts made can be no workflow command either."""
+    if _COMMAND not in text and _LEGACY_COMMAND not in text:
+        return text
+    return "\n".join(inert(line) for line in text.split("\n"))
+
+
+def inert_json(text: str) -> str:
+    """JSON text in which no ``##[`` (the only workflow command JSON's lines can hold:
+    they start with white space and a bracket, brace or quote) is left: a string's
+    ``[`` after ``##`` is written ``\\u005b``, which decodes to the same string."""
+    return text.replace(_LEGACY_COMMAND, "##\\u005b")
 
 
 def encodable(text: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graphlint.diagnostics import Diagnostic, FileResult, Survey
-from graphlint.output.escape import encodable_json
+from graphlint.output.escape import encodable_json, inert_json
 
 
 def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
@@ -77,4 +77,4 @@ def format_json(
 ) -> str:
     del color, survey, show_reach  # findings only: --format lsp --show-reach has both
     found = [diagnostic_to_json(d) for result in results for d in result.diagnostics]
-    return json.dumps(encodable_json(found), indent=2) + "\n"
+    return inert_json(json.dumps(encodable_json(found), indent=2)) + "\n"

@@ -1,13 +1,20 @@
 """GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` line
 per diagnostic, which a workflow run shows as an annotation on the pull request's
-diff. Lines and columns are 1-based; the text is escaped as the runner expects
-(``%``, CR and LF in the message; ``:`` and ``,`` too in a property)."""
+diff. Lines and columns are 1-based.
+
+Values are escaped as the runner unescapes them (``%``, CR and LF in the message;
+``:`` and ``,`` too in a property), after the text from the checked files (paths,
+quoted source) has had every control character, BiDi control and line or paragraph
+separator escaped (``graphlint.output.escape``): nothing a repository holds can end
+an annotation, start another command or drive the terminal that shows the log. The
+one line break of a message, before the fix, is graphlint's own (``%0A``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from graphlint.diagnostics import FileResult, Severity, Survey
+from graphlint.output.escape import printable, visible
 
 _COMMAND = {
     Severity.ERROR: "error",
@@ -22,7 +29,9 @@ def _data(text: str) -> str:
 
 
 def _property(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+    """A property's value: ``visible`` (its ``:`` and ``,`` are escaped here, so the
+    file name stays the file's own)."""
+    return _data(visible(text)).replace(":", "%3A").replace(",", "%2C")
 
 
 def format_github(
@@ -46,6 +55,8 @@ def format_github(
                     f"title={_property(f'{d.code} {d.name}')}",
                 )
             )
-            text = d.describe() + (f"\n{d.fix_hint}" if d.fix_hint else "")
+            text = printable(d.describe())
+            if d.fix_hint:
+                text += f"\n{printable(d.fix_hint)}"
             lines.append(f"::{_COMMAND[d.severity]} {where}::{_data(text)}\n")
     return "".join(lines)

@@ -23,7 +23,7 @@ from typing import Any
 
 from graphlint.diagnostics import Diagnostic, FileResult, Survey
 from graphlint.docs import doc_path
-from graphlint.output.escape import encodable_json
+from graphlint.output.escape import encodable_json, inert_json
 
 
 def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
@@ -169,4 +169,4 @@ def format_lsp(
     document: object = files
     if show_reach and survey is not None:
         document = {"files": files, "reach": survey_to_json(survey, len(results))}
-    return json.dumps(document, indent=2) + "\n"
+    return inert_json(json.dumps(document, indent=2)) + "\n"

@@ -23,7 +23,7 @@ from graphlint import __version__
 from graphlint.codes import CODES
 from graphlint.diagnostics import Diagnostic, FileResult, Hop, Severity, Survey
 from graphlint.docs import doc_path
-from graphlint.output.escape import encodable_json
+from graphlint.output.escape import encodable_json, inert_json
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
@@ -172,4 +172,4 @@ def format_sarif(
             }
         ],
     }
-    return json.dumps(encodable_json(document), indent=2) + "\n"
+    return inert_json(json.dumps(encodable_json(document), indent=2)) + "\n"

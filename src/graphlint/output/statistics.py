@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from graphlint.diagnostics import FileResult, Severity, Survey
+from graphlint.output.escape import inert_json, inert_lines
 from graphlint.output.text import summary_line
 
 
@@ -25,7 +26,7 @@ def statistics_text(results: Sequence[FileResult], survey: Survey) -> str:
     files = sum(1 for r in results if r.diagnostics)
     counts = {severity: severities[severity] for severity in Severity}
     last = summary_line(counts, files, len(results), survey)
-    return "".join(lines) + ("\n" if lines else "") + last
+    return inert_lines("".join(lines) + ("\n" if lines else "") + last)
 
 
 def statistics_json(results: Sequence[FileResult], survey: Survey) -> str:
@@ -34,4 +35,4 @@ def statistics_json(results: Sequence[FileResult], survey: Survey) -> str:
         {"code": code, "name": name, "count": count}
         for code, name, count in _counts(results)
     ]
-    return json.dumps(rows, indent=2) + "\n"
+    return inert_json(json.dumps(rows, indent=2)) + "\n"

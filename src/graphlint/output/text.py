@@ -4,6 +4,10 @@ The summary says what the analysis saw (its ``Survey``): how many capture region
 how many calls out of them were not followed, or that there was no region to check,
 so that a clean run and a run that saw nothing read differently. ``--show-reach``
 lists the survey itself.
+
+Text from the checked files is shown through ``graphlint.output.escape``: no control
+character reaches the terminal, and no line is a GitHub Actions workflow command (a
+path that would start one with ``::`` is shown from ``./``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from graphlint.diagnostics import (
     Survey,
     Unfollowed,
 )
-from graphlint.output.escape import printable
+from graphlint.output.escape import inert_lines, printable, shown_path
 
 _RESET = "\x1b[0m"
 _STYLE = {
@@ -38,7 +42,7 @@ def _paint(text: str, style: str, color: bool) -> str:
 def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     """One diagnostic, and its help line; text from the checked files (paths, quoted
     source) is escaped by :func:`printable`, graphlint's own colours are not."""
-    where = _paint(printable(f"{d.path}:{d.line}:{d.col + 1}:"), _BOLD, color)
+    where = _paint(f"{shown_path(d.path)}:{d.line}:{d.col + 1}:", _BOLD, color)
     code = _paint(printable(d.code), _STYLE[d.severity], color)
     line = f"{where} {code} {printable(d.describe())}"
     for other in d.related:
@@ -56,7 +60,7 @@ def _plural(count: int, noun: str) -> str:
 def format_region(reach: RegionReach, color: bool = False) -> str:
     """A region, what it captures, and the functions it reaches, one a line."""
     site = reach.region
-    where = _paint(printable(f"{site.path}:{site.line}:"), _BOLD, color)
+    where = _paint(f"{shown_path(site.path)}:{site.line}:", _BOLD, color)
     line = f"{where} {printable(site.label)} region"
     if not site.label.startswith(site.kind.value):  # ``capture_begin()``, a marker
         line += f" [{printable(site.kind.value)}]"
@@ -69,13 +73,14 @@ def format_region(reach: RegionReach, color: bool = False) -> str:
         note = " (a region itself)" if fn.region else ""
         note += " (excluded: not analysed)" if fn.excluded else ""
         lines.append(
-            f"    reaches {printable(f'{fn.path}:{fn.line} {fn.function}')}{note}"
+            f"    reaches {shown_path(fn.path)}:{fn.line} {printable(fn.function)}"
+            f"{note}"
         )
     return "\n".join(lines)
 
 
 def format_unfollowed(call: Unfollowed, color: bool = False) -> str:
-    where = _paint(printable(f"{call.path}:{call.line}:{call.col + 1}:"), _BOLD, color)
+    where = _paint(f"{shown_path(call.path)}:{call.line}:{call.col + 1}:", _BOLD, color)
     return (
         f"{where} `{printable(call.callee)}` not followed, "
         f"{printable(call.reason.value)}: {printable(call.detail)}"
@@ -136,7 +141,8 @@ def format_text(
     if survey is not None and show_reach:
         blocks.append(format_survey(survey, color))
     head = "\n\n".join(blocks) + "\n\n" if blocks else ""
-    return head + summary_line(counts, files, len(results), survey, show_reach)
+    summary = summary_line(counts, files, len(results), survey, show_reach)
+    return inert_lines(head + summary)
 
 
 def summary_line(
