@@ -43,7 +43,7 @@ CODES: Final[dict[str, Code]] = {
     "GL005": Code(
         "parser-limit-exceeded",
         True,
-        "The file is too deep, too slow or crashed the parser.",
+        "The file was too deep, large or slow for the limits, or crashed the parser.",
     ),
     "GL006": Code(
         "empty-file",

@@ -36,7 +36,7 @@ class OversizedFile(Check):
 
     code = "GL003"
     message = "file is {size} bytes, over the {limit}-byte limit; it was not analysed"
-    fix_title = "Raise `max-file-size` in [tool.graphlint] or exclude the file"
+    fix_title = "Exclude the file, or raise the limit: `--max-file-size BYTES`"
     outcome = Outcome.TOOL
     severity = Severity.WARNING
 
@@ -52,11 +52,14 @@ class UnreadableFile(Check):
 
 
 class ParserLimitExceeded(Check):
-    """The file is too deep, too slow or crashed the parser."""
+    """The file was too deep, large or slow for the limits, or crashed the parser."""
 
     code = "GL005"
     message = "file could not be analysed: {detail}"
-    fix_title = "Split the deeply nested expression, or exclude the file"
+    fix_title = (
+        "Split what is deep or large, exclude the file, or raise the limit it names "
+        "(`--timeout`, `--max-memory`)"
+    )
     outcome = Outcome.TOOL
     severity = Severity.ERROR
 
