@@ -4,6 +4,7 @@ or another job are new keys."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,10 +13,10 @@ import pytest
 
 from graphlint.cache import code_version
 from graphlint.diagnostics import FileResult
-from graphlint.project import check
+from graphlint.project import check, kept
 from graphlint.runner import Pool, run_files
 from graphlint.settings import Job
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, WARMED
 from tests.test_cli import run
 
 
@@ -108,3 +109,69 @@ def test_the_code_version_stamps_every_module_of_graphlint() -> None:
     assert {"cache.py", "engine.py", "rules/host_sync/device_to_host_copy.py"} <= {
         name.replace("\\\\", "/") for name in stamped
     }
+
+
+HAZARD = WARMED + "    v = x.item()\n"
+HARMLESS = "# " + "-" * (len(HAZARD) - 3) + "\n"  # names no region: screened clean
+
+
+def _rewrite_in_place(path: Path, text: str) -> None:
+    """``text`` written over ``path``'s bytes (same inode, same size) with its
+    modification time put back, as ``tar``, ``rsync`` or ``cp -p`` leave a file."""
+    before = os.stat(path)
+    with open(path, "r+b") as file:
+        file.write(text.encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+    assert after.st_ctime_ns != before.st_ctime_ns  # what no one can put back
+
+
+@pytest.mark.parametrize("other_edit", [False, True], ids=["kept-run", "screened"])
+def test_a_same_size_edit_with_its_time_put_back_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other_edit: bool
+) -> None:
+    """A file screened clean, then rewritten in place with a hazard of the same size
+    and its time put back: neither the kept run (all files as they were) nor, when
+    another file changed, the file's kept screening verdict hides the finding."""
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    tree = tmp_path / "p"
+    tree.mkdir()
+    step = tree / "step.py"
+    step.write_text(HARMLESS)
+    assert len(HARMLESS.encode()) == len(HAZARD.encode())
+    first = run("check", ".", cwd=tree)
+    assert first[0] == 0 and run("check", ".", cwd=tree) == first  # warm
+    _rewrite_in_place(step, HAZARD)
+    if other_edit:  # a new file: the kept run is not used, the verdicts are
+        (tree / "other.py").write_text("x = 1\n")
+    code, out, _ = run("check", ".", cwd=tree)
+    assert (code, out) == run("check", "--no-cache", ".", cwd=tree)[:2]
+    assert code == 1 and "step.py:8:9: GL101 " in out
+
+
+def test_without_change_times_a_stamp_takes_a_digest_of_the_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the change time is the creation time (Windows), a file is stamped by
+    its bytes and a folder by its names."""
+    monkeypatch.setattr(kept, "_CTIME_CHANGES", False)
+    path = tmp_path / "step.py"
+    path.write_text(HARMLESS)
+    before = kept.stamp(path)
+    folder = kept.stamp(tmp_path)
+    _rewrite_in_place(path, HAZARD)
+    after = kept.stamp(path)
+    assert before is not None and after is not None
+    assert before[:2] == after[:2] and before[3] == after[3]
+    assert before[2] != after[2]
+    assert kept.stamp(tmp_path) == folder  # the same names
+    (tmp_path / "new.py").write_text("")
+    assert folder is not None
+    os.utime(tmp_path, ns=(0, folder[1]))
+    now = kept.stamp(tmp_path)
+    assert now is not None and now[1:] != folder[1:] and now[1] == folder[1]

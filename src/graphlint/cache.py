@@ -35,8 +35,9 @@ from graphlint.read import ReadError, read_bounded
 # guard callees where 3 keeps guard formulas; 4 adds untracked names and computed
 # callees (why a call is not followed); 5 adds diagnostics' related locations; 6 adds
 # compile wrappers; 7 adds call arguments and files' results; 8 adds whole runs and
-# screening verdicts
-FORMAT = 9
+# screening verdicts; 9 adds suppressions to results (GL008); 10 adds the change
+# time to the stamps of files and folders
+FORMAT = 10
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 
@@ -136,7 +137,7 @@ def _version(distribution: str) -> str:
 
 @functools.cache
 def code_version() -> bytes:
-    """graphlint's own source files, by name, size and time (an edited rule is a
+    """graphlint's own source files, by name, size and times (an edited rule is a
     new version before its release number changes), with the versions of Python
     and LibCST, whose parsers make the trees."""
     package = Path(__file__).resolve().parent
@@ -146,7 +147,8 @@ def code_version() -> bytes:
             info = path.stat()
         except OSError:
             continue
-        stamps.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
+        name = path.relative_to(package)
+        stamps.append(f"{name}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}")
     return "\n".join(stamps).encode()
 
 
