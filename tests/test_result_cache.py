@@ -175,3 +175,75 @@ def test_without_change_times_a_stamp_takes_a_digest_of_the_content(
     os.utime(tmp_path, ns=(0, folder[1]))
     now = kept.stamp(tmp_path)
     assert now is not None and now[1:] != folder[1:] and now[1] == folder[1]
+
+
+def test_temporary_files_a_killed_run_left_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``.tmp-*`` file over an hour old (a run killed between writing an entry and
+    renaming it) goes when a run next uses the folder; younger ones (a run writing
+    now), folders and other names stay."""
+    base = tmp_path / "cache"
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(base))
+    tree = tmp_path / "p"
+    tree.mkdir()
+    (tree / "step.py").write_text(HAZARD)
+    first = run("check", ".", cwd=tree)
+    (folder,) = base.iterdir()
+    fresh = folder / ".tmp-fresh"
+    fresh.write_bytes(b"{")
+    written = fresh.stat().st_mtime_ns
+    hour = 3600 * 10**9
+    left = {}
+    for name, age in [
+        (".tmp-killed", 2 * hour),
+        (".tmp-writing", hour // 2),
+        (".tmp-folder", 2 * hour),
+        ("not-temporary", 2 * hour),
+    ]:
+        path = folder / name
+        if name.endswith("folder"):
+            path.mkdir()
+        else:
+            path.write_bytes(b"{")
+        os.utime(path, ns=(written - age, written - age))
+        left[name] = path
+    assert run("check", ".", cwd=tree) == first  # a warm run: reads, writes nothing
+    assert not left[".tmp-killed"].exists()
+    assert fresh.exists() and left[".tmp-writing"].exists()
+    assert left[".tmp-folder"].is_dir() and left["not-temporary"].exists()
+
+
+@pytest.mark.parametrize("target", ["made", "to-make"])
+@pytest.mark.parametrize("how", ["env", "--cache-dir"])
+def test_a_cache_folder_the_user_names_through_a_link_is_used(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    checked: list[Path],
+    how: str,
+    target: str,
+) -> None:
+    """``GRAPHLINT_CACHE_DIR`` or ``--cache-dir`` naming a link (a cache on another
+    disk) is the user's own choice: the link is followed, and the cache works."""
+    real = tmp_path / "disk" / "cache"
+    if target == "made":
+        real.mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    if how == "env":
+        monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(link))
+        args: tuple[str, ...] = ("check", ".")
+    else:
+        monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "unused"))
+        args = ("check", "--cache-dir", str(link), ".")
+    tree = tmp_path / "p"
+    tree.mkdir()
+    (tree / "step.py").write_text(HAZARD)
+    first = run(*args, cwd=tree)
+    assert first[0] == 1
+    (folder,) = real.iterdir()
+    assert not folder.is_symlink() and any(folder.iterdir())
+    checked.clear()
+    assert run(*args, cwd=tree) == first
+    assert checked == [], "a warm run through the link checks nothing"
+    assert not (tmp_path / "unused").exists()

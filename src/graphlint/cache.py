@@ -9,9 +9,13 @@ repository can move it.
 
 Entries are JSON (``msgspec``), with a format number, and are validated against their
 type when read: anything unreadable, of another format or of the wrong shape is a
-miss, and the next write replaces it. Folders and entries that are symlinks or not
+miss, and the next write replaces it. The base folder is the user's own setting (or
+the platform's folder): where it is a link, the link is followed (a cache kept on
+another disk). The project folders and entries inside it that are symlinks or not
 regular files are never followed; reads are bounded and non-blocking; writes go to a
-``mkstemp`` file in the cache folder and are renamed into place.
+``mkstemp`` file (``.tmp-*``) in the cache folder and are renamed into place, and
+such a file that a killed run left is removed when the folder is next used, once it
+is an hour old (a write in progress is seconds old at most).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -40,6 +45,9 @@ from graphlint.read import ReadError, read_bounded
 FORMAT = 10
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
+_TEMPORARY = ".tmp-"
+# a temporary entry this old was left by a run killed between writing and renaming
+_STALE_NS = 3600 * 10**9
 
 T = TypeVar("T")
 
@@ -65,12 +73,15 @@ class Cache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._swept = False
 
     @classmethod
     def for_project(cls, root: Path, base: Path | None = None) -> Cache:
-        """The cache of the project rooted at ``root``, under ``base``."""
+        """The cache of the project rooted at ``root``, under ``base`` (the user's
+        ``--cache-dir``, else ``default_base()``), which is resolved: a link the user
+        made there is followed, not refused."""
         name = hashlib.sha256(os.fsencode(root.absolute())).hexdigest()[:24]
-        return cls((base or default_base()) / name)
+        return cls(Path(os.path.realpath(base or default_base())) / name)
 
     @staticmethod
     def key(*parts: bytes) -> str:
@@ -81,6 +92,7 @@ class Cache:
     def get(self, key: str, kind: type[T]) -> T | None:
         if not self._is_folder(self.folder):
             return None
+        self._sweep()
         try:
             data = read_bounded(self.folder / key, _MAX_ENTRY, follow=False)
             entry = msgspec.json.decode(data, type=_Entry[kind])  # type: ignore[valid-type]
@@ -94,10 +106,11 @@ class Cache:
     def put(self, key: str, value: object) -> None:
         try:
             self._make_folder()
+            self._sweep()
             data = msgspec.json.encode(_Entry(FORMAT, key, value))
             if len(data) > _MAX_ENTRY:
                 return  # it could not be read back
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=_TEMPORARY)
             try:
                 with os.fdopen(handle, "wb") as out:
                     out.write(data)
@@ -108,6 +121,25 @@ class Cache:
                 raise
         except (OSError, ValueError, TypeError, RecursionError, msgspec.MsgspecError):
             pass  # read-only home, a full disk, a folder not ours, odd data: no cache
+
+    def _sweep(self) -> None:
+        """Remove the temporary files that killed runs left in the folder, once per
+        ``Cache``: regular files named ``.tmp-*`` last written over an hour ago. A
+        run writing one now (its file is seconds old) is never disturbed."""
+        if self._swept:
+            return
+        self._swept = True
+        now = time.time_ns()
+        try:
+            with os.scandir(self.folder) as entries:
+                found = [e for e in entries if e.name.startswith(_TEMPORARY)]
+        except OSError:
+            return
+        for entry in found:
+            with contextlib.suppress(OSError):  # gone: another run removed it
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and now - info.st_mtime_ns > _STALE_NS:
+                    os.unlink(entry.path)
 
     def _make_folder(self) -> None:
         """Create the folder (private to the user), refusing links on the way."""
