@@ -371,12 +371,18 @@ def test_limits_cannot_be_switched_off(tmp_path: Path, line: str) -> None:
     assert err.startswith("graphlint: error: ") and err.count("\n") == 1
 
 
-def test_limits_can_be_lowered_and_raised_to_the_ceiling(tmp_path: Path) -> None:
+def test_a_repository_lowers_limits_and_asks_in_vain_to_raise_them(
+    tmp_path: Path,
+) -> None:
+    """Values up to the ceilings are valid; a repository's raise is refused with a
+    warning, its lowering taken (tests/test_config_limits.py has the details)."""
     (tmp_path / "pyproject.toml").write_text(
         "[tool.graphlint]\ntimeout = 600\nmax-file-size = 16777216\nmax-memory = 512\n"
     )
     (tmp_path / "a.py").write_text("x = 1\n")
-    assert run("check", "a.py", cwd=tmp_path)[0] == 0
+    code, _, err = run("check", "a.py", cwd=tmp_path)
+    assert code == 0
+    assert "timeout" in err and "max-file-size" in err and "max-memory" not in err
 
 
 def test_malformed_pyproject_that_mentions_graphlint_is_an_error(

@@ -23,7 +23,7 @@ from graphlint.diagnostics import Checked
 from graphlint.docs import doc_path
 from graphlint.lint import Choices, LintError, describe, lint, plan, stdin_limit
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
-from graphlint.output.escape import printable
+from graphlint.output.escape import printable, shown_path
 from graphlint.progress import progress_bar
 from graphlint.read import os_reason, overlay, real_path
 
@@ -380,7 +380,7 @@ def _show(targets: list[Path], settings: bool, chosen: Choices) -> None:
         fail(str(error))
     if not settings:
         for path in run.shown:
-            typer.echo(printable(str(path)))
+            typer.echo(shown_path(str(path)))
         return
     first = run.shown[0] if run.shown and not targets[0].is_dir() else None
     config = run.governing.get(first, run.config) if first is not None else run.config
