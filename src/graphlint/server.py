@@ -70,11 +70,11 @@ from graphlint.docs import doc_path
 from graphlint.lint import LintError, lint
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay
+from graphlint.runner import keep_workers
 
 if TYPE_CHECKING:
     from pygls.protocol.json_rpc import MsgId
     from pygls.server import ServerErrors
-from graphlint.runner import keep_workers
 
 DEBOUNCE = 0.25  # seconds without a change before a changed document is checked
 CONFIGURATION = frozenset({"pyproject.toml", "graphlint.toml", ".graphlint.toml"})
