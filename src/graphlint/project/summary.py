@@ -42,7 +42,8 @@ class Ref:
     ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
     containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
-    list or tuple of ``items``) or "element" (what iterating ``items[0]`` yields).
+    list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
+    ``items`` name) or "element" (what iterating ``items[0]`` yields).
     An instance also keeps the arguments it was built with (``Arguments``): they
     are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
@@ -196,10 +197,8 @@ def ref_of(node: ast.expr) -> Ref | None:
         refs, keyword_refs = _argument_refs(node)
         items = list(refs)
         for arg, ref in zip(node.args, refs, strict=True):  # nn.ModuleList([...])
-            if isinstance(arg, (ast.List, ast.Tuple)) and ref is not None:
+            if isinstance(arg, (ast.List, ast.Tuple, ast.Dict)) and ref is not None:
                 items.extend(ref.items)
-        if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
-            items.extend(ref_of(v) for v in node.args[0].values if v is not None)
         if target == "dict":  # dict(wte=nn.Embedding(...), h=nn.ModuleList(...))
             items.extend(ref for _, ref in keyword_refs)
         members = tuple(i for i in items if i is not None)
@@ -211,6 +210,12 @@ def ref_of(node: ast.expr) -> Ref | None:
     if isinstance(node, (ast.List, ast.Tuple)):
         members = tuple(r for r in (ref_of(el) for el in node.elts) if r is not None)
         return Ref("items", items=members) if members else None
+    if isinstance(node, ast.Dict):  # ``{"fwd": step, "bwd": backward}``
+        members = tuple(r for r in (ref_of(v) for v in node.values) if r is not None)
+        return Ref("items", items=members) if members else None
+    if isinstance(node, ast.Lambda):  # calling it runs what its body calls
+        calls = _lambda_calls(node)
+        return Ref("calls", items=calls) if calls else None
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         inner = ref_of(node.elt)
         return Ref("items", items=(inner,)) if inner is not None else None
@@ -218,6 +223,19 @@ def ref_of(node: ast.expr) -> Ref | None:
         inner = ref_of(node.value)
         return Ref("element", items=(inner,)) if inner is not None else None
     return None
+
+
+def _lambda_calls(node: ast.Lambda) -> tuple[Ref, ...]:
+    """The callees of the calls in a lambda's body, by name (not those of its own
+    parameters, whose values come from its callers)."""
+    own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    found: list[Ref] = []
+    for inner in ast.walk(node.body):
+        if isinstance(inner, ast.Call):
+            callee = dotted(inner.func)
+            if callee is not None and callee.split(".")[0] not in own:
+                found.append(Ref("name", callee))
+    return tuple(dict.fromkeys(found))
 
 
 class _Summarizer(ast.NodeVisitor):
