@@ -259,3 +259,59 @@ def test_a_value_that_cannot_be_resolved_is_not_followed(tmp_path: Path) -> None
         "No CUDA-graph capture hazards found in 1 capture region, 1 reaching no "
         "project function (2 files checked); 1 call not followed.\n"
     )
+
+
+def test_a_factory_result_rebound_around_the_wrapper(tmp_path: Path) -> None:
+    """In a namespace package (no ``__init__.py`` at its top, imported from the
+    project's folder): ``f = get_step()`` returns one of the project's functions,
+    ``f = Wrapper(f)`` hands it over, and ``f = Other()`` later in the function is
+    not what was handed over."""
+    _write(
+        tmp_path,
+        {
+            "proj/core/__init__.py": "",
+            "proj/core/wrap.py": WRAPPER,
+            "proj/core/steps.py": STEPS
+            + textwrap.dedent(
+                """\
+
+
+                def get_step(fast):
+                    if fast:
+                        chosen = step
+                    else:
+                        chosen = clean
+                    return chosen
+
+
+                class Other:
+                    def __call__(self, x):
+                        return x.max().item()
+                """
+            ),
+            "proj/train/__init__.py": "",
+            "proj/train/loop.py": """\
+                from proj.core.steps import Other, get_step
+                from proj.core.wrap import Wrapper
+
+
+                def main(x, graphs):
+                    f = get_step(True)
+                    if graphs:
+                        f = Wrapper(f)
+                    else:
+                        f = Other()
+                    return f(x)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    assert code == 1
+    assert (
+        "proj/core/steps.py:2:12: GL101 `x.sum().item()` copies a device tensor to "
+        "the host: fails capture [torch.cuda.graph region at proj/core/wrap.py:10, "
+        "reached from proj/core/wrap.py:11 via Wrapper(f) at proj/train/loop.py:8 "
+        "-> step()]"
+    ) in out
+    assert "Other.__call__" not in out
+    assert "steps.py:22" not in out

@@ -42,8 +42,9 @@ from graphlint.read import ReadError, read_bounded
 # compile wrappers; 7 adds call arguments and files' results; 8 adds whole runs and
 # screening verdicts; 9 adds suppressions to results (GL008); 10 adds the change
 # time to the stamps of files and folders; 11 adds hand-offs to chains
-# (``Hop.handoff``), and lambdas and dict literals to summaries
-FORMAT = 11
+# (``Hop.handoff``), and lambdas and dict literals to summaries; 12 adds what
+# functions return (``FunctionSummary.results``)
+FORMAT = 12
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

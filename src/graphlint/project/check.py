@@ -326,7 +326,9 @@ def _survey_project(
     with open_pool(workers, settings, progress) as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
-            [*roots, *(source_root(f) for f in files)],
+            # the project's folder last: a namespace package (``megatron/`` with
+            # no ``__init__.py``) is imported from there
+            [*roots, *(source_root(f) for f in files), *([base] if base else [])],
             summaries,
             eager=eager,
             checks=settings.checks,

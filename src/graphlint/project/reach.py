@@ -615,6 +615,8 @@ class Project:
             return []
         if ref.kind == "name":
             return self.dotted(module, fn, ref.target, depth + 1)
+        if ref.kind == "either":  # one of these bindings of a name
+            return [v for r in ref.items for v in self.ref(module, fn, r, depth + 1)]
         if ref.kind in ("items", "calls"):  # a lambda is called as what it calls
             return [
                 _Items(
@@ -660,6 +662,10 @@ class Project:
             if isinstance(value, _Cls) and not value.instance and ref.arguments:
                 for init in self.called(value):  # ``Wrapper(fn)``: its ``__init__``
                     self.pass_arguments(init, ref.arguments, module, fn)
+            if isinstance(value, _Fn) and value.fn.results:  # a factory's names
+                returned = value.fn.results
+                found.extend(self.refs(value.module, value.fn, returned, depth))
+                continue
             result = self._result(value, ref.target)
             if result is not None:
                 found.append(result)
@@ -932,6 +938,10 @@ class Project:
     ) -> tuple[list[_Fn], _Opaque | None]:
         values = self.dotted(module, fn, callee)
         found = [t for value in values for t in self.called(value)]
+        handed = [hop for t in found for hop in t.handoff]
+        if handed and self._reading is not None:  # each, though targets are one
+            known = self.handed.setdefault(self._reading, [])
+            known.extend(hop for hop in dict.fromkeys(handed) if hop not in known)
         if found:
             return list(dict.fromkeys(found)), None
         if not values:  # ``h = h.float()`` only, ``fn: Callable[...]``
@@ -1037,9 +1047,6 @@ class Project:
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
             self.pass_arguments(target, arguments, module, fn, chain)
-            if target.handoff and self._reading is not None:
-                handed = self.handed.setdefault(self._reading, [])
-                handed.extend(h for h in target.handoff if h not in handed)
         return lazy
 
     def _cut(
@@ -1248,8 +1255,9 @@ class Project:
                             _handing(site),
                             handoff=True,
                         )
+                        arguments = _before(site, caller)
                         self.pass_arguments(
-                            target, site.arguments, module, caller, handoff=(hop,)
+                            target, arguments, module, caller, handoff=(hop,)
                         )
                         if caller is not None:
                             self._hold(module, caller.path)
@@ -1400,11 +1408,39 @@ def _sites(module: ModuleSummary) -> Iterator[tuple[FunctionSummary | None, Call
             yield fn, site
 
 
+def _before(site: CallSite, caller: FunctionSummary | None) -> Arguments | None:
+    """What a hand-off passes, where a local name it passes is bound again later
+    (``f = get_step(); f = Wrapper(f); ...; f = Other()``): the bindings made
+    before the call, not the later ones (the wrapper itself among them)."""
+    arguments = site.arguments
+    if arguments is None or caller is None:
+        return arguments
+
+    def earlier(ref: Ref | None) -> Ref | None:
+        if ref is None or ref.kind != "name" or ref.target not in caller.names:
+            return ref
+        lines = caller.bound_at.get(ref.target, [])
+        refs = caller.names[ref.target]
+        if len(lines) != len(refs) or ref.target in caller.params:
+            return ref
+        kept = tuple(r for r, line in zip(refs, lines, strict=True) if line < site.line)
+        return Ref("either", items=kept) if len(kept) < len(refs) else ref
+
+    return Arguments(
+        tuple(earlier(r) for r in arguments.positional),
+        tuple((k, r) for k, r in ((k, earlier(r)) for k, r in arguments.keywords) if r),
+    )
+
+
 def _handing(site: CallSite) -> str:
-    """A hand-off as a chain shows it: ``Wrapper(step)``, ``capture(fn=step)``."""
+    """A hand-off as a chain shows it: ``Wrapper(step)``, ``Wrapper(step, ...)``
+    (keywords too), ``capture(fn=step)``."""
     arguments = site.arguments or Arguments()
     shown = [_shown(r) if r is not None else "..." for r in arguments.positional]
-    shown.extend(f"{k}={_shown(r)}" for k, r in arguments.keywords)
+    if shown and arguments.keywords:
+        shown.append("...")
+    elif not shown:
+        shown = [f"{k}={_shown(r)}" for k, r in arguments.keywords]
     return f"{site.callee}({', '.join(shown)})"
 
 

@@ -141,6 +141,12 @@ class FunctionSummary:
     # (``get_compile_fn(backend)`` returning ``partial(torch.compile, ...)``)
     compiles: list[str] = field(default_factory=list)
     returns_compiler: list[str] = field(default_factory=list)
+    # what calling it gives, where every ``return`` gives a name (``return
+    # forward_backward_no_pipelining``, a local bound to functions): those names,
+    # resolved in the function; empty when one returns anything else
+    results: list[Ref] = field(default_factory=list)
+    # the line of the statement making each binding in ``names``, in its order
+    bound_at: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -250,6 +256,7 @@ class _Summarizer(ast.NodeVisitor):
         # names assigned exactly once, with their values
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._once: dict[ast.AST, dict[str, ast.expr]] = {}
+        self.line = 0  # of the statement being summarised
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -291,6 +298,7 @@ class _Summarizer(ast.NodeVisitor):
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
                 summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
+                summary.bound_at.setdefault(arg.arg, []).append(node.lineno)
             else:
                 summary.untracked.append(arg.arg)
         summary.decorators = [
@@ -314,6 +322,9 @@ class _Summarizer(ast.NodeVisitor):
         self.functions.append(summary)
         saved, self.guards = self.guards, []
         self.enclosing.append(node)
+        results = [ref_of(r) for r in _returned(node.body)]
+        if all(r is not None and r.kind == "name" for r in results):
+            summary.results = [r for r in results if r is not None]
         returned = _only_return(node.body)
         if returned is not None:
             test = formula(returned, self.local)
@@ -336,8 +347,12 @@ class _Summarizer(ast.NodeVisitor):
 
     # -- names -----------------------------------------------------------------------
     def bind(self, name: str, ref: Ref) -> None:
-        scope = self.functions[-1].names if self.functions else self.module.names
-        scope.setdefault(name, []).append(ref)
+        if self.functions:
+            fn = self.functions[-1]
+            fn.names.setdefault(name, []).append(ref)
+            fn.bound_at.setdefault(name, []).append(self.line)
+        else:
+            self.module.names.setdefault(name, []).append(ref)
 
     def assign(self, target: ast.expr, value: ast.expr | None) -> None:
         ref = ref_of(value) if value is not None else None
@@ -505,6 +520,7 @@ class _Summarizer(ast.NodeVisitor):
         block runs only when that condition does not hold."""
         depth = len(self.guards)
         for statement in body:
+            self.line = statement.lineno
             self.visit(statement)
             after = _guard_after(statement, self.local)
             if after is not None:
