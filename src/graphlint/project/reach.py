@@ -1226,14 +1226,28 @@ class Project:
         self._rounds += 1
         self._searched.update(todo)
         wanted: dict[str, list[tuple[str, str]]] = {}  # as called -> functions
+        # a file that calls one must also name its class (a method) or module (a
+        # function): ``run`` alone is in every other file
+        companions: dict[str, set[str]] = {}
+        homes: list[ModuleSummary] = []  # where they are defined
         for path, name in todo:
             called = _called_as(name)
-            if called is not None:
-                wanted.setdefault(called, []).append((path, name))
+            home = self._by_path.get(path)
+            if called is None or home is None:
+                continue
+            wanted.setdefault(called, []).append((path, name))
+            homes.append(home)
+            owner, _, last = name.rpartition(".")
+            if last == "__init__":
+                companions.setdefault(called, set()).add("")
+            elif owner in home.classes:
+                companions.setdefault(called, set()).add(owner.rpartition(".")[2])
+            elif not owner:
+                companions.setdefault(called, set()).add(home.name.rpartition(".")[2])
         found = False
         saved, self._reading = self._reading, None  # the search captures nothing
         try:
-            for module in self._naming(set(wanted)):
+            for module in dict.fromkeys([*homes, *self._naming(companions)]):
                 aliases = {
                     local: wanted[qualified.rpartition(".")[2]]
                     for local, qualified in module.imports.items()
@@ -1265,9 +1279,10 @@ class Project:
             self._reading = saved
         return found
 
-    def _naming(self, names: set[str]) -> list[ModuleSummary]:
+    def _naming(self, names: dict[str, set[str]]) -> list[ModuleSummary]:
         """The summaries of the project's files whose text names one of ``names``
-        (a cheap screen, as ``grep -w`` would: the others are not summarised)."""
+        together with one of its companion words ("": none needed), as ``grep
+        -w`` would: the others are not summarised."""
         if not names:
             return []
         words = b"|".join(re.escape(n.encode()) for n in sorted(names))
@@ -1275,7 +1290,14 @@ class Project:
         hits: list[tuple[str, Path | None]] = []
         for path in self.sources:
             data = self._read(path)
-            if data is not None and pattern.search(data):
+            if data is None:
+                continue
+            named = {m.decode() for m in pattern.findall(data)}
+            if any(
+                not word or re.search(rb"\b" + re.escape(word.encode()) + rb"\b", data)
+                for name in named
+                for word in names[name]
+            ):
                 hits.append((module_of(path), self.root_of_file(str(path))))
         if self._prefetch is not None:
             self._prefetch(
