@@ -42,8 +42,7 @@ class Ref:
     ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
     containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
-    list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
-    ``items`` name) or "element" (what iterating ``items[0]`` yields).
+    list or tuple of ``items``) or "element" (what iterating ``items[0]`` yields).
     An instance also keeps the arguments it was built with (``Arguments``): they
     are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
@@ -141,12 +140,6 @@ class FunctionSummary:
     # (``get_compile_fn(backend)`` returning ``partial(torch.compile, ...)``)
     compiles: list[str] = field(default_factory=list)
     returns_compiler: list[str] = field(default_factory=list)
-    # what calling it gives, where every ``return`` gives a name (``return
-    # forward_backward_no_pipelining``, a local bound to functions): those names,
-    # resolved in the function; empty when one returns anything else
-    results: list[Ref] = field(default_factory=list)
-    # the line of the statement making each binding in ``names``, in its order
-    bound_at: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -203,8 +196,10 @@ def ref_of(node: ast.expr) -> Ref | None:
         refs, keyword_refs = _argument_refs(node)
         items = list(refs)
         for arg, ref in zip(node.args, refs, strict=True):  # nn.ModuleList([...])
-            if isinstance(arg, (ast.List, ast.Tuple, ast.Dict)) and ref is not None:
+            if isinstance(arg, (ast.List, ast.Tuple)) and ref is not None:
                 items.extend(ref.items)
+        if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
+            items.extend(ref_of(v) for v in node.args[0].values if v is not None)
         if target == "dict":  # dict(wte=nn.Embedding(...), h=nn.ModuleList(...))
             items.extend(ref for _, ref in keyword_refs)
         members = tuple(i for i in items if i is not None)
@@ -216,12 +211,6 @@ def ref_of(node: ast.expr) -> Ref | None:
     if isinstance(node, (ast.List, ast.Tuple)):
         members = tuple(r for r in (ref_of(el) for el in node.elts) if r is not None)
         return Ref("items", items=members) if members else None
-    if isinstance(node, ast.Dict):  # ``{"fwd": step, "bwd": backward}``
-        members = tuple(r for r in (ref_of(v) for v in node.values) if r is not None)
-        return Ref("items", items=members) if members else None
-    if isinstance(node, ast.Lambda):  # calling it runs what its body calls
-        calls = _lambda_calls(node)
-        return Ref("calls", items=calls) if calls else None
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         inner = ref_of(node.elt)
         return Ref("items", items=(inner,)) if inner is not None else None
@@ -229,19 +218,6 @@ def ref_of(node: ast.expr) -> Ref | None:
         inner = ref_of(node.value)
         return Ref("element", items=(inner,)) if inner is not None else None
     return None
-
-
-def _lambda_calls(node: ast.Lambda) -> tuple[Ref, ...]:
-    """The callees of the calls in a lambda's body, by name (not those of its own
-    parameters, whose values come from its callers)."""
-    own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-    found: list[Ref] = []
-    for inner in ast.walk(node.body):
-        if isinstance(inner, ast.Call):
-            callee = dotted(inner.func)
-            if callee is not None and callee.split(".")[0] not in own:
-                found.append(Ref("name", callee))
-    return tuple(dict.fromkeys(found))
 
 
 class _Summarizer(ast.NodeVisitor):
@@ -256,7 +232,6 @@ class _Summarizer(ast.NodeVisitor):
         # names assigned exactly once, with their values
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._once: dict[ast.AST, dict[str, ast.expr]] = {}
-        self.line = 0  # of the statement being summarised
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -298,7 +273,6 @@ class _Summarizer(ast.NodeVisitor):
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
                 summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
-                summary.bound_at.setdefault(arg.arg, []).append(node.lineno)
             else:
                 summary.untracked.append(arg.arg)
         summary.decorators = [
@@ -322,9 +296,6 @@ class _Summarizer(ast.NodeVisitor):
         self.functions.append(summary)
         saved, self.guards = self.guards, []
         self.enclosing.append(node)
-        results = [ref_of(r) for r in _returned(node.body)]
-        if all(r is not None and r.kind == "name" for r in results):
-            summary.results = [r for r in results if r is not None]
         returned = _only_return(node.body)
         if returned is not None:
             test = formula(returned, self.local)
@@ -347,12 +318,8 @@ class _Summarizer(ast.NodeVisitor):
 
     # -- names -----------------------------------------------------------------------
     def bind(self, name: str, ref: Ref) -> None:
-        if self.functions:
-            fn = self.functions[-1]
-            fn.names.setdefault(name, []).append(ref)
-            fn.bound_at.setdefault(name, []).append(self.line)
-        else:
-            self.module.names.setdefault(name, []).append(ref)
+        scope = self.functions[-1].names if self.functions else self.module.names
+        scope.setdefault(name, []).append(ref)
 
     def assign(self, target: ast.expr, value: ast.expr | None) -> None:
         ref = ref_of(value) if value is not None else None
@@ -520,7 +487,6 @@ class _Summarizer(ast.NodeVisitor):
         block runs only when that condition does not hold."""
         depth = len(self.guards)
         for statement in body:
-            self.line = statement.lineno
             self.visit(statement)
             after = _guard_after(statement, self.local)
             if after is not None:
