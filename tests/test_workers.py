@@ -1,13 +1,20 @@
-"""How the workers end, told right: a parser that aborts on the memory limit."""
+"""The workers: how they end, told right (a parser that aborts on the memory
+limit), and a pool kept between runs (the language server's)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from graphlint import runner
+from graphlint.diagnostics import FileResult
+from graphlint.read import overlay
+from graphlint.settings import Settings
 
 GRAPHLINT = str(Path(sys.executable).with_name("graphlint"))
 METHODS = ["spawn", *(["fork"] if sys.platform.startswith("linux") else [])]
@@ -47,3 +54,44 @@ def test_the_memory_limit_is_named_when_the_parser_aborts(
     assert "needed more than the 256 MiB memory limit" in done.stdout
     assert "crashed" not in done.stdout
     assert done.stderr == ""
+
+
+REGION = """\
+import torch
+g = torch.cuda.CUDAGraph()
+x = torch.ones(2, device="cuda")
+with torch.cuda.graph(g):
+    y = x * 2
+"""
+
+
+def _codes(result: FileResult) -> list[str]:
+    return [d.code for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_kept_pool_checks_each_run_with_its_own_buffers_and_settings(
+    tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The language server keeps its workers between checks: each run's unsaved
+    buffers and settings reach them; a new memory limit takes a new worker (the
+    limit is set once, at its start); the same one keeps it."""
+    monkeypatch.setenv("GRAPHLINT_WORKER_START", method)
+    path = tmp_path / "train.py"
+    path.write_text(REGION)
+    settings = Settings()
+    with runner.Pool(1, settings) as pool:
+        (first,) = runner.run_files(pool, [path])
+        assert "GL101" not in _codes(first)
+        with overlay({str(path): (REGION + "    z = y.item()\n").encode()}):
+            pool.use(settings)
+            (second,) = runner.run_files(pool, [path])
+        assert "GL101" in _codes(second)
+        pid = pool.workers[0].process.pid
+        pool.use(replace(settings, enabled=settings.enabled - {"GL703"}))
+        (third,) = runner.run_files(pool, [path])
+        assert "GL703" not in _codes(third) and "GL101" not in _codes(third)
+        assert pool.workers[0].process.pid == pid
+        pool.use(replace(settings, max_memory=settings.max_memory + 256))
+        runner.run_files(pool, [path])
+        assert pool.workers[0].process.pid != pid
