@@ -72,6 +72,7 @@ class HostState(cst.CSTVisitor):
         self._stores: set[cst.CSTNode] = set()
         self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
+        self._holders: dict[object, list[tuple[Region, Key]]] | None = None
 
     # -- keys ------------------------------------------------------------------------
     def key_of(self, expr: cst.BaseExpression) -> Key | None:
@@ -263,14 +264,33 @@ class HostState(cst.CSTVisitor):
         return self.region_writes.get(region, set())
 
     def readers(self, key: Key, kinds: frozenset[RegionKind]) -> list[Region]:
-        """Regions of ``kinds`` that read ``key`` (or a location inside it)."""
-        found = []
-        for region in self.region_reads:
-            if region.kind in kinds and any(
-                within(read, key) for read in self.inputs(region)
+        """Regions of ``kinds`` that read ``key`` (or a location inside it), in the
+        order of ``region_reads``."""
+        found: list[Region] = []
+        for region, held in self._readers().get(loose(key), ()):
+            if (
+                region.kind in kinds
+                and (not found or found[-1] is not region)
+                and same(held, key)
             ):
                 found.append(region)
         return found
+
+    def _readers(self) -> dict[object, list[tuple[Region, Key]]]:
+        """Each location that holds a region's input (the input and every location
+        it lies inside), by its ``loose`` form: (region, location), regions in the
+        order of ``region_reads``. Built on first use, after the walk: asking every
+        region about every write is quadratic in the file's size."""
+        if self._holders is None:
+            self._holders = {}
+            for region in self.region_reads:
+                for read in self.inputs(region):
+                    current: object = read
+                    while isinstance(current, tuple):
+                        entry = (region, current)
+                        self._holders.setdefault(loose(current), []).append(entry)
+                        current = current[1] if current[0] in ("attr", "item") else None
+        return self._holders
 
     def region_function(self, region: Region) -> cst.CSTNode:
         root = region.root
@@ -321,6 +341,16 @@ def same(a: object, b: object) -> bool:
     return a is b or a == b
 
 
+def loose(location: object) -> object:
+    """``location`` with every entry unknown: locations that are ``same`` have equal
+    loose forms, so these index what ``same`` compares."""
+    if not isinstance(location, tuple):
+        return location
+    if len(location) >= 3 and location[0] == "item":
+        return ("item", loose(location[1]), "*")
+    return tuple(loose(part) for part in location)
+
+
 def host_state(
     module: cst.Module,
     values: Values,
@@ -334,4 +364,4 @@ def host_state(
     return state
 
 
-__all__ = ["HostState", "Key", "Write", "host_state", "same", "within"]
+__all__ = ["HostState", "Key", "Write", "host_state", "loose", "same", "within"]
