@@ -44,7 +44,7 @@ from graphlint.facts.names import dotted, is_none
 from graphlint.facts.regions import Found, Region
 from graphlint.facts.scopes import Binding
 from graphlint.facts.setup import CaptureSetup
-from graphlint.facts.state import HostState, Key, Write, same, within
+from graphlint.facts.state import HostState, Key, Write, loose, same, within
 from graphlint.facts.values import Device, Values
 
 Position = tuple[int, int]
@@ -196,8 +196,16 @@ class Flow(cst.CSTVisitor):
         self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
         self._skip: set[cst.CSTNode] = set()  # not references to functions
+        # the names of the methods of this file's classes: ``x.name`` may be one
+        self._method_names = frozenset(
+            name for c in values.class_infos.values() for name in c.methods
+        )
         # indexes and answers, built on first use
         self._callers: dict[cst.CSTNode, list[Site]] | None = None
+        self._region_calls: dict[Region, list[cst.Call]] | None = None
+        self._replays: dict[object, list[tuple[Function, Site, Key]]] | None = None
+        self._every_replay: dict[Function, list[Site]] | None = None
+        self._captured_in: dict[Region, list[tuple[Function, Region]]] | None = None
         self._ancestors: dict[Function, list[Function]] = {}
         self._written: dict[Function, set[Key]] | None = None
         self._graphs: dict[Region, _Graph] = {}
@@ -339,9 +347,7 @@ class Flow(cst.CSTVisitor):
                 b.how == "def" for b in bindings or ()
             ):
                 return
-        elif not any(
-            node.attr.value in c.methods for c in self.values.class_infos.values()
-        ):
+        elif node.attr.value not in self._method_names:
             return
         function = self.values.of(node).function
         if isinstance(function, cst.FunctionDef):
@@ -555,15 +561,9 @@ class Flow(cst.CSTVisitor):
             return found
         expr = capture.graph_expr
         key = self.state.key_of(expr) if expr is not None else None
-        replays = {
-            function: sites
-            for function, events in self.events.items()
-            if (sites := [s for s, k in events.replays if _same_graph(key, k)])
-        }
+        replays = self._replays_of(key)
         capturing = frozenset(
-            f
-            for f, events in self.events.items()
-            if any(r is capture for _, r in events.captures)
+            f for f, region in self._capturing().get(capture, ()) if region is capture
         )
         exact = key is not None and not _vague(key)
         first = min((s.line for sites in replays.values() for s in sites), default=0)
@@ -577,6 +577,36 @@ class Flow(cst.CSTVisitor):
         )
         self._graphs[capture] = found
         return found
+
+    def _replays_of(self, key: Key | None) -> dict[Function, list[Site]]:
+        """The replays of the graph at ``key``, by function, in source order: those
+        of the ``same`` location; for a graph not written as a location (None),
+        every replay. Indexed once: not every replay for every capture."""
+        if self._replays is None or self._every_replay is None:
+            self._replays, self._every_replay = {}, {}
+            for function, events in self.events.items():
+                for site, replayed in events.replays:
+                    self._every_replay.setdefault(function, []).append(site)
+                    if replayed is not None:
+                        entry = (function, site, replayed)
+                        self._replays.setdefault(loose(replayed), []).append(entry)
+        if key is None:
+            return self._every_replay
+        found: dict[Function, list[Site]] = {}
+        for function, site, replayed in self._replays.get(loose(key), ()):
+            if same(key, replayed):
+                found.setdefault(function, []).append(site)
+        return found
+
+    def _capturing(self) -> dict[Region, list[tuple[Function, Region]]]:
+        """The functions that make each capture: (function, the region as made)."""
+        if self._captured_in is None:
+            self._captured_in = {}
+            for function, events in self.events.items():
+                for _, region in events.captures:
+                    entry = (function, region)
+                    self._captured_in.setdefault(region, []).append(entry)
+        return self._captured_in
 
     def _marked_graph(self, root: cst.FunctionDef) -> _Graph:
         """A marked function's graph: its calls replay it (the first captures)."""
@@ -828,12 +858,14 @@ class Flow(cst.CSTVisitor):
         return self._callers.get(function, [])
 
     def region_calls(self, capture: Region) -> list[cst.Call]:
-        """The calls inside a capture made in this file."""
-        return [
-            node
-            for node in self.sites
-            if isinstance(node, cst.Call) and self.regions.get(node) == capture
-        ]
+        """The calls inside a capture made in this file, in source order."""
+        if self._region_calls is None:  # once: not every site for every capture
+            self._region_calls = {}
+            for node in self.sites:
+                region = self.regions.get(node)
+                if region is not None and isinstance(node, cst.Call):
+                    self._region_calls.setdefault(region, []).append(node)
+        return list(self._region_calls.get(capture, ()))
 
     def unwarmed(self, capture: Region) -> bool:
         """Whether a whole way to a capture is visible in this file (from module code,
@@ -954,12 +986,6 @@ def _vague(key: Key) -> bool:
             return True
         current = current[1]
     return False
-
-
-def _same_graph(graph: Key | None, replayed: Key | None) -> bool:
-    if graph is None or replayed is None:
-        return graph is None  # a graph not written as a location: any replay
-    return same(graph, replayed)
 
 
 def _shared_loop(a: _Point, b: _Point) -> cst.CSTNode | None:
