@@ -40,6 +40,10 @@ class ClassInfo:
     attrs: dict[str, list[tuple[cst.BaseExpression, Scope]]] = field(
         default_factory=dict
     )
+    # Cls.attr = value, anywhere in the module (class body bindings are in ``scope``)
+    class_attrs: dict[str, list[tuple[cst.BaseExpression, Scope]]] = field(
+        default_factory=dict
+    )
 
 
 @dataclass(eq=False)
@@ -99,6 +103,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.paths: dict[cst.FunctionDef, str] = {}  # "Cls.method", "outer.inner"
         self.module_scope: Scope | None = None
         self._stack: list[Scope] = []
+        self._class_stores: list[tuple[cst.Name, str, cst.BaseExpression, Scope]] = []
 
     @property
     def scope(self) -> Scope:
@@ -242,6 +247,17 @@ class ScopeBuilder(cst.CSTVisitor):
             and target.value.value == fn.self_name
         ):
             fn.cls.attrs.setdefault(target.attr.value, []).append((value, scope))
+        elif isinstance(target.value, cst.Name):
+            # ``Cls.attr = value``: which class (if any) is known once all are bound
+            self._class_stores.append((target.value, target.attr.value, value, scope))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for name, attr, value, scope in self._class_stores:
+            for binding in scope.lookup(name.value) or []:
+                if binding.how == "class" and isinstance(binding.node, cst.ClassDef):
+                    info = self.class_infos.get(binding.node)
+                    if info is not None:
+                        info.class_attrs.setdefault(attr, []).append((value, scope))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -281,6 +281,24 @@ class Values:
                 return join_all(self.of(value) for value, _ in cls.attrs[attr])
         return None
 
+    def class_attribute(self, info: ClassInfo, attr: str) -> Value:
+        """``Cls.attr``: the join of what the class body and ``Cls.attr = value``
+        anywhere in the file bind to it, in the class or its bases, when that is an
+        object (a generator, a stream); anything else stays unknown, so class-level
+        containers and counters shared by design do not become host state. A
+        ``None`` is a placeholder (``generator = None``, set before use)."""
+        for cls in self.bases(info):
+            stored = [value for value, _ in cls.class_attrs.get(attr, [])]
+            stored.extend(
+                b.value
+                for b in cls.scope.bindings.get(attr, [])
+                if b.how == "assign" and not b.path and b.value is not None
+            )
+            if stored:
+                found = join_all(self.of(v) for v in stored if not is_none(v))
+                return found if found.kind is Kind.OBJECT else UNKNOWN
+        return UNKNOWN
+
     # -- names ---------------------------------------------------------------------
     def _name(self, node: cst.Name) -> Value:
         if node.value in ("True", "False", "None"):
@@ -525,9 +543,13 @@ class Values:
                 return tensor(base.device)
             if attr == "shape":
                 return Value(Kind.PYTHON, element=PYTHON)
+            if attr == "device":  # ``.to(x.device)`` moves to where ``x`` lives
+                return Value(Kind.PYTHON, device=base.device)
             if attr in api.TENSOR_PY_ATTRS:
                 return PYTHON
             return UNKNOWN
+        if base.is_class and base.local is not None:
+            return self.class_attribute(base.local, attr)
         if base.kind in (Kind.MODULE, Kind.OBJECT):
             if base.local is not None:
                 found = self.attribute_of_class(base.local, attr)
@@ -614,6 +636,13 @@ class Values:
             device = self.device_of_spec(keywords["device"].value)
         elif name in api.FACTORIES or q in api.CPU_FACTORIES:
             device = Device.CPU
+        elif name.endswith("Tensor") and not q.startswith("torch.cuda."):
+            # ``torch.Tensor([1.0, 2.0])``, ``torch.LongTensor(n)``: legacy
+            # constructors of Python data (lists, sizes) build on the host
+            known = bool(positional) and all(
+                self.of(a.value).kind is Kind.PYTHON for a in positional
+            )
+            device = Device.CPU if known else self._first_tensor_device(e)
         elif name.endswith("_like") and positional:
             device = self.of(positional[0].value).device
         elif q.startswith("torch.cuda."):

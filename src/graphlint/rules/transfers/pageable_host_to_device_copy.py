@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome
+from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.values import Device, Value
 from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule
@@ -29,10 +29,26 @@ class PageableHostToDeviceCopy(Rule):
         # ``compiled_cpu_vector_input`` replays one graph per call)
         if region is None or region.kind.is_compile:
             return
-        if self.copies(node):
-            self.report(node, region, call=self.code_of(node))
+        found = self.copies(node)
+        if found is not None:
+            self.report(node, region, confidence=found, call=self.code_of(node))
 
-    def copies(self, node: cst.Call) -> bool:
+    def copies(self, node: cst.Call) -> Confidence | None:
+        """How sure it is that ``node`` copies host memory to the device: HIGH where
+        both ends are known; MEDIUM for a host tensor moved with ``.to(t.device)``
+        where ``t``'s device is unknown (in a region, nearly always the GPU)."""
+        if self.host_to_device(node):
+            return Confidence.HIGH
+        found = method(node)
+        if found is None or found[1] != "to" or not self.from_host(node, found[0]):
+            return None
+        if self.value(node).device is Device.UNKNOWN:
+            target = keyword(node, "device") or next(iter(positional(node)), None)
+            if isinstance(target, cst.Attribute) and target.attr.value == "device":
+                return Confidence.MEDIUM
+        return None
+
+    def host_to_device(self, node: cst.Call) -> bool:
         q = self.qualname(node.func)
         if q is not None:
             if q in _CONSTRUCTORS:
@@ -52,7 +68,7 @@ class PageableHostToDeviceCopy(Rule):
             return False
         receiver, name = found
         if name in ("cuda", "to"):
-            return self.pageable(self.value(receiver)) and self.value(node).device is (
+            return self.from_host(node, receiver) and self.value(node).device is (
                 Device.CUDA
             )
         if name == "copy_":
@@ -63,6 +79,20 @@ class PageableHostToDeviceCopy(Rule):
                 and self.pageable(self.value(args[0]))
             )
         return False
+
+    def from_host(self, node: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """``receiver.to(...)``/``.cuda(...)`` copies from the host in a way capture
+        rejects: a pageable tensor, or a pinned one without ``non_blocking=True``
+        (measured: ``pinned_to_cuda_blocking`` fails, a non-blocking copy is fine)."""
+        value = self.value(receiver)
+        if not value.is_tensor or value.device is not Device.CPU:
+            return False
+        if not value.pinned:
+            return True
+        blocking = keyword(node, "non_blocking")  # a variable may be True: not known
+        return blocking is None or (
+            isinstance(blocking, cst.Name) and blocking.value == "False"
+        )
 
     def pageable(self, value: Value) -> bool:
         """A CPU tensor that is not pinned (pinned ones copy fine asynchronously)."""
