@@ -175,6 +175,11 @@ CODES: Final[dict[str, Code]] = {
         True,
         "Seeding the RNG under capture fails unless that seed is already set.",
     ),
+    "GL503": Code(
+        "rng-state-restored",
+        True,
+        "Restoring under capture a CUDA RNG state saved before it: replays ignore it.",
+    ),
     "GL601": Code(
         "pageable-host-to-device-copy",
         True,
