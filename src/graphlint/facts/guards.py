@@ -9,7 +9,8 @@ the file under analysis, ``ast`` for the project summaries) turn a test into the
 small ``Formula``; ``under_capture`` evaluates it in three-valued logic, with every
 capture check true, every call known to be true on a capturing machine true, and
 anything else unknown. A block whose condition is false under capture never runs
-while capturing; nothing else is excluded.
+while capturing, nor does the right operand of an ``and`` whose left operand is false
+under capture (of an ``or``, true); nothing else is excluded.
 
 Formulas are plain nested lists, so the project summaries can store them as JSON:
 ``["call", "torch.cuda.is_current_stream_capturing"]``, ``["not", f]``,
@@ -83,6 +84,13 @@ def never_under_capture(
     return any(under_capture(f, is_check) is False for f in formulas)
 
 
+def right_never_runs(op: str, left: bool | None) -> bool:
+    """Whether the right operand of ``left and right`` (``op`` "and") or ``left or
+    right`` (``op`` "or") is never evaluated while capturing, given ``left``'s value
+    under capture: ``not is_capturing() and x.item()`` stops at the ``not``."""
+    return left is (op == "or")
+
+
 def mentions_call(formula: Formula) -> bool:
     """Whether a formula calls anything (only those can be capture checks)."""
     if not formula:
@@ -121,5 +129,6 @@ __all__ = [
     "mentions_call",
     "negate",
     "never_under_capture",
+    "right_never_runs",
     "under_capture",
 ]

@@ -682,6 +682,13 @@ class RegionFinder(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self.guard(node)
 
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """``not is_capturing() and loss.item() > 0``: the right operand is not
+        evaluated while capturing (``a and b and c`` nests: each level counts)."""
+        op = "and" if isinstance(node.operator, cst.And) else "or"
+        if guards.right_never_runs(op, self.under_capture(node.left)):
+            self.excluded.add(node.right)
+
     def guard(self, node: cst.CSTNode) -> None:
         """Record the conditions under which the blocks and statements in ``node``
         run; one that cannot hold while capturing is excluded from capture."""
