@@ -12,9 +12,13 @@ from tests.conftest import FIXTURES, ROOT, RULE_DOCS, expectations
 ROW = re.compile(r"^\| `(?P<case>\w+)` \| (?P<outcome>[\w-]+) \| (?P<codes>.*) \|$")
 # manual capture, and torch.compile's CUDA graphs
 CASES = [FIXTURES / "_ground_truth" / name for name in ("cases.py", "compiled.py")]
-# measurements: manual capture (../shared, on an H200), torch.compile (this repository)
+# measurements: manual capture (../shared and this repository's probes, on an
+# H200), torch.compile (this repository)
 MEASURED = [
     ROOT.parent / "shared" / "ground-truth" / "h200-torch2.11.jsonl",
+    ROOT / "ground-truth" / "h200-torch2.11-slice.jsonl",
+    ROOT / "ground-truth" / "h200-torch2.11-host-copy.jsonl",
+    ROOT / "ground-truth" / "h200-torch2.11-rng-restore.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-compile.jsonl",
 ]
 
