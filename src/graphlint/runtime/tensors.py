@@ -60,7 +60,17 @@ def reachable(roots: Mapping[str, Any]) -> State:
             if value.is_leaf and value.requires_grad and value.grad is not None:
                 visit(f"{path}.grad", value.grad, depth)
             return
-        if depth > MAX_DEPTH or isinstance(value, _OPAQUE):
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, type) and not _library(value.__module__):
+            # a class of the user's: its attributes are state too (a generator,
+            # a dict of results held by the class rather than an instance)
+            seen.add(id(value))
+            for key, item in vars(value).items():
+                if not key.startswith("__"):
+                    visit(f"{path}.{key}", item, depth + 1)
+            return
+        if isinstance(value, _OPAQUE):
             return
         seen.add(id(value))
         if isinstance(value, torch.Generator):
@@ -108,9 +118,13 @@ def _walkable(value: Any) -> bool:
     module = type(value).__module__
     if module.startswith("torch.amp") or module.startswith("torch.cuda.amp"):
         return True
-    if module.split(".")[0] in {"torch", "numpy", "builtins", "typing"}:
-        return False
-    return hasattr(value, "__dict__")
+    return not _library(module) and hasattr(value, "__dict__")
+
+
+def _library(module: str) -> bool:
+    """Whether ``module`` is torch's or another library's whose internals are not
+    the program's state."""
+    return module.split(".", maxsplit=1)[0] in {"torch", "numpy", "builtins", "typing"}
 
 
 def _settled() -> None:
