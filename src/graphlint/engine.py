@@ -324,6 +324,7 @@ def _check_file(
         if isinstance(skipped, Diagnostic):
             return [skipped]
         source, tree, notes = skipped
+        del skipped  # see below
     if job.external is not None:  # only the notes in the reached functions count
         notes = _reached_notes(notes, tree, job.external)
     if (
@@ -336,6 +337,9 @@ def _check_file(
         # functions matter (otherwise the order of its own functions is evidence for
         # what a reached function does)
         source = sparse_source(source, tree, job.external.keys())
+    # CPython's tree (75 bytes a source byte) is done with: freed before LibCST
+    # parses and the analysis runs, not held through them
+    del found, tree
     try:
         analysis = analyse_source(
             source,
