@@ -33,6 +33,7 @@ from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
 from graphlint.facts.walk import forget, walk_batched
+from graphlint.parsing import parse_module
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import function_spans, sparse_source
@@ -166,7 +167,7 @@ def _parsed(
     project pass, which takes it back."""
     found = _PARSED.pop(source, None)
     if found is None:
-        module = cst.parse_module(source)
+        module = parse_module(source)
         found = (module, positions_of(module))
     if keep:
         _PARSED[source] = found
