@@ -182,6 +182,10 @@ class Flow(cst.CSTVisitor):
             and not r.via
             and isinstance(r.root, cst.FunctionDef)
         }
+        # both, by line (the first of a line): what code reached from one runs under
+        self._capture_lines: dict[int, Region] = {}
+        for capture in (*self.captures.values(), *self.marked.values()):
+            self._capture_lines.setdefault(capture.line, capture)
         # the tests of the ``if``/``while`` blocks and early exits around a node
         # and the value each must have for the node to run
         self.guard_tests: dict[cst.CSTNode, tuple[Condition, ...]] = {}
@@ -458,10 +462,7 @@ class Flow(cst.CSTVisitor):
             return (self.captures.get(root) or self.marked.get(root)) if root else None
         if region.origin is not None and region.origin != self.path:
             return None
-        for capture in (*self.captures.values(), *self.marked.values()):
-            if capture.line == region.line:
-                return capture
-        return None
+        return self._capture_lines.get(region.line)
 
     def changes(self, key: Key, region: Region) -> Change | None:
         """The first write to ``key`` that runs between ``region``'s capture and a
