@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from graphlint.project import check
 from graphlint.project.check import check_project
+from graphlint.project.reach import imported_words
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
@@ -315,3 +318,62 @@ def test_a_factory_result_rebound_around_the_wrapper(tmp_path: Path) -> None:
     ) in out
     assert "Other.__call__" not in out
     assert "steps.py:22" not in out
+
+
+def _summarised(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The files the resolver has summarised during the test, by name."""
+    names: set[str] = set()
+    call, prefetch = check._Summaries.__call__, check._Summaries.prefetch
+
+    def called(self: check._Summaries, path: Path, name: str) -> object:
+        names.add(path.name)
+        return call(self, path, name)
+
+    def fetched(self: check._Summaries, modules: Iterable[tuple[Path, str]]) -> None:
+        modules = list(modules)
+        names.update(path.name for path, _ in modules)
+        prefetch(self, modules)
+
+    monkeypatch.setattr(check._Summaries, "__call__", called)
+    monkeypatch.setattr(check._Summaries, "prefetch", fetched)
+    return names
+
+
+def test_only_files_that_import_the_capturing_code_are_summarised(
+    wrapped: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that only names the wrapper (a comment, a word of its own) is not
+    summarised in the search for hand-offs: a call from another file imports the
+    wrapper or its module."""
+    (wrapped / "pkg" / "notes.py").write_text(
+        "# Wrapper(step) keeps a step; wrap is a word\n"
+        "def Wrapper(step):\n"
+        "    return step\n"
+    )
+    (wrapped / "pkg" / "star.py").write_text(
+        "from pkg.wrap import *\n\n\ndef main(fn):\n    return Wrapper(fn)\n"
+    )
+    summarised = _summarised(monkeypatch)
+    results = check_project(sorted(wrapped.rglob("*.py")), Settings(), 1)
+    found = [(Path(r.path).name, d.code) for r in results for d in r.diagnostics]
+    assert found == [("steps.py", "GL101")]
+    assert "train.py" in summarised and "star.py" in summarised
+    assert "notes.py" not in summarised
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("import a.b.c as d\n", {b"a", b"b", b"c", b"as", b"d"}),
+        ("from a.b import c\n", {b"c"}),
+        (
+            "    from . import (\n        c,\n        d as e,\n    )\n",
+            {b"c", b"d", b"as", b"e"},
+        ),
+        ("from a import b, \\\n    c\n", {b"b", b"c"}),
+        ("from a import *\n", {b"*"}),
+        ("x = 'import'\nimported = 1\n", set()),
+    ],
+)
+def test_the_words_an_import_names(source: str, words: set[bytes]) -> None:
+    assert imported_words(source.encode()) == words

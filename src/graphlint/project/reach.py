@@ -230,6 +230,12 @@ class Project:
         self.eager = eager
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
         self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
+        # what ``module`` found, by the root preferred and the name; the root
+        # orders it tries; how many loads are under way (their lookups may meet a
+        # cycle, and are not kept)
+        self._found: dict[tuple[Path | None, str], ModuleSummary | None] = {}
+        self._order: dict[Path | None, list[Path]] = {}
+        self._loading = 0
         self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
@@ -277,6 +283,7 @@ class Project:
         self._rounds = 0
         self._by_path: dict[str, ModuleSummary] = {}
         self.handed: dict[tuple[str, str], list[Hop]] = {}
+        self._imported: dict[Path, frozenset[bytes]] | None = None  # by ``_naming``
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -290,17 +297,35 @@ class Project:
         module that imports it (``near``): sibling example folders may each have a
         ``model.py``, and an import means the one beside it."""
         first = prefer or (self._root_of.get(id(near)) if near is not None else None)
-        roots = [first, *(r for r in self.roots if r != first)] if first else self.roots
+        known = self._found.get((first, name), self)
+        if known is not self:  # asked before, with no load under way then
+            return known  # type: ignore[return-value]
         parts = name.split(".")
-        for root in roots:
+        found: ModuleSummary | None = None
+        settled = not self._loading  # not a lookup a load in progress made
+        for root in self._roots_from(first):
             key = (root, name)
             if key not in self._modules:
                 self._modules[key] = None  # a cycle or a miss
-                self._modules[key] = self._load(root, parts, name)
+                self._loading += 1
+                try:
+                    self._modules[key] = self._load(root, parts, name)
+                finally:
+                    self._loading -= 1
             found = self._modules[key]
             if found is not None:
-                return found
-        return None
+                break
+        if settled:
+            self._found[(first, name)] = found
+        return found
+
+    def _roots_from(self, first: Path | None) -> list[Path]:
+        """The source roots in the order a lookup preferring ``first`` tries them."""
+        order = self._order.get(first)
+        if order is None:
+            order = [first, *(r for r in self.roots if r != first)] if first else []
+            self._order[first] = order = order or self.roots
+        return order
 
     def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
         candidate = self._file(root, parts)
@@ -345,11 +370,8 @@ class Project:
         """The file ``module(name, prefer=...)`` would summarise next, if any."""
         if not name:
             return []
-        roots = (
-            [prefer, *(r for r in self.roots if r != prefer)] if prefer else self.roots
-        )
         parts = name.split(".")
-        for root in roots:
+        for root in self._roots_from(prefer):
             if (root, name) in self._modules:
                 return []  # loaded, or looked for and missing there
             found = self._file(root, parts)
@@ -1226,9 +1248,9 @@ class Project:
         self._rounds += 1
         self._searched.update(todo)
         wanted: dict[str, list[tuple[str, str]]] = {}  # as called -> functions
-        # a file that calls one must also name its class (a method) or module (a
-        # function): ``run`` alone is in every other file
-        companions: dict[str, set[str]] = {}
+        # a file that calls one from elsewhere imports it, its class (a method) or
+        # its module: ``run`` alone is in every other file
+        imports: dict[str, set[str]] = {}
         homes: list[ModuleSummary] = []  # where they are defined
         for path, name in todo:
             called = _called_as(name)
@@ -1237,17 +1259,14 @@ class Project:
                 continue
             wanted.setdefault(called, []).append((path, name))
             homes.append(home)
-            owner, _, last = name.rpartition(".")
-            if last == "__init__":
-                companions.setdefault(called, set()).add("")
-            elif owner in home.classes:
-                companions.setdefault(called, set()).add(owner.rpartition(".")[2])
-            elif not owner:
-                companions.setdefault(called, set()).add(home.name.rpartition(".")[2])
+            owner = name.rpartition(".")[0]
+            words = imports.setdefault(called, set())
+            words.add(home.name.rpartition(".")[2])
+            words.add(owner.partition(".")[0] if owner else called)
         found = False
         saved, self._reading = self._reading, None  # the search captures nothing
         try:
-            for module in dict.fromkeys([*homes, *self._naming(companions)]):
+            for module in dict.fromkeys([*homes, *self._naming(imports)]):
                 aliases = {
                     local: wanted[qualified.rpartition(".")[2]]
                     for local, qualified in module.imports.items()
@@ -1280,24 +1299,27 @@ class Project:
         return found
 
     def _naming(self, names: dict[str, set[str]]) -> list[ModuleSummary]:
-        """The summaries of the project's files whose text names one of ``names``
-        together with one of its companion words ("": none needed), as ``grep
-        -w`` would: the others are not summarised."""
+        """The summaries of the project's files that import one of the words a name
+        of ``names`` maps to (that name, its class, its module) and whose text names
+        it, as ``grep -w`` would: the others are not summarised. Each file's
+        imports are read once a run."""
         if not names:
             return []
-        words = b"|".join(re.escape(n.encode()) for n in sorted(names))
-        pattern = re.compile(rb"\b(?:" + words + rb")\b")
+        if self._imported is None:
+            self._imported = {}
+            for path in self.sources:
+                data = self._read(path)
+                if data is not None:
+                    self._imported[path] = imported_words(data)
+        asked = {n.encode(): {w.encode() for w in ws} for n, ws in names.items()}
         hits: list[tuple[str, Path | None]] = []
-        for path in self.sources:
-            data = self._read(path)
-            if data is None:
+        for path, words in self._imported.items():
+            star = b"*" in words
+            named = [n for n, ws in asked.items() if star or not ws.isdisjoint(words)]
+            if not named:
                 continue
-            named = {m.decode() for m in pattern.findall(data)}
-            if any(
-                not word or re.search(rb"\b" + re.escape(word.encode()) + rb"\b", data)
-                for name in named
-                for word in names[name]
-            ):
+            data = self._read(path)
+            if data is not None and any(_names(data, n) for n in named):
                 hits.append((module_of(path), self.root_of_file(str(path))))
         if self._prefetch is not None:
             self._prefetch(
@@ -1409,6 +1431,33 @@ def _through(how: Reached, path: str, site: CallSite | Entry, callee: _Fn) -> Re
     file ``path``) is, then through that call."""
     hop = Hop(path, site.line, site.col, f"{callee.fn.path}()")
     return replace(how, via=(*how.via, *callee.handoff, hop))
+
+
+# an import statement, from ``import``'s right: ``from a.b import (c, d as e)``
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+"
+    rb"(\([^)]*\)|(?:[^\\\n]|\\(?:\r?\n|.))*)",
+    re.MULTILINE,
+)
+_WORD = re.compile(rb"\w+")
+
+
+def imported_words(data: bytes) -> frozenset[bytes]:
+    """The words of a file's import statements right of ``import``: the names and
+    modules it imports (each part of ``a.b.c``) and their aliases; ``*`` for a star
+    import, which may import anything."""
+    words: set[bytes] = set()
+    for match in _IMPORT.finditer(data):
+        imported = match.group(1)
+        words.update(_WORD.findall(imported))
+        if b"*" in imported:
+            words.add(b"*")
+    return frozenset(words)
+
+
+def _names(data: bytes, name: bytes) -> bool:
+    """Whether the text ``data`` has the word ``name``."""
+    return re.search(rb"\b" + re.escape(name) + rb"\b", data) is not None
 
 
 def _called_as(path: str) -> str | None:
