@@ -377,3 +377,69 @@ def test_only_files_that_import_the_capturing_code_are_summarised(
 )
 def test_the_words_an_import_names(source: str, words: set[bytes]) -> None:
     assert imported_words(source.encode()) == words
+
+
+def test_a_self_attribute_hands_over_what_it_holds_at_the_hand_off(
+    tmp_path: Path,
+) -> None:
+    """``self.model = Wrapper(self.model)`` hands over what ``self.model`` holds
+    there: the bindings the method made before it (or, where it made none, those of
+    the class's other methods), not the alternatives bound after it in that method
+    (another wrapper in an ``elif``), nor the wrapper itself."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/wrap.py": WRAPPER,
+            "pkg/steps.py": STEPS
+            + textwrap.dedent(
+                """\
+
+
+                class Other:
+                    def __init__(self, fn):
+                        self.fn = fn
+
+                    def __call__(self, x):
+                        return x.max().item()
+                """
+            ),
+            "pkg/runner.py": """\
+                from pkg.steps import Other, clean, step
+                from pkg.wrap import Wrapper
+
+
+                class Runner:
+                    def __init__(self):
+                        self.model = clean
+                        self.other = clean
+
+                    def load(self, full, split):
+                        self.model = step
+                        if full:
+                            self.model = Wrapper(self.model)
+                        elif split:
+                            self.model = Other(self.model)
+
+                    def later(self, graphs):
+                        if graphs:
+                            self.other = Wrapper(self.other)
+                        else:
+                            self.other = Other(self.other)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    assert code == 1
+    found = [line for line in out.splitlines() if ": GL" in line]
+    assert len(found) == 1, found
+    assert found[0].startswith("pkg/steps.py:2:12: GL101")
+    assert "via Wrapper(self.model) at pkg/runner.py:13 -> step()" in found[0]
+    listing = out.split("Capture regions (1):\n")[1].split("Calls not followed")[0]
+    assert listing.splitlines() == [
+        "  pkg/wrap.py:10: torch.cuda.graph region",
+        "    reaches pkg/steps.py:1 step",
+        "    reaches pkg/steps.py:5 clean",
+        "    handed over by Wrapper(self.model) at pkg/runner.py:13",
+        "    handed over by Wrapper(self.other) at pkg/runner.py:19",
+    ]

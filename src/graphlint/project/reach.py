@@ -639,6 +639,9 @@ class Project:
             return self.dotted(module, fn, ref.target, depth + 1)
         if ref.kind == "either":  # one of these bindings of a name
             return [v for r in ref.items for v in self.ref(module, fn, r, depth + 1)]
+        if ref.kind == "scoped":  # a binding of ``self.x`` made in another method
+            where = module.functions.get(ref.target)
+            return self.ref(module, where, ref.items[0], depth + 1)
         if ref.kind in ("items", "calls"):  # a lambda is called as what it calls
             return [
                 _Items(
@@ -1288,7 +1291,8 @@ class Project:
                             _handing(site),
                             handoff=True,
                         )
-                        arguments = _before(site, caller)
+                        cls = self.class_of(module, caller) if caller else None
+                        arguments = _before(site, caller, cls)
                         self.pass_arguments(
                             target, arguments, module, caller, handoff=(hop,)
                         )
@@ -1479,16 +1483,26 @@ def _sites(module: ModuleSummary) -> Iterator[tuple[FunctionSummary | None, Call
             yield fn, site
 
 
-def _before(site: CallSite, caller: FunctionSummary | None) -> Arguments | None:
-    """What a hand-off passes, where a local name it passes is bound again later
-    (``f = get_step(); f = Wrapper(f); ...; f = Other()``): the bindings made
-    before the call, not the later ones (the wrapper itself among them)."""
+def _before(
+    site: CallSite, caller: FunctionSummary | None, cls: ClassSummary | None
+) -> Arguments | None:
+    """What a hand-off passes, where a name it passes is bound again later (``f =
+    get_step(); f = Wrapper(f); ...; f = Other()``): the bindings made before the
+    call, not the later ones (the wrapper itself among them). ``self.model`` of
+    the caller's class ``cls`` (``self.model = Wrapper(self.model)`` in an ``if``,
+    ``self.model = Other(self.model)`` in its ``elif``): the bindings the caller
+    made before the call, else those of the class's other methods."""
     arguments = site.arguments
     if arguments is None or caller is None:
         return arguments
 
     def earlier(ref: Ref | None) -> Ref | None:
-        if ref is None or ref.kind != "name" or ref.target not in caller.names:
+        if ref is None or ref.kind != "name":
+            return ref
+        head, _, attr = ref.target.partition(".")
+        if head == "self" and cls is not None and attr in cls.attrs:
+            return _attribute_before(site, caller, cls, attr) or ref
+        if ref.target not in caller.names:
             return ref
         lines = caller.bound_at.get(ref.target, [])
         refs = caller.names[ref.target]
@@ -1501,6 +1515,24 @@ def _before(site: CallSite, caller: FunctionSummary | None) -> Arguments | None:
         tuple(earlier(r) for r in arguments.positional),
         tuple((k, r) for k, r in ((k, earlier(r)) for k, r in arguments.keywords) if r),
     )
+
+
+def _attribute_before(
+    site: CallSite, caller: FunctionSummary, cls: ClassSummary, attr: str
+) -> Ref | None:
+    """What ``self.attr`` holds at the call ``site`` in ``caller``, a method of
+    ``cls``: the bindings ``caller`` made before it, else those made in the other
+    methods; None when the summary does not say where each binding is."""
+    refs = cls.attrs[attr]
+    places = cls.attrs_at.get(attr, [])
+    if len(places) != len(refs):
+        return None
+    bound = list(zip(refs, places, strict=True))
+    mine = [r for r, (fn, line) in bound if fn == caller.path and line < site.line]
+    kept = mine or [
+        Ref("scoped", fn, (r,)) for r, (fn, _) in bound if fn != caller.path
+    ]
+    return Ref("either", items=tuple(kept))
 
 
 def _handing(site: CallSite) -> str:

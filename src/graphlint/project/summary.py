@@ -43,7 +43,9 @@ class Ref:
     containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
     list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
-    ``items`` name) or "element" (what iterating ``items[0]`` yields).
+    ``items`` name) or "element" (what iterating ``items[0]`` yields). The resolver
+    makes two more: "either" (one of ``items``) and "scoped" (``items[0]`` as the
+    function ``target`` of the same module sees it).
     An instance also keeps the arguments it was built with (``Arguments``): they
     are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
@@ -155,6 +157,8 @@ class ClassSummary:
     bases: list[str]
     methods: dict[str, str] = field(default_factory=dict)  # name -> function path
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
+    # the method and line of the statement making each binding in ``attrs``
+    attrs_at: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     # ``self.`` attributes bound to a value ``attrs`` does not model
     untracked: list[str] = field(default_factory=list)
 
@@ -365,6 +369,8 @@ class _Summarizer(ast.NodeVisitor):
             if cls is not None and dotted(target.value) == "self":
                 if ref is not None:
                     cls.attrs.setdefault(target.attr, []).append(ref)
+                    at = (self.functions[-1].path, self.line)
+                    cls.attrs_at.setdefault(target.attr, []).append(at)
                 elif target.attr not in cls.untracked:
                     cls.untracked.append(target.attr)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
