@@ -443,3 +443,39 @@ def test_a_self_attribute_hands_over_what_it_holds_at_the_hand_off(
         "    handed over by Wrapper(self.model) at pkg/runner.py:13",
         "    handed over by Wrapper(self.other) at pkg/runner.py:19",
     ]
+
+
+def test_a_local_rebound_from_itself_again_and_again_resolves_once(
+    tmp_path: Path,
+) -> None:
+    """``q = q.reshape(...)`` many times over: each binding reads the name it binds,
+    and resolving ``q`` anew inside each one grew without bound until the budget
+    gave up on the call (GL005)."""
+    rebinds = "".join(
+        f"    q = q.{m}(2, -1)\n    k = k.{m}(2, -1)\n"
+        for m in ["reshape", "view", "flatten", "unflatten"] * 3
+    )
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/norm.py": "def norm(q, k):\n"
+            + rebinds
+            + "    q = q.contiguous()\n    return q.view(-1), k.view(-1).sum().item()\n",
+            "pkg/run.py": """\
+                import torch
+
+                from pkg.norm import norm
+
+
+                def main(q, k):
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        norm(q, k)
+                """,
+        },
+    )
+    code, out, _ = run("check", ".", cwd=tmp_path)
+    assert code == 1
+    assert "GL005" not in out
+    assert "GL101" in out

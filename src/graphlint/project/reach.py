@@ -284,6 +284,9 @@ class Project:
         self._by_path: dict[str, ModuleSummary] = {}
         self.handed: dict[tuple[str, str], list[Hop]] = {}
         self._imported: dict[Path, frozenset[bytes]] | None = None  # by ``_naming``
+        # the locals being resolved: a binding that reads its own name (``q =
+        # q.reshape(...)`` again and again) is not resolved anew inside itself
+        self._locals: set[tuple[str, str, str]] = set()
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -479,9 +482,16 @@ class Project:
                     if local is not None:  # a class defined in the function
                         return [_Cls(module, local, False)]
                     if name in enclosing.names:  # also ``model: Transformer``
-                        values = self.refs(
-                            module, enclosing, enclosing.names[name], depth
-                        )
+                        binding = (module.path, enclosing.path, name)
+                        if binding in self._locals:  # ``q = q.reshape(...)``: once
+                            return []
+                        self._locals.add(binding)
+                        try:
+                            values = self.refs(
+                                module, enclosing, enclosing.names[name], depth
+                            )
+                        finally:
+                            self._locals.discard(binding)
                         if name in enclosing.params:
                             values.extend(self.argument(module, enclosing, name, depth))
                         if name in enclosing.untracked:  # ``h = h.float()``
