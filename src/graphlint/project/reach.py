@@ -1461,11 +1461,15 @@ def imported_words(data: bytes) -> frozenset[bytes]:
     modules it imports (each part of ``a.b.c``) and their aliases; ``*`` for a star
     import, which may import anything."""
     words: set[bytes] = set()
-    for match in _IMPORT.finditer(data):
-        imported = match.group(1)
-        words.update(_WORD.findall(imported))
-        if b"*" in imported:
-            words.add(b"*")
+    start = 0  # the regular expression is tried only on lines that say ``import``
+    while (at := data.find(b"import", start)) != -1:
+        match = _IMPORT.match(data, data.rfind(b"\n", 0, at) + 1)
+        start = max(at + 6, match.end()) if match is not None else at + 6
+        if match is not None:
+            imported = match.group(1)
+            words.update(_WORD.findall(imported))
+            if b"*" in imported:
+                words.add(b"*")
     return frozenset(words)
 
 
