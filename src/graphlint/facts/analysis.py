@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.facts.flow import Flow
+from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, find_regions
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup, capture_setup
@@ -82,7 +83,10 @@ def analyse(
     )
     regions = found.regions
     values.reset()  # parameters of captured callables are now known
-    state = host_state(module, values, regions, positions)
+    reaching = Reaching(module, scopes.scope_of)
+    state = host_state(
+        module, values, regions, positions, reaching, compiles=bool(found.compiles)
+    )
     setup = capture_setup(
         module, values, state, positions, found.graphed_calls, regions
     )

@@ -321,11 +321,14 @@ class Flow(cst.CSTVisitor):
     def _compiled(self, func: cst.BaseExpression) -> Region | None:
         """The compile region of a callable bound to a CUDA-graph ``torch.compile``
         (``f = torch.compile(f, mode=...)``, ``self.model = torch.compile(...)``, a
-        decorated function), when any binding of it is one."""
+        decorated function), when a binding the call can see is one."""
         if not self._compiles:
             return None
         made: list[cst.CSTNode] = []
-        if isinstance(func, cst.Name):
+        seen = self.state.reaching.of(func) if isinstance(func, cst.Name) else None
+        if seen is not None:  # the bindings this call can see, not every one
+            made.extend(v for b in seen if (v := self.state.reaching.value(b)))
+        elif isinstance(func, cst.Name):
             scope = self.values.scope_of.get(func)
             for binding in (scope.lookup(func.value) or []) if scope else []:
                 if binding.how == "assign" and binding.value is not None:
@@ -759,18 +762,44 @@ class Flow(cst.CSTVisitor):
         last before it, in its function, is an output of a CUDA-graph-compiled call,
         that call, the later call of the same callable in between that overwrites
         it (measured: ``a`` silently holds ``b``'s values), and the region."""
-        if not self.compiled_calls:
-            return None
-        scope = self.values.scope_of.get(read)
         position = self.positions.get(read)
-        if scope is None or position is None:
+        if not self.compiled_calls or position is None:
             return None
         here = (position.start.line, position.start.column)
+        for made in self._bound_values(read, here):
+            while isinstance(made, cst.Subscript):  # ``f(x)[0]``: a view of it
+                made = made.value
+            if made not in self.compiled_calls:
+                continue
+            first, region = self.sites[made], self.compiled_calls[made]
+            if self._host_only(region):
+                continue
+            for node, other in self.compiled_calls.items():
+                later = self.sites[node]
+                if (
+                    other is region
+                    and later.function is first.function
+                    and first.end <= later.start
+                    and later.end <= here
+                ):
+                    return first, later, region
+        return None
+
+    def _bound_values(self, read: cst.Name, here: Position) -> list[cst.CSTNode]:
+        """The values a read of a local can hold: those of the bindings that reach
+        it, or, where those are unknown, of the binding that comes last before it
+        in its function."""
+        seen = self.state.reaching.of(read)
+        if seen is not None:
+            return [v for b in seen if (v := self.state.reaching.value(b))]
+        scope = self.values.scope_of.get(read)
+        if scope is None:
+            return []
         home = scope.function()
         while home is None and scope.parent is not None:  # module code
             scope = scope.parent
         if scope.owner(read.value) is not (home or scope):  # a global, a closure
-            return None
+            return []
         last: tuple[Position, Binding] | None = None
         for binding in scope.lookup(read.value) or []:
             node = binding.value if binding.value is not None else binding.node
@@ -779,25 +808,8 @@ class Flow(cst.CSTVisitor):
             if start is not None and start < here and (last is None or start > last[0]):
                 last = (start, binding)
         if last is None or last[1].how != "assign" or last[1].value is None:
-            return None
-        made = last[1].value
-        while isinstance(made, cst.Subscript):  # ``f(x)[0]``: a view of it
-            made = made.value
-        if made not in self.compiled_calls:
-            return None
-        first, region = self.sites[made], self.compiled_calls[made]
-        if self._host_only(region):
-            return None
-        for node, other in self.compiled_calls.items():
-            later = self.sites[node]
-            if (
-                other is region
-                and later.function is first.function
-                and first.end <= later.start
-                and later.end <= here
-            ):
-                return first, later, region
-        return None
+            return []
+        return [last[1].value]
 
     def _host_only(self, region: Region) -> bool:
         """A compiled function of this file that returns only CPU tensors

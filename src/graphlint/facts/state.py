@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import RegionKind
+from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Values
@@ -49,12 +50,14 @@ class HostState(cst.CSTVisitor):
         values: Values,
         regions: Mapping[cst.CSTNode, Region],
         positions: Mapping[cst.CSTNode, CodeRange],
+        reaching: Reaching | None = None,
     ) -> None:
         super().__init__()
         self.module = module
         self.values = values
         self.regions = regions
         self.positions = positions
+        self.reaching = reaching or Reaching(module, values.scope_of)
         self.writes: dict[Key, list[Write]] = {}
         self.write_at: dict[cst.CSTNode, Write] = {}
         # keys read inside each region (every level of a dotted read)
@@ -104,6 +107,26 @@ class HostState(cst.CSTVisitor):
             return ("item", base, entry)
         return None
 
+    def bound_in(self, expr: cst.BaseExpression, region: Region) -> bool | None:
+        """Whether the value ``expr`` reads (``x``, ``x.attr``, ``x[i]``) was bound
+        by code ``region`` runs: True when every binding of ``x`` it can see was
+        made there (not a parameter: that is handed in), False when none was, None
+        when unknown or some were. A value the region binds itself is no host
+        state frozen at capture: ``for i in range(n):`` inside it is unrolled,
+        each copy with its own ``i``."""
+        base = expr
+        while isinstance(base, (cst.Attribute, cst.Subscript)):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return None
+        defs = self.reaching.of(base)
+        if not defs:
+            return None
+        inside = [
+            not isinstance(d, cst.Param) and self.regions.get(d) is region for d in defs
+        ]
+        return True if all(inside) else False if not any(inside) else None
+
     def reads_variable(self, name: cst.Name) -> bool:
         """Whether ``name`` reads a variable: not a store target, ``.attr``,
         ``kw=`` or a definition's name."""
@@ -150,7 +173,7 @@ class HostState(cst.CSTVisitor):
         if region is None or node in self._stores:
             return
         key = self.key_of(node)
-        if key is None:
+        if key is None or self.bound_in(node, region):
             return
         if node not in self._inner:
             self.reads[node] = key
@@ -356,10 +379,14 @@ def host_state(
     values: Values,
     regions: Mapping[cst.CSTNode, Region],
     positions: Mapping[cst.CSTNode, CodeRange],
+    reaching: Reaching | None = None,
+    *,
+    compiles: bool = False,
 ) -> HostState:
-    """The file's host state; a file without capture regions needs no walk."""
-    state = HostState(module, values, regions, positions)
-    if regions:
+    """The file's host state; a file that neither captures nor calls a compiled
+    callable (``compiles``) needs no walk."""
+    state = HostState(module, values, regions, positions, reaching)
+    if regions or compiles:
         walk(module, state)
     return state
 

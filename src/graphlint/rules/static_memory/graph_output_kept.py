@@ -86,7 +86,11 @@ class GraphOutputKept(Rule):
         if key is None or not self.flow.in_replay_loop(statement):
             return
         for region in self.state.region_writes:
-            if region.kind is RegionKind.MANUAL and key in self.state.outputs(region):
+            if (
+                region.kind is RegionKind.MANUAL
+                and key in self.state.outputs(region)
+                and self.state.bound_in(expr, region) is not False
+            ):
                 self.report(
                     expr,
                     region,
