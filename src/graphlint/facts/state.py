@@ -127,6 +127,42 @@ class HostState(cst.CSTVisitor):
         ]
         return True if all(inside) else False if not any(inside) else None
 
+    def graph_slot(self, target: cst.Subscript, region: Region) -> bool:
+        """Whether ``target`` (``self.out[key]``, written under capture) is the
+        graph's own output slot: its function also stores the graph it captures
+        under the same key (``self.graphs[key] = g``). One graph per key, one output
+        per key: each replay rewrites that output in place, so storing it once, at
+        capture, is the intended pattern."""
+        graph = region.graph_expr
+        index = _index(target)
+        if graph is None or index is None:
+            return False
+        graph_key = self.key_of(graph)
+        function = self.function_of(target)
+        for writes in self.writes.values():
+            for write in writes:
+                value = write.value
+                if (
+                    value is not None
+                    and write.function is function
+                    and isinstance(write.target, cst.Subscript)
+                    and write.target is not target
+                    and (self.key_of(value) or source(value))
+                    == (graph_key or source(graph))
+                    and self._same_key(_index(write.target), index)
+                ):
+                    return True
+        return False
+
+    def _same_key(self, a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:
+        """Two indexes that hold one value: the same text, and for a local name the
+        same bindings."""
+        if a is None or source(a) != source(b):
+            return False
+        if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+            return self.reaching.of(a) == self.reaching.of(b)
+        return True
+
     def reads_variable(self, name: cst.Name) -> bool:
         """Whether ``name`` reads a variable: not a store target, ``.attr``,
         ``kw=`` or a definition's name."""
@@ -322,6 +358,13 @@ class HostState(cst.CSTVisitor):
         if isinstance(root, (cst.FunctionDef, cst.Lambda)):
             return root
         return self.function_of(root)
+
+
+def _index(target: cst.Subscript) -> cst.BaseExpression | None:
+    """The index of ``x[index]``; None for slices and several indexes."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    return target.slice[0].slice.value
 
 
 class _TestReads(cst.CSTVisitor):
