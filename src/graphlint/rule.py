@@ -111,9 +111,12 @@ class Rule(Check, cst.BatchableCSTVisitor):
     def captured(self, node: cst.CSTNode) -> Region | None:
         """The region ``node`` runs in when a capture records it once for all
         replays (manual capture, make_graphed_callables, marked); None outside
-        capture and under torch.compile, which guards Python values and recompiles."""
+        capture and under torch.compile, which guards Python values and recompiles,
+        and None behind a test that is false at the capture and every replay."""
         region = self.context.facts.region_of(node)
-        return None if region is None or region.kind.is_compile else region
+        if region is None or region.kind.is_compile:
+            return None
+        return None if self.flow.never_captured(node, region) else region
 
     @property
     def state(self) -> HostState:

@@ -45,6 +45,7 @@ from graphlint.facts.regions import Found, Region
 from graphlint.facts.scopes import Binding
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState, Key, Write, loose, same, within
+from graphlint.facts.steady import Steady
 from graphlint.facts.values import Device, Values
 
 Position = tuple[int, int]
@@ -214,6 +215,7 @@ class Flow(cst.CSTVisitor):
         self._written: dict[Function, set[Key]] | None = None
         self._graphs: dict[Region, _Graph] = {}
         self._changes: dict[tuple[Key, Region], Change | None] = {}
+        self._steady: Steady | None = None
 
     # -- the walk --------------------------------------------------------------------
     def site(self, node: cst.CSTNode) -> Site:
@@ -847,6 +849,30 @@ class Flow(cst.CSTVisitor):
                     seen.add(call.function)
                     todo.append(call.function)
         return True
+
+    def steady(self, test: cst.BaseExpression, region: Region) -> bool | None:
+        """The value a test under ``region`` has at its capture and at every replay
+        after it, when a loop counter settles it (``if step == 0:`` in a capture
+        made at ``step == K``); None otherwise."""
+        capture = self.capture_of(region)
+        if capture is None:
+            return None
+        if self._steady is None:
+            self._steady = Steady(
+                self.values,
+                self.state,
+                self.guard_tests,
+                lambda node: self.sites[node].loops if node in self.sites else (),
+            )
+        return self._steady.value(test, capture)
+
+    def never_captured(self, node: cst.CSTNode, region: Region) -> bool:
+        """Whether ``node`` (a call or a write) lies behind a test inside ``region``
+        that is steadily false for it: the capture never records it."""
+        return any(
+            self.regions.get(test) is region and self.steady(test, region) is (not want)
+            for test, want in self.guard_tests.get(node, ())
+        )
 
     def in_replay_loop(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a call or a write) runs in a loop that also replays a

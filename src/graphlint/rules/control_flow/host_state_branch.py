@@ -32,7 +32,7 @@ class HostStateBranch(Rule):
 
     def check(self, test: cst.BaseExpression) -> None:
         region = self.captured(test)
-        if region is None:
+        if region is None or self.flow.steady(test, region) is not None:
             return
         for read in self.state.tests.get(test, ()):
             key = self.state.reads.get(read)

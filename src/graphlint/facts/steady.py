@@ -1,0 +1,202 @@
+"""Steady tests: branches under capture that a loop counter settles.
+
+A training loop often captures at one iteration and replays at the later ones:
+``for step in range(n): ... if step == K: capture ... else: replay``. A test of
+``step`` inside the captured code (``if step == 0:``) is then evaluated once, at
+``step == K``, and the replays run at ``step >= K``: when the test has the same
+value over all of those iterations, the branch taken at capture is the one every
+replay wants. The counter must be the index of ``for step in range(...)`` (it only
+grows, by a positive step) and nothing else may write it; the capture's iteration
+must be pinned by an ``==`` test of the counter on the capture's path (on the
+``with`` itself, or on the binding of the context it enters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import libcst as cst
+
+from graphlint.facts.reaching import Reaching
+from graphlint.facts.regions import Region
+from graphlint.facts.state import HostState, Key
+from graphlint.facts.values import Values
+
+Condition = tuple[cst.BaseExpression, bool]
+_FLIP = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: ">",
+    cst.LessThanEqual: ">=",
+    cst.GreaterThan: "<",
+    cst.GreaterThanEqual: "<=",
+}
+_OPS = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+}
+
+
+class Steady:
+    """Answers ``value(test, capture)``; built by ``Flow`` once its walk is done."""
+
+    def __init__(
+        self,
+        values: Values,
+        state: HostState,
+        guard_tests: Mapping[cst.CSTNode, Sequence[Condition]],
+        loops_of: Callable[[cst.CSTNode], Sequence[cst.CSTNode]],
+    ) -> None:
+        self.values = values
+        self.state = state
+        self.reaching: Reaching = state.reaching
+        self.guard_tests = guard_tests
+        self.loops_of = loops_of  # the loops around a node, outermost first
+
+    def value(self, test: cst.BaseExpression, capture: Region) -> bool | None:
+        """The value ``test`` has at the capture and at every replay after it, when
+        a loop counter settles it; None otherwise."""
+        compared = _compared(test)
+        if compared is None:
+            return None
+        name, op, other = compared
+        bound = self._constant(other)
+        key = self.state.key_of(name)
+        if bound is None or key is None or not self._counter(key, capture):
+            return None
+        at = self._captured_at(key, capture)
+        if at is None:
+            return None
+        # the capture runs at ``at``, the replays at ``at`` and after
+        if op == "==":
+            return False if bound < at else None
+        if op == "!=":
+            return True if bound < at else None
+        if op in ("<", "<="):
+            return False if bound < at or (op == "<" and bound == at) else None
+        return True if bound < at or (op == ">=" and bound == at) else None
+
+    def _counter(self, key: Key, capture: Region) -> bool:
+        """Whether ``key`` is only ever written as the index of a ``for ... in
+        range(...)`` with a positive step that encloses the capture."""
+        writes = self.state.writes.get(key, [])
+        if len(writes) != 1 or writes[0].how != "iterate":
+            return False
+        loops = self.loops_of(writes[0].target)
+        loop = loops[-1] if loops else None
+        if not isinstance(loop, cst.For) or loop.target is not writes[0].target:
+            return False
+        root = capture.root
+        if root is None or loop not in self.loops_of(root):
+            return False
+        call = loop.iter
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value == "range"
+            and not self._bound(call.func)  # the builtin
+        ):
+            return False
+        if len(call.args) == 3:
+            step = self._constant(call.args[2].value)
+            return step is not None and step > 0
+        return 1 <= len(call.args) <= 2 and all(a.keyword is None for a in call.args)
+
+    def _bound(self, name: cst.Name) -> bool:
+        scope = self.values.scope_of.get(name)
+        return scope is None or scope.lookup(name.value) is not None
+
+    def _captured_at(self, key: Key, capture: Region) -> int | None:
+        """The counter's value whenever the capture runs: an ``==`` test of it that
+        must hold on the way to the capture."""
+        root = capture.root
+        if root is None:
+            return None
+        conditions = list(self.guard_tests.get(root, ()))
+        if isinstance(
+            root, cst.With
+        ):  # ``ctx = torch.cuda.graph(g)`` ... ``with ctx:``
+            for item in root.items:
+                if isinstance(item.item, cst.Name):
+                    for binding in self.reaching.of(item.item) or ():
+                        made = self.reaching.value(binding)
+                        if made is not None:
+                            conditions.extend(self.guard_tests.get(made, ()))
+        for test, want in conditions:
+            for part, holds in _facts(test, want):
+                compared = _compared(part)
+                if compared is None:
+                    continue
+                name, op, other = compared
+                if (op, holds) in (("==", True), ("!=", False)) and self.state.key_of(
+                    name
+                ) == key:
+                    found = self._constant(other)
+                    if found is not None:
+                        return found
+        return None
+
+    def _constant(self, expr: cst.BaseExpression) -> int | None:
+        """An integer literal, or a name whose every binding it can see is one
+        literal (``CAPTURE_ITERATION = 11``)."""
+        if isinstance(expr, cst.Integer):
+            return int(expr.evaluated_value)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(
+            expr.operator, cst.Minus
+        ):
+            inner = self._constant(expr.expression)
+            return -inner if inner is not None else None
+        if not isinstance(expr, cst.Name):
+            return None
+        defs = self.reaching.of(expr)
+        values: list[cst.CSTNode | None]
+        if defs is None:
+            scope = self.values.scope_of.get(expr)
+            bindings = scope.lookup(expr.value) if scope is not None else None
+            values = [b.value if b.how == "assign" else None for b in bindings or ()]
+        else:
+            values = [self.reaching.value(d) for d in defs]
+        found = {
+            int(v.evaluated_value) if isinstance(v, cst.Integer) else None
+            for v in values
+        }
+        if len(found) != 1:
+            return None
+        return found.pop()
+
+
+def _compared(
+    test: cst.BaseExpression,
+) -> tuple[cst.Name, str, cst.BaseExpression] | None:
+    """``name OP other`` (or ``other OP name``, turned round), one comparison."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    left, right = test.left, target.comparator
+    if isinstance(left, cst.Name) and type(target.operator) in _OPS:
+        return left, _OPS[type(target.operator)], right
+    if isinstance(right, cst.Name) and type(target.operator) in _FLIP:
+        return right, _FLIP[type(target.operator)], left
+    return None
+
+
+def _facts(
+    test: cst.BaseExpression, want: bool
+) -> list[tuple[cst.BaseExpression, bool]]:
+    """Parts of ``test`` whose value is known when ``test`` has value ``want``: the
+    operands of a true ``and`` (a false ``or``) hold (fail), ``not`` turns round."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _facts(test.expression, not want)
+    if isinstance(test, cst.BooleanOperation):
+        joins = isinstance(test.operator, cst.And)
+        if joins == want:  # a true ``and``, a false ``or``: both sides have ``want``
+            return [*_facts(test.left, want), *_facts(test.right, want)]
+        return []
+    return [(test, want)]
+
+
+__all__ = ["Steady"]

@@ -1,0 +1,73 @@
+"""Steady tests (facts/steady.py): a branch under a capture made at one iteration
+of a counting loop, whose test has the same value at every later replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import lint
+
+LOOP = """
+import torch
+
+def train(model, x, n, g):
+    CAPTURE = 3
+    for step in range(n):{bump}
+        if step == CAPTURE:
+            with torch.cuda.graph(g):
+                if {test}:
+                    x.mul_(2)
+        g.replay()
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "steady"),
+    [
+        ("step == 0", True),  # false at 3 and after
+        ("step != 1", True),
+        ("step < 3", True),
+        ("step <= 2", True),
+        ("step > 2", True),
+        ("step >= 3", True),
+        ("0 == step", True),
+        ("step == 5", False),  # false at capture, true at the replay of step 5
+        ("step < 4", False),
+        ("step > 3", False),
+        ("step >= 4", False),
+        ("step % 2 == 0", False),
+    ],
+)
+def test_a_counter_settles_tests_against_constants(test: str, steady: bool) -> None:
+    found = lint(LOOP.format(bump="", test=test), "GL203")
+    assert (not found) is steady
+
+
+def test_a_counter_written_elsewhere_settles_nothing() -> None:
+    bumped = LOOP.format(bump="\n        step += 1", test="step == 0")
+    assert lint(bumped, "GL203")
+
+
+def test_a_capture_not_pinned_to_one_iteration_settles_nothing() -> None:
+    source = LOOP.format(bump="", test="step == 0").replace("step == CAPTURE", "ready")
+    assert lint(source, "GL203")
+
+
+def test_a_steadily_false_branch_is_not_captured() -> None:
+    source = """
+    import torch
+
+    def train(model, x, n, g):
+        log = []
+        for step in range(0, n, 2):
+            if step == 4:
+                with torch.cuda.graph(g):
+                    y = model(x)
+                    if step == 0:
+                        log.append(y)
+            g.replay()
+        return log
+    """
+    assert not lint(source, "GL404")
+    assert lint(source.replace("step == 0", "step == 6"), "GL404")
+    assert lint(source.replace("0, n, 2", "n, 0, -1"), "GL404")  # counts down
