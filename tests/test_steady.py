@@ -71,3 +71,39 @@ def test_a_steadily_false_branch_is_not_captured() -> None:
     assert not lint(source, "GL404")
     assert lint(source.replace("step == 0", "step == 6"), "GL404")
     assert lint(source.replace("0, n, 2", "n, 0, -1"), "GL404")  # counts down
+
+
+SETTLE = """
+import torch
+
+seen = set()
+cache = {{}}
+w = torch.ones(2, device="cuda")
+k = 1
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    if {test}:
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "body", "settled"),
+    [
+        ("k not in seen", "w.sum().item(); seen.add(k)", True),
+        ("k not in cache", "cache[k] = w.sum().item()", True),
+        ("cache.get('n') is None", "w.sum().item()", False),
+        ("k not in seen", "w.sum().item(); seen.add(k + 1)", False),
+        ("k in seen", "w.sum().item(); seen.add(k)", False),
+        ("not cache", "w.sum().item(); cache = {'a': 1}", True),
+        ("not cache", "w.sum().item(); cache = {}", False),
+        ("cache", "w.sum().item(); cache = {}", True),
+        ("cache['n'] is None", "w.sum().item(); cache['n'] = 3", True),
+        ("cache['n'] is not None", "w.sum().item(); cache['n'] = 3", False),
+    ],
+)
+def test_a_block_that_settles_its_test_is_not_captured(
+    test: str, body: str, settled: bool
+) -> None:
+    found = lint(SETTLE.format(test=test, body=body), "GL101")
+    assert (not found) is settled

@@ -105,18 +105,25 @@ class Rule(Check, cst.BatchableCSTVisitor):
 
     # -- facts ---------------------------------------------------------------------
     def region(self, node: cst.CSTNode) -> Region | None:
-        """The capture region ``node`` runs in, or None outside capture."""
-        return self.context.facts.region_of(node)
+        """The capture region ``node`` runs in, or None outside capture and behind
+        a test that is false whenever the capture records (see ``Flow.never_captured``;
+        under torch.compile, which traces what the first call runs, there is none)."""
+        region = self.context.facts.region_of(node)
+        if region is None or region.kind.is_compile:
+            return region
+        return None if self.flow.never_captured(node, region) else region
+
+    def in_region_code(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is part of a region's code, recorded by the capture or
+        not (``region`` says None behind a test that is false at capture)."""
+        return self.context.facts.region_of(node) is not None
 
     def captured(self, node: cst.CSTNode) -> Region | None:
         """The region ``node`` runs in when a capture records it once for all
         replays (manual capture, make_graphed_callables, marked); None outside
-        capture and under torch.compile, which guards Python values and recompiles,
-        and None behind a test that is false at the capture and every replay."""
-        region = self.context.facts.region_of(node)
-        if region is None or region.kind.is_compile:
-            return None
-        return None if self.flow.never_captured(node, region) else region
+        capture and under torch.compile, which guards Python values and recompiles."""
+        region = self.region(node)
+        return None if region is None or region.kind.is_compile else region
 
     @property
     def state(self) -> HostState:

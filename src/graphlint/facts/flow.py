@@ -45,7 +45,7 @@ from graphlint.facts.regions import Found, Region
 from graphlint.facts.scopes import Binding
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState, Key, Write, loose, same, within
-from graphlint.facts.steady import Steady
+from graphlint.facts.steady import Settled, Steady
 from graphlint.facts.values import Device, Values
 
 Position = tuple[int, int]
@@ -216,6 +216,7 @@ class Flow(cst.CSTVisitor):
         self._graphs: dict[Region, _Graph] = {}
         self._changes: dict[tuple[Key, Region], Change | None] = {}
         self._steady: Steady | None = None
+        self._settled: Settled | None = None
 
     # -- the walk --------------------------------------------------------------------
     def site(self, node: cst.CSTNode) -> Site:
@@ -266,6 +267,8 @@ class Flow(cst.CSTVisitor):
             self.site(node)
             if self._tests[-1]:
                 self.guard_tests[node] = self._tests[-1]
+        elif isinstance(node, cst.BaseSmallStatement) and self._tests[-1]:
+            self.guard_tests[node] = self._tests[-1]  # rules report statements too
         if isinstance(node, cst.Return):
             self._returns.setdefault(self._functions[-1], []).append(node.value)
         if isinstance(node, cst.Call):
@@ -868,9 +871,16 @@ class Flow(cst.CSTVisitor):
 
     def never_captured(self, node: cst.CSTNode, region: Region) -> bool:
         """Whether ``node`` (a call or a write) lies behind a test inside ``region``
-        that is steadily false for it: the capture never records it."""
+        that is false at capture: steadily (a loop counter), or because the block
+        behind it settles it and warm-up ran that block first."""
+        if self._settled is None:
+            self._settled = Settled(self.state, self._conditions)
         return any(
-            self.regions.get(test) is region and self.steady(test, region) is (not want)
+            self.regions.get(test) is region
+            and (
+                self.steady(test, region) is (not want)
+                or self._settled.settles(test, want)
+            )
             for test, want in self.guard_tests.get(node, ())
         )
 

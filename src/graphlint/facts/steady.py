@@ -1,4 +1,4 @@
-"""Steady tests: branches under capture that a loop counter settles.
+"""Steady and settled tests: branches under capture whose outcome is known.
 
 A training loop often captures at one iteration and replays at the later ones:
 ``for step in range(n): ... if step == K: capture ... else: replay``. A test of
@@ -9,6 +9,11 @@ replay wants. The counter must be the index of ``for step in range(...)`` (it on
 grows, by a positive step) and nothing else may write it; the capture's iteration
 must be pinned by an ``==`` test of the counter on the capture's path (on the
 ``with`` itself, or on the binding of the context it enters).
+
+A block that settles its own test (``if cache["dirty"]: ...; cache["dirty"] =
+False``, ``if p != cache["p"]: cache["p"] = p``, lazy set-up behind ``is None``,
+``not hasattr`` or ``k not in``) is run by warm-up, which leaves the test false: the
+capture skips it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 import libcst as cst
 
 from graphlint.facts.reaching import Reaching
-from graphlint.facts.regions import Region
+from graphlint.facts.regions import Region, source
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.values import Values
 
@@ -199,4 +204,137 @@ def _facts(
     return [(test, want)]
 
 
-__all__ = ["Steady"]
+class Settled:
+    """Blocks that settle their own test: ``if cache["dirty"]: ...;
+    cache["dirty"] = False``. Warm-up runs such a block and leaves its test false;
+    the capture then skips it. (A reset between replays is GL203's, on the test.)"""
+
+    def __init__(
+        self,
+        state: HostState,
+        conditions: Mapping[cst.CSTNode, Sequence[Condition]],
+    ) -> None:
+        self.state = state
+        self.reaching = state.reaching
+        # each test, with the value it must have, -> the block that runs then
+        self.blocks: dict[tuple[cst.BaseExpression, bool], cst.CSTNode] = {}
+        for block, tests in conditions.items():
+            for test, holds in tests:
+                if isinstance(block, (cst.IndentedBlock, cst.Else)):
+                    self.blocks.setdefault((test, holds), block)
+
+    def settles(self, test: cst.BaseExpression, holds: bool) -> bool:
+        """Whether the block that runs when ``test`` is ``holds`` makes it false."""
+        block = self.blocks.get((test, holds))
+        if block is None:
+            return False
+        if isinstance(block, cst.Else):
+            block = block.body
+        if not isinstance(block, cst.IndentedBlock):
+            return False
+        body = block.body
+        writes = [
+            small
+            for line in body
+            if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body
+        ]
+        return any(self._undoes(test, holds, w) for w in writes)
+
+    def _undoes(
+        self, test: cst.BaseExpression, holds: bool, write: cst.BaseSmallStatement
+    ) -> bool:
+        """Whether ``write``, run when ``test`` is ``holds``, leaves it not so."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._undoes(test.expression, not holds, write)
+        if isinstance(write, cst.Expr) and isinstance(write.value, cst.Call):
+            return self._adds(test, holds, write.value)
+        if not isinstance(write, cst.Assign) or len(write.targets) != 1:
+            return False
+        target, value = write.targets[0].target, write.value
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            left, right = test.left, test.comparisons[0].comparator
+            if isinstance(op, (cst.Is, cst.Equal, cst.IsNot, cst.NotEqual)):
+                missing = isinstance(op, (cst.Is, cst.Equal)) == holds
+                if _is_none(right) and self._same(left, target):
+                    return missing and not _is_none(value)  # ``x is None``
+                if not missing:  # ``a != cache["key"]``: store it, then equal
+                    return any(
+                        self._same(mine, target) and source(other) == source(value)
+                        for mine, other in ((left, right), (right, left))
+                    )
+                return False
+            if isinstance(op, (cst.In, cst.NotIn)):  # ``k not in cache``
+                absent = isinstance(op, cst.NotIn) == holds
+                return (
+                    absent
+                    and isinstance(target, cst.Subscript)
+                    and self._same(right, target.value)
+                    and _indexsource(target) == source(left)
+                )
+            return False
+        if isinstance(test, cst.Call) and source(test.func) == "hasattr":
+            args = test.args
+            return (
+                not holds
+                and len(args) == 2
+                and isinstance(target, cst.Attribute)
+                and isinstance(args[1].value, cst.SimpleString)
+                and args[1].value.evaluated_value == target.attr.value
+                and self._same(args[0].value, target.value)
+            )
+        truth = _truth(value)  # ``if dirty: ...; dirty = False``
+        return truth is not None and truth is not holds and self._same(test, target)
+
+    def _adds(self, test: cst.BaseExpression, holds: bool, call: cst.Call) -> bool:
+        """``if k not in seen: ...; seen.add(k)``."""
+        func = call.func
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
+            and isinstance(func, cst.Attribute)
+            and func.attr.value in ("add", "append", "setdefault")
+            and call.args
+        ):
+            return False
+        absent = isinstance(test.comparisons[0].operator, cst.NotIn) == holds
+        return (
+            absent
+            and self._same(test.comparisons[0].comparator, func.value)
+            and source(call.args[0].value) == source(test.left)
+        )
+
+    def _same(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+        """Two expressions naming one location (``self.ready``, ``cache["k"]``)."""
+        key = self.state.key_of(a)
+        return (
+            key is not None and key == self.state.key_of(b) and source(a) == source(b)
+        )
+
+
+def _indexsource(target: cst.Subscript) -> str | None:
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    return source(target.slice[0].slice.value)
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _truth(expr: cst.BaseExpression) -> bool | None:
+    """The truth value of a literal: ``False``, ``None``, ``0``, ``""``, ``[]``..."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value) != 0
+    if isinstance(expr, cst.SimpleString):
+        return bool(expr.evaluated_value)
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return bool(expr.elements)
+    return None
+
+
+__all__ = ["Settled", "Steady"]

@@ -28,7 +28,7 @@ class LearningRateChanged(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         found = method(node)
-        if found is None or found[1] != "step" or self.region(node) is not None:
+        if found is None or found[1] != "step" or self.in_region_code(node):
             return
         scheduler = self.value(found[0])
         if not (scheduler.cls or "").startswith("torch.optim.lr_scheduler."):
@@ -39,7 +39,7 @@ class LearningRateChanged(Rule):
         self.check(node, target or (args[0] if args else None))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self.region(node) is not None:
+        if self.in_region_code(node):
             return
         for target in node.targets:
             t = target.target

@@ -68,7 +68,7 @@ class RngStateRestored(Rule):
         is one read outside any capture; None where any is read under capture (a
         fork and restore) or is anything else (not known: not reported)."""
         calls = [self._getter(v) for v in self._values(state)]
-        if not calls or any(c is None or self.region(c) is not None for c in calls):
+        if not calls or any(c is None or self.in_region_code(c) for c in calls):
             return None
         return calls[0]
 

@@ -49,7 +49,7 @@ class GraphOutputKept(Rule):
         if not self.flow.compiled_calls or not self.state.reads_variable(node):
             return
         found = self.flow.overwritten(node)
-        if found is None or self.region(node) is not None:
+        if found is None or self.in_region_code(node):
             return
         first, later, region = found
         line = self.context.positions[node].start.line
@@ -74,7 +74,7 @@ class GraphOutputKept(Rule):
                 return
 
     def check(self, expr: cst.BaseExpression, statement: cst.CSTNode) -> None:
-        if self.region(statement) is not None:
+        if self.in_region_code(statement):
             return
         value = self.value(expr)
         if not value.is_tensor and value.kind is not Kind.UNKNOWN:
@@ -129,7 +129,7 @@ class GraphOutputKept(Rule):
         (measured: "accessing tensor output of CUDAGraphs that has been overwritten
         by a subsequent run")."""
         call = self.flow.sites[node]
-        if not call.loops or self.region(node) is not None:
+        if not call.loops or self.in_region_code(node):
             return
         for arg in node.args:
             found = self.flow.compiled_output(arg.value)
