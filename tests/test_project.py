@@ -696,3 +696,106 @@ def test_a_reached_call_over_the_budget_is_shown_with_its_region(
     assert "pkg/helpers.py:1:1: GL005" in out
     assert "resolving a call of `b` took over 200 steps" in out
     assert "region at train.py:7, reached from train.py:8 via step()]" in out
+
+
+# -- names bound many times, some bindings reading the name itself (issue #27) ---------
+REBINDINGS = [
+    "{0} = {0}.float()",
+    "{0} = {0}[0]",
+    "{0} = {0}.to(x)",
+    "{0} = {0}.reshape(4)",
+    "{0} = {0}.contiguous()",
+    "{0} = {0}.view(-1)",
+]
+
+REBOUND = """\
+import torch
+
+
+class Local(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()  # expect: GL101
+
+
+class Pair(torch.nn.Module):
+    def forward(self, x):
+        return x.tolist()  # expect: GL101
+
+
+class Attr(torch.nn.Module):
+    def forward(self, x):
+        return x * x.max().item()  # expect: GL101
+
+
+class Global(torch.nn.Module):
+    def forward(self, x):
+        return x * x.min().item()  # expect: GL101
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Attr()
+{attribute}
+
+    def forward(self, x):
+        return self.block(x)
+
+
+glob = Global()
+{glob}
+
+
+def step(x, net):
+    out = Local()
+{local}
+    q = Pair()
+    k = q.view(-1)
+    q = k.float()
+    k = q[0]
+    q = k.to(x)
+    out(x)
+    q(x)
+    k(x)
+    glob(x)
+    return net(x)
+
+
+x = torch.zeros(4, device="cuda")
+net = Net()
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    step(x, net)
+"""
+
+
+@pytest.mark.parametrize("repeats", [1, 8])
+def test_names_rebound_from_themselves_resolve_in_few_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repeats: int
+) -> None:
+    """``out = out.view(...)``, ``out = out[0]`` ...: each binding that reads the
+    name used to evaluate all of its bindings again, down to the depth limit, so
+    six of them took 6**8 steps per call (GL005 on TransformerEngine's attention
+    backends, torch._dynamo.utils.same). Each binding is now evaluated once per
+    call: up to 48 of them per name, in a local, ``self.block`` and a module-level
+    name, and a pair of locals that read each other, resolve within a budget of
+    1,000 steps, and every model they hold is reached."""
+    from graphlint.project import reach  # noqa: PLC0415
+
+    monkeypatch.setattr(reach, "BUDGET", 1_000)
+
+    def rebound(name: str, indent: str) -> str:
+        lines = [indent + line.format(name) for line in REBINDINGS] * repeats
+        return "\n".join(lines)
+
+    source = REBOUND.format(
+        attribute=rebound("self.block", " " * 8),
+        glob=rebound("glob", ""),
+        local=rebound("out", " " * 4),
+    )
+    (tmp_path / "case.py").write_text(source)
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
+    }
+    assert got == set(expectations(source))  # no GL005, every model reached
