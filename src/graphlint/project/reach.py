@@ -90,6 +90,19 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """A call whose resolution went over the budget (``BUDGET``): not followed;
+    or, with ``guard``, one in a condition of the call at ``line``, which was then
+    not taken for a capture check."""
+
+    path: str  # the file that makes it
+    line: int
+    col: int
+    callee: str  # dotted, as written
+    guard: bool = False
+
+
+@dataclass(frozen=True)
 class Reached:
     """How a function comes to run under capture: its region and the calls to it."""
 
@@ -308,14 +321,14 @@ class Project:
         self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
-        self.abandoned: list[tuple[str, str]] = []  # (file, callee) over the budget
+        self.abandoned: list[Dropped] = []  # calls over the budget, in order found
         # the modules whose file gave no summary, with that file
         self._unsummarised: dict[str, Path] = {}
         # how regions reach what could not be analysed, for its GL0xx: the calls
         # into each module that could not be summarised, by its file, and the
-        # calls over the budget in reached code, by (file, callee)
+        # calls over the budget in reached code, by the file that makes them
         self.blocked: dict[Path, list[Reached]] = {}
-        self.abandoned_by: dict[tuple[str, str], list[Reached]] = {}
+        self.abandoned_by: dict[str, list[Reached]] = {}
         # what ``reach`` saw: the calls it did not follow, and the project functions
         # each reached function calls (its edges), by (file, function path)
         self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -882,35 +895,41 @@ class Project:
                     return
 
     def resolve(
-        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        at: tuple[int, int] = (1, 0),
+        guard: bool = False,
     ) -> list[_Fn]:
-        """The project functions a call of ``callee`` runs. One resolution has a
-        budget of steps (``BUDGET``): a module can be written to make name lookups
-        fan out without bound, and this runs in the main process. A call over the
-        budget is not followed, and ``abandoned`` says where it was."""
-        return self.resolve_why(module, fn, callee)[0]
+        """The project functions a call of ``callee`` (at the line and column
+        ``at``; ``guard``: in a condition of the call there) runs. One resolution
+        has a budget of steps (``BUDGET``): a module can be written to make name
+        lookups fan out without bound, and this runs in the main process. A call
+        over the budget is not followed, and ``abandoned`` says where it was."""
+        return self.resolve_why(module, fn, callee, at, guard)[0]
 
     def resolve_why(
-        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        at: tuple[int, int] = (1, 0),
+        guard: bool = False,
     ) -> tuple[list[_Fn], _Opaque | None]:
         """``resolve``, and when it finds nothing to follow, why (None: nothing
         that counts as not followed, a call of PyTorch or of Python itself)."""
         return self._budgeted(
             lambda: self._resolve(module, fn, callee),
-            module.path,
-            callee,
+            Dropped(module.path, *at, callee, guard),
             lambda why: ([], why),
         )
 
     def _budgeted(
-        self,
-        work: Callable[[], T],
-        path: str,
-        name: str,
-        failed: Callable[[_Opaque], T],
+        self, work: Callable[[], T], call: Dropped, failed: Callable[[_Opaque], T]
     ) -> T:
         """``work`` within one resolution's budget; ``failed(why)`` when it goes
-        over (and ``abandoned`` says where it was)."""
+        over (and ``abandoned`` then has ``call``)."""
         if self._steps is not None:  # nested (a guard helper): the outer budget
             return work()
         self._steps = 0
@@ -921,7 +940,7 @@ class Project:
             detail = "resolving it recursed too deeply (an import cycle?)"
             return failed(_Opaque(Reason.BUDGET, detail))
         except _OverBudget:
-            self.abandoned.append((path, name))
+            self.abandoned.append(call)
             return failed(
                 _Opaque(Reason.BUDGET, f"resolving it took over {BUDGET:,} steps")
             )
@@ -939,7 +958,8 @@ class Project:
             if site.path not in roots:
                 roots[site.path] = self.root_of_file(site.path)
             work = partial(self._wrapper, site, roots[site.path])
-            values = self._budgeted(work, site.path, site.compiler, lambda _: [])
+            call = Dropped(site.path, site.line, site.col, site.compiler)
+            values = self._budgeted(work, call, lambda _: [])
             label = next((label for label, _ in values if label), "")
             if not label:
                 continue
@@ -1027,21 +1047,23 @@ class Project:
         fn: FunctionSummary | None,
         callee: str,
         depth: int = 0,
+        at: tuple[int, int] = (1, 0),
     ) -> bool:
-        """Whether calling ``callee`` is true whenever the stream is capturing: a
-        capture check, directly or through a project helper whose return value is
-        one (``return torch.cuda.is_current_stream_capturing()``, not ``return not
+        """Whether calling ``callee`` (in a condition of the call at ``at``) is
+        true whenever the stream is capturing: a capture check, directly or
+        through a project helper whose return value is one (``return
+        torch.cuda.is_current_stream_capturing()``, not ``return not
         torch.cuda.is_available()``)."""
         if self.qualify(module, callee) in self.known:
             return True
         if depth > 3:
             return False
-        for target in self.resolve(module, fn, callee):
+        for target in self.resolve(module, fn, callee, at, guard=True):
             if not target.fn.returns:
                 continue
 
             def inner(name: str, target: _Fn = target) -> bool:
-                return self.is_check(target.module, target.fn, name, depth + 1)
+                return self.is_check(target.module, target.fn, name, depth + 1, at)
 
             if guards.under_capture(guards.decode(target.fn.returns), inner) is True:
                 name = target.fn.path
@@ -1049,11 +1071,13 @@ class Project:
                 return True
         return False
 
-    def guarded(self, target: _Fn, encoded: tuple[str, ...]) -> bool:
-        """Whether a call under these guards never runs while capturing."""
-        return bool(encoded) and guards.never_under_capture(
-            [guards.decode(g) for g in encoded],
-            lambda name: self.is_check(target.module, target.fn, name),
+    def guarded(self, target: _Fn, site: CallSite) -> bool:
+        """Whether a call ``target`` makes never runs while capturing, by its
+        guards."""
+        at = (site.line, site.col)
+        return bool(site.guards) and guards.never_under_capture(
+            [guards.decode(g) for g in site.guards],
+            lambda name: self.is_check(target.module, target.fn, name, at=at),
         )
 
     def checks(self) -> frozenset[str]:
@@ -1087,7 +1111,9 @@ class Project:
         if site.computed:
             why = _Opaque(Reason.COMPUTED, "the callee is an expression")
         else:
-            targets, why = self.resolve_why(module, fn, site.callee)
+            targets, why = self.resolve_why(
+                module, fn, site.callee, (site.line, site.col)
+            )
         lazy = [t for t in targets if not self.is_eager(t)]
         if targets and not lazy:
             names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in targets)
@@ -1129,9 +1155,9 @@ class Project:
         elif (
             how is not None
             and why.reason is Reason.BUDGET
-            and (path, site.callee) in self.abandoned
+            and Dropped(path, site.line, site.col, site.callee) in self.abandoned
         ):
-            self.abandoned_by.setdefault((path, site.callee), []).append(how)
+            self.abandoned_by.setdefault(path, []).append(how)
 
     @property
     def unfollowed(self) -> list[Unfollowed]:
@@ -1223,7 +1249,8 @@ class Project:
                 if (
                     site.arguments is not None
                     and site.callee.rpartition(".")[2] == name
-                    and target in self.resolve(module, caller, site.callee)
+                    and target
+                    in self.resolve(module, caller, site.callee, (site.line, site.col))
                 ):
                     self.pass_arguments(target, site.arguments, module, caller)
 
@@ -1237,7 +1264,11 @@ class Project:
         self._reading = key
         try:
             for site in target.fn.calls:
-                if self.guarded(target, site.guards):
+                dropped = len(self.abandoned)
+                skipped = self.guarded(target, site)
+                if len(self.abandoned) > dropped:  # a condition over the budget
+                    self.abandoned_by.setdefault(key[0], []).append(how)
+                if skipped:
                     continue
                 callees = self._follow(
                     target.module,
@@ -1368,4 +1399,4 @@ def _arguments(fn: FunctionSummary, site: CompileSite) -> dict[str, str]:
     return found
 
 
-__all__ = ["BUDGET", "Entry", "Loader", "Project", "Reached"]
+__all__ = ["BUDGET", "Dropped", "Entry", "Loader", "Project", "Reached"]
