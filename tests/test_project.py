@@ -668,6 +668,33 @@ def test_reached_outcomes_in_lsp_name_the_call_that_reaches_them(
     assert hop["location"]["range"]["start"] == {"line": 7, "character": 8}
 
 
+def test_a_condition_over_the_budget_is_shown_at_the_call_it_guards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check()`` resolves, but whether it is a capture check needs ``pick``, bound
+    300 times: the call it guards is followed as if it were not one, and GL005
+    says so there, once, with the call of ``pick`` in ``check`` counted."""
+    from graphlint.project import reach  # noqa: PLC0415
+
+    monkeypatch.setattr(reach, "BUDGET", 200)
+    functions = "".join(f"def f{i}():\n    return True\n" for i in range(300))
+    picks = "".join(f"pick = f{i}\n" for i in range(300))
+    step = "def step(x):\n    if check():\n        torch.cuda.synchronize()\n"
+    check = "def check():\n    return pick()\n"
+    helpers = f"import torch\n{functions}{picks}{step}{check}"
+    project = _reaching(tmp_path / "p", helpers.encode())
+    _, out, _ = run("check", "--no-cache", "train.py", cwd=project)
+    (line,) = [line for line in out.splitlines() if " GL005 " in line]
+    assert line == (
+        "pkg/helpers.py:904:9: GL005 a condition of this call calls `pick`, which "
+        "was not resolved within 200 steps, so the condition was not taken for a "
+        "capture check; 1 more in this file went over too (line 906); the rest of "
+        "the file was checked [torch.cuda.graph region at train.py:7, reached from "
+        "train.py:8 via step()]"
+    )
+    assert "pkg/helpers.py:904:9: GL103" in out
+
+
 def test_each_file_whose_regions_reach_an_unanalysed_module_is_told(
     tmp_path: Path,
 ) -> None:
@@ -683,16 +710,125 @@ def test_each_file_whose_regions_reach_an_unanalysed_module_is_told(
 def test_a_reached_call_over_the_budget_is_shown_with_its_region(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The region's call resolves; the helper's own call fans out past the budget:
-    GL005 on the helper's file, shown with the named file's region."""
+    """The region's call resolves; the helper's own calls fan out past the budget:
+    one GL005 on the helper's file, at the first of them, which says what was not
+    followed and how many calls, shown with the named file's region."""
     from graphlint.project import reach  # noqa: PLC0415
 
     monkeypatch.setattr(reach, "BUDGET", 200)
     functions = [f"def f{i}(x):\n    return x\n" for i in range(300)]
     every = ", ".join(f"f{i}" for i in range(300))
-    fan = f"{''.join(functions)}def step(x):\n    for b in ({every}):\n        b(x)\n"
+    calls = "        b(x)\n        b.run(x)\n        b(x + 1)\n"
+    fan = f"{''.join(functions)}def step(x):\n    for b in ({every}):\n{calls}"
     project = _reaching(tmp_path / "p", fan.encode())
     _, out, _ = run("check", "--no-cache", "train.py", cwd=project)
-    assert "pkg/helpers.py:1:1: GL005" in out
-    assert "resolving a call of `b` took over 200 steps" in out
-    assert "region at train.py:7, reached from train.py:8 via step()]" in out
+    (line,) = [line for line in out.splitlines() if " GL005 " in line]
+    assert line == (
+        "pkg/helpers.py:603:9: GL005 call of `b` not followed: resolving it took "
+        "over 200 steps, so the project code it may run was not checked; 2 more in "
+        "this file went over too (lines 604, 605); the rest of the file was checked "
+        "[torch.cuda.graph region at train.py:7, reached from train.py:8 via step()]"
+    )
+
+
+# -- names bound many times, some bindings reading the name itself (issue #27) ---------
+REBINDINGS = [
+    "{0} = {0}.float()",
+    "{0} = {0}[0]",
+    "{0} = {0}.to(x)",
+    "{0} = {0}.reshape(4)",
+    "{0} = {0}.contiguous()",
+    "{0} = {0}.view(-1)",
+]
+
+REBOUND = """\
+import torch
+
+
+class Local(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()  # expect: GL101
+
+
+class Pair(torch.nn.Module):
+    def forward(self, x):
+        return x.tolist()  # expect: GL101
+
+
+class Attr(torch.nn.Module):
+    def forward(self, x):
+        return x * x.max().item()  # expect: GL101
+
+
+class Global(torch.nn.Module):
+    def forward(self, x):
+        return x * x.min().item()  # expect: GL101
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Attr()
+{attribute}
+
+    def forward(self, x):
+        return self.block(x)
+
+
+glob = Global()
+{glob}
+
+
+def step(x, net):
+    out = Local()
+{local}
+    q = Pair()
+    k = q.view(-1)
+    q = k.float()
+    k = q[0]
+    q = k.to(x)
+    out(x)
+    q(x)
+    k(x)
+    glob(x)
+    return net(x)
+
+
+x = torch.zeros(4, device="cuda")
+net = Net()
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    step(x, net)
+"""
+
+
+@pytest.mark.parametrize("repeats", [1, 8])
+def test_names_rebound_from_themselves_resolve_in_few_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repeats: int
+) -> None:
+    """``out = out.view(...)``, ``out = out[0]`` ...: each binding that reads the
+    name used to evaluate all of its bindings again, down to the depth limit, so
+    six of them took 6**8 steps per call (GL005 on TransformerEngine's attention
+    backends, torch._dynamo.utils.same). Each binding is now evaluated once per
+    call: up to 48 of them per name, in a local, ``self.block`` and a module-level
+    name, and a pair of locals that read each other, resolve within a budget of
+    1,000 steps, and every model they hold is reached."""
+    from graphlint.project import reach  # noqa: PLC0415
+
+    monkeypatch.setattr(reach, "BUDGET", 1_000)
+
+    def rebound(name: str, indent: str) -> str:
+        lines = [indent + line.format(name) for line in REBINDINGS] * repeats
+        return "\n".join(lines)
+
+    source = REBOUND.format(
+        attribute=rebound("self.block", " " * 8),
+        glob=rebound("glob", ""),
+        local=rebound("out", " " * 4),
+    )
+    (tmp_path / "case.py").write_text(source)
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
+    }
+    assert got == set(expectations(source))  # no GL005, every model reached

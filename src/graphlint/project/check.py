@@ -43,7 +43,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
-from graphlint.project.reach import Entry, Project, Reached
+from graphlint.project.reach import Dropped, Entry, Project, Reached
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import (
@@ -374,12 +374,14 @@ def _survey_project(
             for job, result in zip(work, checked.run(work), strict=True)
         ]
         read.extend([*(job.path for job in work), *summaries.read, *project.looked])
+    dropped: dict[str, list[Dropped]] = {}  # once per file
+    for call in dict.fromkeys(project.abandoned):
+        dropped.setdefault(call.path, []).append(call)
     abandoned = [
         _reached_by(
-            FileResult(path, (_abandoned(path, callee),)),
-            project.abandoned_by.get((path, callee), ()),
+            FileResult(path, (_abandoned(calls),)), project.abandoned_by.get(path, ())
         )
-        for path, callee in dict.fromkeys(project.abandoned)
+        for path, calls in dropped.items()
     ]
     failed = [
         _reached_by(result, project.blocked.get(path, ()))
@@ -552,12 +554,33 @@ def _missing(
     return f"{module.path} defines no function {qualname}"
 
 
-def _abandoned(path: str, callee: str) -> Diagnostic:
-    detail = (
-        f"resolving a call of `{callee}` took over {reach.BUDGET:,} steps: "
-        "the code it calls was not followed"
+def _abandoned(calls: list[Dropped]) -> Diagnostic:
+    """GL005 at the first of a file's calls whose resolution went over the budget:
+    the file was analysed; what those calls run was not followed."""
+    first, *rest = sorted(calls, key=lambda c: (c.line, c.col, c.guard, c.callee))
+    steps = f"{reach.BUDGET:,} steps"
+    if first.guard:  # the call itself is followed
+        message = (
+            f"a condition of this call calls `{first.callee}`, which was not "
+            f"resolved within {steps}, so the condition was not taken for a capture "
+            "check"
+        )
+    else:
+        message = (
+            f"call of `{first.callee}` not followed: resolving it took over {steps}, "
+            "so the project code it may run was not checked"
+        )
+    if rest:
+        numbers = list(dict.fromkeys(str(c.line) for c in rest))
+        lines = numbers[:3] + ["..."] * (len(numbers) > 3)
+        where = f"lines {', '.join(lines)}" if len(lines) > 1 else f"line {lines[0]}"
+        message += f"; {len(rest)} more in this file went over too ({where})"
+    message += "; the rest of the file was checked"
+    found = tool_diagnostic(
+        ParserLimitExceeded, first.path, first.line, first.col, detail=""
     )
-    return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
+    hint = "Please report the call: ordinary code resolves in far fewer steps"
+    return replace(found, message=message, fix_hint=hint)
 
 
 def _reached_by(result: FileResult, hows: Iterable[Reached]) -> FileResult:

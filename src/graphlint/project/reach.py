@@ -54,8 +54,11 @@ from graphlint.read import overlay_contents
 
 T = TypeVar("T")
 
-_MAX_DEPTH = 24  # resolution steps for one name: ends cycles such as ``h = h.float()``
+_MAX_DEPTH = 24  # resolution steps for one name: ends chains too long to follow
 BUDGET = 100_000  # steps for one call: real calls take tens
+# passes over a binding that depends on itself (``h = h.float()``): each starts from
+# what the last one found, until no new project value appears
+_ROUNDS = 4
 
 
 class _OverBudget(Exception):
@@ -84,6 +87,19 @@ class Entry:
     def region(self) -> tuple[str, int, str, str]:
         """The key of its region (``RegionSite.key``)."""
         return (self.path, self.region_line, self.kind, self.label)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A call whose resolution went over the budget (``BUDGET``): not followed;
+    or, with ``guard``, one in a condition of the call at ``line``, which was then
+    not taken for a capture check."""
+
+    path: str  # the file that makes it
+    line: int
+    col: int
+    callee: str  # dotted, as written
+    guard: bool = False
 
 
 @dataclass(frozen=True)
@@ -184,6 +200,102 @@ class _Passed:
 
 _MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
 
+# a binding: ("local", module, function, name), ("global", module, name), ("import",
+# module, name), ("attribute", module, class, name) or ("parameter", module,
+# function, name), summaries by identity
+_Key = tuple[object, ...]
+_NOWHERE = sys.maxsize  # no place on the stack of bindings being evaluated
+
+
+class _Bindings:
+    """What the bindings of names hold during one resolution, each evaluated once.
+
+    A binding is everything a name can hold: a local's or a module-level name's
+    assignments, what ``self.x = ...`` sets, an import, what calls pass a parameter.
+    Evaluated again at each use, bindings that read themselves fan out
+    exponentially: in ``out = f(q); out = out.view(...); out = out[0]`` each
+    binding that reads ``out`` evaluates all of them again, down to the depth
+    limit (a function with 14 bindings of ``out``, 5 of them reading it, is 5**8
+    paths). Here each is evaluated once and kept.
+
+    Where bindings read one another in a cycle, the read that closes it gets what
+    the last pass found (nothing, at first), and the binding the cycle was entered
+    by is evaluated again, at least once (so that ``out.view`` also reads what
+    ``out = out.float()`` made), until it finds no new project value, at most
+    ``_ROUNDS`` times: values it cannot follow (``_Opaque``) never lead to project
+    values, and only theirs grow without end (``h.float().float()...``). The
+    other bindings of the cycle are kept until that one is done, as their values
+    come from a pass still under way (Tarjan's low-link says which is which). A
+    value that a chain cut at the depth limit helped find is not kept: it would be
+    short where the chain starts higher.
+    """
+
+    def __init__(self) -> None:
+        self._done: dict[_Key, list[object]] = {}
+        self._open: dict[_Key, int] = {}  # being evaluated: its place on the stack
+        self._last: dict[_Key, list[object]] = {}  # in a cycle: the last pass found
+        # evaluated in a cycle that is still open: its values and the lowest place
+        # on the stack they depend on; in the order found
+        self._inner: dict[_Key, tuple[list[object], int]] = {}
+        self._order: list[_Key] = []
+        self._low = _NOWHERE  # the lowest open place the evaluation under way read
+        self._grew = False  # a value of an open cycle grew in this pass
+        self._cuts = 0  # chains cut at the depth limit
+
+    def values(self, key: _Key, evaluate: Callable[[], list[object]]) -> list[object]:
+        """What the binding ``key`` holds: ``evaluate()``, the first time."""
+        done = self._done.get(key)
+        if done is not None:
+            return list(done)
+        place = self._open.get(key)
+        if place is not None:  # a cycle closes here
+            self._low = min(self._low, place)
+            return list(self._last.get(key, ()))
+        inner = self._inner.get(key)
+        if inner is not None:
+            self._low = min(self._low, inner[1])
+            return list(inner[0])
+        place = len(self._open)
+        self._open[key] = place
+        low, grew, mark, cuts = self._low, self._grew, len(self._order), self._cuts
+        try:
+            for rounds in range(1, _ROUNDS + 1):
+                self._low, self._grew = _NOWHERE, False
+                found = list(dict.fromkeys(evaluate()))
+                before = self._last.get(key, [])
+                self._last[key] = found
+                self._grew |= _project_values(before) != _project_values(found)
+                if self._low < place:  # a cycle entered lower down: evaluated there
+                    self._inner[key] = (found, self._low)
+                    self._order.append(key)
+                    self._low, self._grew = min(low, self._low), grew or self._grew
+                    return list(found)
+                for kept in self._order[mark:]:  # from this pass's values
+                    del self._inner[kept]
+                del self._order[mark:]
+                if self._low > place or (rounds > 1 and not self._grew):
+                    break  # no cycle; or settled, once its own values were read
+            if self._cuts == cuts:
+                self._done[key] = found
+            self._low, self._grew = low, grew
+            return list(found)
+        finally:
+            del self._open[key]
+
+    def too_deep(self) -> list[object]:
+        """Nothing: a chain cut at the depth limit (what it helps find is not kept)."""
+        self._cuts += 1
+        return []
+
+    def changed(self) -> None:
+        """A parameter got a new argument: what was found may be short of it."""
+        self._done.clear()
+
+
+def _project_values(values: list[object]) -> frozenset[object]:
+    """The values that may lead to project code (all but ``_Opaque`` ones)."""
+    return frozenset(v for v in values if not isinstance(v, _Opaque))
+
 
 class Project:
     """The modules under the project's source roots, summarised on demand by
@@ -209,14 +321,14 @@ class Project:
         self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
-        self.abandoned: list[tuple[str, str]] = []  # (file, callee) over the budget
+        self.abandoned: list[Dropped] = []  # calls over the budget, in order found
         # the modules whose file gave no summary, with that file
         self._unsummarised: dict[str, Path] = {}
         # how regions reach what could not be analysed, for its GL0xx: the calls
         # into each module that could not be summarised, by its file, and the
-        # calls over the budget in reached code, by (file, callee)
+        # calls over the budget in reached code, by the file that makes them
         self.blocked: dict[Path, list[Reached]] = {}
-        self.abandoned_by: dict[tuple[str, str], list[Reached]] = {}
+        self.abandoned_by: dict[str, list[Reached]] = {}
         # what ``reach`` saw: the calls it did not follow, and the project functions
         # each reached function calls (its edges), by (file, function path)
         self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -233,7 +345,7 @@ class Project:
         self._passed: dict[_Param, list[_Passed]] = {}
         self._readers: dict[_Param, set[tuple[str, str]]] = {}
         self._reading: tuple[str, str] | None = None
-        self._binding: set[_Param] = set()
+        self._bindings = _Bindings()
         self._stale: dict[tuple[str, str], Reached | None] = {}
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
 
@@ -395,7 +507,7 @@ class Project:
     ) -> list[object]:
         """What ``name`` refers to inside ``fn`` (or at module level)."""
         if depth > _MAX_DEPTH:
-            return []
+            return self._bindings.too_deep()
         if fn is not None:
             if name == "self":
                 cls = self.class_of(module, fn)
@@ -415,14 +527,10 @@ class Project:
                     if local is not None:  # a class defined in the function
                         return [_Cls(module, local, False)]
                     if name in enclosing.names:  # also ``model: Transformer``
-                        values = self.refs(
-                            module, enclosing, enclosing.names[name], depth
+                        return self._bindings.values(
+                            ("local", module, enclosing, name),
+                            partial(self._local, module, enclosing, name, depth),
                         )
-                        if name in enclosing.params:
-                            values.extend(self.argument(module, enclosing, name, depth))
-                        if name in enclosing.untracked:  # ``h = h.float()``
-                            values.append(_untracked(enclosing, name))
-                        return values
                     if name in enclosing.params:  # whatever the callers pass
                         return self.argument(module, enclosing, name, depth) or [
                             _untracked(enclosing, name)
@@ -433,10 +541,36 @@ class Project:
         if name in module.classes:
             return [_Cls(module, module.classes[name], False)]
         if name in module.names:
-            return self.refs(module, None, module.names[name], depth)
+            return self._global(module, name, depth)
         if name in module.imports:
-            return self.qualified(module.imports[name], depth, near=module)
+            return self._imported(module, name, depth)
         return [self._unbound(module, fn, name)]
+
+    def _local(
+        self, module: ModuleSummary, fn: FunctionSummary, name: str, depth: int
+    ) -> list[object]:
+        """What a local name of ``fn`` is bound to, in all its bindings."""
+        values = self.refs(module, fn, fn.names[name], depth)
+        if name in fn.params:
+            values.extend(self.argument(module, fn, name, depth))
+        if name in fn.untracked:  # ``h = h.float()``
+            values.append(_untracked(fn, name))
+        return values
+
+    def _global(self, module: ModuleSummary, name: str, depth: int) -> list[object]:
+        """What a module-level name is bound to."""
+        refs = module.names[name]
+        return self._bindings.values(
+            ("global", module, name), partial(self.refs, module, None, refs, depth)
+        )
+
+    def _imported(self, module: ModuleSummary, name: str, depth: int) -> list[object]:
+        """What a name a module imports is (``from .a import b``)."""
+        dotted = module.imports[name]
+        return self._bindings.values(
+            ("import", module, name),
+            partial(self.qualified, dotted, depth + 1, near=module),
+        )
 
     def argument(
         self, module: ModuleSummary, fn: FunctionSummary, name: str, depth: int
@@ -448,15 +582,14 @@ class Project:
         if self._reading is not None:
             self._readers.setdefault(key, set()).add(self._reading)
         passed = self._passed.get(key)
-        if not passed or key in self._binding:  # ``f(model)`` inside ``f``
+        if not passed:
             return []
-        self._binding.add(key)
-        try:
-            values = [
-                v for p in passed for v in self.ref(p.module, p.fn, p.ref, depth + 1)
-            ]
-        finally:
-            self._binding.discard(key)
+        return self._bindings.values(  # ``f(model)`` inside ``f``: a cycle
+            ("parameter", module, fn, name), partial(self._passed_values, passed, depth)
+        )
+
+    def _passed_values(self, passed: list[_Passed], depth: int) -> list[object]:
+        values = [v for p in passed for v in self.ref(p.module, p.fn, p.ref, depth + 1)]
         if all(isinstance(v, _Opaque) and not v.qualified for v in values):
             return []
         return values
@@ -489,6 +622,7 @@ class Project:
             if argument in passed or len(passed) >= _MAX_PASSED:
                 continue
             passed.append(argument)
+            self._bindings.changed()  # what the parameter holds
             for reader in self._readers.get(key, ()):
                 mine = reader == (target.module.path, callee.path)
                 if self._stale.get(reader) is None:
@@ -558,7 +692,7 @@ class Project:
     ) -> list[object]:
         self._step()
         if depth > _MAX_DEPTH:
-            return []
+            return self._bindings.too_deep()
         if ref.kind == "name":
             return self.dotted(module, fn, ref.target, depth + 1)
         if ref.kind == "items":
@@ -629,7 +763,7 @@ class Project:
         depth: int = 0,
     ) -> list[object]:
         if depth > _MAX_DEPTH:
-            return []
+            return self._bindings.too_deep()
         head, *rest = dotted.split(".")
         values = self.lookup(module, fn, head, depth + 1)
         for attr in rest:
@@ -641,7 +775,7 @@ class Project:
             return [value.attribute(attr)]
         self._step()
         if depth > _MAX_DEPTH:
-            return []
+            return self._bindings.too_deep()
         if isinstance(value, _Items):
             # ``self.transformer.h`` on an ``nn.ModuleDict``: one of its members
             # (the summaries do not keep the keys: any member may be the one)
@@ -655,9 +789,9 @@ class Project:
             if attr in module.classes:
                 return [_Cls(module, module.classes[attr], False)]
             if attr in module.names:
-                return self.refs(module, None, module.names[attr], depth)
+                return self._global(module, attr, depth)
             if attr in module.imports:
-                return self.qualified(module.imports[attr], depth + 1, near=module)
+                return self._imported(module, attr, depth)
             sub = self.module(f"{module.name}.{attr}", module)
             if sub is not None:
                 return [_Mod(sub)]
@@ -675,7 +809,10 @@ class Project:
                     return [_Fn(module, module.functions[cls.methods[attr]])]
                 if attr in cls.attrs and instance:
                     init = module.functions.get(f"{cls.name}.__init__")
-                    return self.refs(module, init, cls.attrs[attr], depth)
+                    return self._bindings.values(
+                        ("attribute", module, cls, attr),
+                        partial(self.refs, module, init, cls.attrs[attr], depth),
+                    )
             return [self._missing(value.cls, classes, library, attr)]
         if isinstance(value, _Fn):  # ``outer.Inner``: defined in the function
             inner = f"{value.fn.path}.{attr}"
@@ -758,50 +895,58 @@ class Project:
                     return
 
     def resolve(
-        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        at: tuple[int, int] = (1, 0),
+        guard: bool = False,
     ) -> list[_Fn]:
-        """The project functions a call of ``callee`` runs. One resolution has a
-        budget of steps (``BUDGET``): a module can be written to make name lookups
-        fan out without bound, and this runs in the main process. A call over the
-        budget is not followed, and ``abandoned`` says where it was."""
-        return self.resolve_why(module, fn, callee)[0]
+        """The project functions a call of ``callee`` (at the line and column
+        ``at``; ``guard``: in a condition of the call there) runs. One resolution
+        has a budget of steps (``BUDGET``): a module can be written to make name
+        lookups fan out without bound, and this runs in the main process. A call
+        over the budget is not followed, and ``abandoned`` says where it was."""
+        return self.resolve_why(module, fn, callee, at, guard)[0]
 
     def resolve_why(
-        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        at: tuple[int, int] = (1, 0),
+        guard: bool = False,
     ) -> tuple[list[_Fn], _Opaque | None]:
         """``resolve``, and when it finds nothing to follow, why (None: nothing
         that counts as not followed, a call of PyTorch or of Python itself)."""
         return self._budgeted(
             lambda: self._resolve(module, fn, callee),
-            module.path,
-            callee,
+            Dropped(module.path, *at, callee, guard),
             lambda why: ([], why),
         )
 
     def _budgeted(
-        self,
-        work: Callable[[], T],
-        path: str,
-        name: str,
-        failed: Callable[[_Opaque], T],
+        self, work: Callable[[], T], call: Dropped, failed: Callable[[_Opaque], T]
     ) -> T:
         """``work`` within one resolution's budget; ``failed(why)`` when it goes
-        over (and ``abandoned`` says where it was)."""
+        over (and ``abandoned`` then has ``call``)."""
         if self._steps is not None:  # nested (a guard helper): the outer budget
             return work()
         self._steps = 0
+        self._bindings = _Bindings()  # what it finds holds for this resolution only
         try:
             return work()
         except RecursionError:  # pathological import cycles: the call ends here
             detail = "resolving it recursed too deeply (an import cycle?)"
             return failed(_Opaque(Reason.BUDGET, detail))
         except _OverBudget:
-            self.abandoned.append((path, name))
+            self.abandoned.append(call)
             return failed(
                 _Opaque(Reason.BUDGET, f"resolving it took over {BUDGET:,} steps")
             )
         finally:
             self._steps = None
+            self._bindings = _Bindings()
 
     # -- compile wrappers from other modules ---------------------------------------
     def compiled(self, sites: Iterable[CompileSite]) -> list[Entry]:
@@ -813,7 +958,8 @@ class Project:
             if site.path not in roots:
                 roots[site.path] = self.root_of_file(site.path)
             work = partial(self._wrapper, site, roots[site.path])
-            values = self._budgeted(work, site.path, site.compiler, lambda _: [])
+            call = Dropped(site.path, site.line, site.col, site.compiler)
+            values = self._budgeted(work, call, lambda _: [])
             label = next((label for label, _ in values if label), "")
             if not label:
                 continue
@@ -901,21 +1047,23 @@ class Project:
         fn: FunctionSummary | None,
         callee: str,
         depth: int = 0,
+        at: tuple[int, int] = (1, 0),
     ) -> bool:
-        """Whether calling ``callee`` is true whenever the stream is capturing: a
-        capture check, directly or through a project helper whose return value is
-        one (``return torch.cuda.is_current_stream_capturing()``, not ``return not
+        """Whether calling ``callee`` (in a condition of the call at ``at``) is
+        true whenever the stream is capturing: a capture check, directly or
+        through a project helper whose return value is one (``return
+        torch.cuda.is_current_stream_capturing()``, not ``return not
         torch.cuda.is_available()``)."""
         if self.qualify(module, callee) in self.known:
             return True
         if depth > 3:
             return False
-        for target in self.resolve(module, fn, callee):
+        for target in self.resolve(module, fn, callee, at, guard=True):
             if not target.fn.returns:
                 continue
 
             def inner(name: str, target: _Fn = target) -> bool:
-                return self.is_check(target.module, target.fn, name, depth + 1)
+                return self.is_check(target.module, target.fn, name, depth + 1, at)
 
             if guards.under_capture(guards.decode(target.fn.returns), inner) is True:
                 name = target.fn.path
@@ -923,11 +1071,13 @@ class Project:
                 return True
         return False
 
-    def guarded(self, target: _Fn, encoded: tuple[str, ...]) -> bool:
-        """Whether a call under these guards never runs while capturing."""
-        return bool(encoded) and guards.never_under_capture(
-            [guards.decode(g) for g in encoded],
-            lambda name: self.is_check(target.module, target.fn, name),
+    def guarded(self, target: _Fn, site: CallSite) -> bool:
+        """Whether a call ``target`` makes never runs while capturing, by its
+        guards."""
+        at = (site.line, site.col)
+        return bool(site.guards) and guards.never_under_capture(
+            [guards.decode(g) for g in site.guards],
+            lambda name: self.is_check(target.module, target.fn, name, at=at),
         )
 
     def checks(self) -> frozenset[str]:
@@ -961,7 +1111,9 @@ class Project:
         if site.computed:
             why = _Opaque(Reason.COMPUTED, "the callee is an expression")
         else:
-            targets, why = self.resolve_why(module, fn, site.callee)
+            targets, why = self.resolve_why(
+                module, fn, site.callee, (site.line, site.col)
+            )
         lazy = [t for t in targets if not self.is_eager(t)]
         if targets and not lazy:
             names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in targets)
@@ -1003,9 +1155,9 @@ class Project:
         elif (
             how is not None
             and why.reason is Reason.BUDGET
-            and (path, site.callee) in self.abandoned
+            and Dropped(path, site.line, site.col, site.callee) in self.abandoned
         ):
-            self.abandoned_by.setdefault((path, site.callee), []).append(how)
+            self.abandoned_by.setdefault(path, []).append(how)
 
     @property
     def unfollowed(self) -> list[Unfollowed]:
@@ -1097,7 +1249,8 @@ class Project:
                 if (
                     site.arguments is not None
                     and site.callee.rpartition(".")[2] == name
-                    and target in self.resolve(module, caller, site.callee)
+                    and target
+                    in self.resolve(module, caller, site.callee, (site.line, site.col))
                 ):
                     self.pass_arguments(target, site.arguments, module, caller)
 
@@ -1111,7 +1264,11 @@ class Project:
         self._reading = key
         try:
             for site in target.fn.calls:
-                if self.guarded(target, site.guards):
+                dropped = len(self.abandoned)
+                skipped = self.guarded(target, site)
+                if len(self.abandoned) > dropped:  # a condition over the budget
+                    self.abandoned_by.setdefault(key[0], []).append(how)
+                if skipped:
                     continue
                 callees = self._follow(
                     target.module,
@@ -1242,4 +1399,4 @@ def _arguments(fn: FunctionSummary, site: CompileSite) -> dict[str, str]:
     return found
 
 
-__all__ = ["BUDGET", "Entry", "Loader", "Project", "Reached"]
+__all__ = ["BUDGET", "Dropped", "Entry", "Loader", "Project", "Reached"]
