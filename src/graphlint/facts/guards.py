@@ -121,13 +121,6 @@ def never_under_capture(
     return any(under_capture(f, is_check, is_none) is False for f in formulas)
 
 
-def right_never_runs(op: str, left: bool | None) -> bool:
-    """Whether the right operand of ``left and right`` (``op`` "and") or ``left or
-    right`` (``op`` "or") is never evaluated while capturing, given ``left``'s value
-    under capture: ``not is_capturing() and x.item()`` stops at the ``not``."""
-    return left is (op == "or")
-
-
 def mentions_call(formula: Formula, *, or_none: bool = False) -> bool:
     """Whether a formula calls anything (only those can be capture checks), or,
     with ``or_none``, tests a parameter for None."""
@@ -172,6 +165,5 @@ __all__ = [
     "mentions_call",
     "negate",
     "never_under_capture",
-    "right_never_runs",
     "under_capture",
 ]
