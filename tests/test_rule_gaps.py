@@ -10,7 +10,6 @@ import textwrap
 import pytest
 
 from graphlint.diagnostics import Confidence
-from graphlint.facts import guards
 from graphlint.facts.values import Device, Kind
 from tests.conftest import lint
 from tests.test_facts import expr_named, facts_for
@@ -191,11 +190,3 @@ c = not torch.cuda.is_current_stream_capturing() and x.any() and x.sum().item()
 d = x.sum().item() and not torch.cuda.is_current_stream_capturing()
 """
     assert lines(body, "GL101") == {3, 6, 8}
-
-
-def test_right_never_runs() -> None:
-    assert guards.right_never_runs("and", False)
-    assert guards.right_never_runs("or", True)
-    assert not guards.right_never_runs("and", True)
-    assert not guards.right_never_runs("and", None)
-    assert not guards.right_never_runs("or", False)

@@ -268,6 +268,7 @@ def _region(how: Reached) -> Region:
         Confidence(how.confidence),
         origin=how.region_path,
         via=how.via,
+        settled=how.settled,
     )
 
 

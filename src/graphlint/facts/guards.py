@@ -12,15 +12,22 @@ anything else unknown. A block whose condition is false under capture never runs
 while capturing, nor does the right operand of an ``and`` whose left operand is false
 under capture (of an ``or``, true); nothing else is excluded.
 
+A function that regions elsewhere reach may also test a parameter for None (``if
+grid is None: grid = sizes.tolist()``). Where every call under capture passes None,
+or a value that cannot be None, the test is settled too (``Settled``, found by the
+project pass): ``["none", "grid"]`` is the test ``grid is None``.
+
 Formulas are plain nested lists, so the project summaries can store them as JSON:
-``["call", "torch.cuda.is_current_stream_capturing"]``, ``["not", f]``,
-``["and", f, g, ...]``, ``["or", f, g, ...]``, ``["const", true]``, ``["unknown"]``.
+``["call", "torch.cuda.is_current_stream_capturing"]``, ``["none", "param"]``,
+``["not", f]``, ``["and", f, g, ...]``, ``["or", f, g, ...]``, ``["const", true]``,
+``["unknown"]``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 Formula: TypeAlias = list[object]
@@ -47,28 +54,56 @@ UNKNOWN: Final[Formula] = ["unknown"]
 MAX_DEPTH: Final = 32  # deeper tests are unknown: formulas stay small and shallow
 
 
+@dataclass(frozen=True)
+class Settled:
+    """A parameter of a function that regions reach, to which every call under
+    capture passes None (``none``) or else a value that cannot be None; it holds
+    what was passed before the line ``until`` (0: in the whole function), where the
+    function may rebind it."""
+
+    name: str
+    none: bool
+    until: int = 0
+
+    def holds(self, line: int) -> bool:
+        return not self.until or line < self.until
+
+
+IsNone = Callable[[str], "bool | None"]  # a parameter's None-ness under capture
+
+
+def _unsettled(name: str) -> bool | None:
+    return None
+
+
 def negate(formula: Formula) -> Formula:
     return ["not", formula]
 
 
-def under_capture(formula: Formula, is_check: Callable[[str], bool]) -> bool | None:
+def under_capture(
+    formula: Formula, is_check: Callable[[str], bool], is_none: IsNone = _unsettled
+) -> bool | None:
     """The formula's value while the stream is capturing: True, False or None
     (unknown). ``is_check(name)`` says whether calling ``name`` checks the capture
-    state (beyond the built-in tables)."""
+    state (beyond the built-in tables); ``is_none(param)`` whether the parameter is
+    None under capture (None: unknown)."""
     head = formula[0] if formula else "unknown"
     if head == "call":
         name = str(formula[1])
         if name in CAPTURING_CHECKS or name in TRUE_WHILE_CAPTURING or is_check(name):
             return True
         return None
+    if head == "none":
+        return is_none(str(formula[1]))
     if head == "const":
         return bool(formula[1])
     if head == "not":
-        inner = under_capture(_sub(formula, 1), is_check)
+        inner = under_capture(_sub(formula, 1), is_check, is_none)
         return None if inner is None else not inner
     if head in ("and", "or"):
         parts = [
-            under_capture(_sub(formula, i), is_check) for i in range(1, len(formula))
+            under_capture(_sub(formula, i), is_check, is_none)
+            for i in range(1, len(formula))
         ]
         decisive = head == "or"  # True decides an ``or``, False an ``and``
         if decisive in parts:
@@ -78,26 +113,25 @@ def under_capture(formula: Formula, is_check: Callable[[str], bool]) -> bool | N
 
 
 def never_under_capture(
-    formulas: Sequence[Formula], is_check: Callable[[str], bool]
+    formulas: Sequence[Formula],
+    is_check: Callable[[str], bool],
+    is_none: IsNone = _unsettled,
 ) -> bool:
     """Whether code that runs only when every formula holds is never captured."""
-    return any(under_capture(f, is_check) is False for f in formulas)
+    return any(under_capture(f, is_check, is_none) is False for f in formulas)
 
 
-def right_never_runs(op: str, left: bool | None) -> bool:
-    """Whether the right operand of ``left and right`` (``op`` "and") or ``left or
-    right`` (``op`` "or") is never evaluated while capturing, given ``left``'s value
-    under capture: ``not is_capturing() and x.item()`` stops at the ``not``."""
-    return left is (op == "or")
-
-
-def mentions_call(formula: Formula) -> bool:
-    """Whether a formula calls anything (only those can be capture checks)."""
+def mentions_call(formula: Formula, *, or_none: bool = False) -> bool:
+    """Whether a formula calls anything (only those can be capture checks), or,
+    with ``or_none``, tests a parameter for None."""
     if not formula:
         return False
-    if formula[0] == "call":
+    if formula[0] == "call" or (or_none and formula[0] == "none"):
         return True
-    return any(isinstance(part, list) and mentions_call(part) for part in formula[1:])
+    return any(
+        isinstance(part, list) and mentions_call(part, or_none=or_none)
+        for part in formula[1:]
+    )
 
 
 def encode(formula: Formula) -> str:
@@ -124,11 +158,12 @@ __all__ = [
     "TRUE_WHILE_CAPTURING",
     "UNKNOWN",
     "Formula",
+    "IsNone",
+    "Settled",
     "decode",
     "encode",
     "mentions_call",
     "negate",
     "never_under_capture",
-    "right_never_runs",
     "under_capture",
 ]

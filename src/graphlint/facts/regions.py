@@ -79,6 +79,8 @@ class Region:
     graph_expr: cst.BaseExpression | None = field(default=None, compare=False)
     origin: str | None = None  # the region's file, for code reached from another file
     via: tuple[Hop, ...] = ()  # calls from the region to this code
+    # for that code: its parameters that the calls under capture settle
+    settled: tuple[guards.Settled, ...] = ()
     open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
 
     @property
@@ -113,6 +115,10 @@ class RegionFinder(cst.CSTVisitor):
         self.markers = BUILTIN_MARKERS | markers
         self.roots: dict[cst.CSTNode, Region] = {}
         self.excluded: set[cst.CSTNode] = set()
+        # functions that regions elsewhere reach, with the parameters their calls
+        # settle; what a test of those keeps out of capture, there only
+        self.settled: dict[cst.CSTNode, dict[str, guards.Settled]] = {}
+        self.settled_out: set[cst.CSTNode] = set()
         # Inductor's triton.cudagraphs: on for the module, and scopes patching it on
         self.switched = False
         self._patched = 0
@@ -685,41 +691,64 @@ class RegionFinder(cst.CSTVisitor):
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """``not is_capturing() and loss.item() > 0``: the right operand is not
         evaluated while capturing (``a and b and c`` nests: each level counts)."""
-        op = "and" if isinstance(node.operator, cst.And) else "or"
-        if guards.right_never_runs(op, self.under_capture(node.left)):
-            self.excluded.add(node.right)
+        self.exclude(node.right, node.left, isinstance(node.operator, cst.And))
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """``a.item() if grid is None else b``: one branch is evaluated."""
+        self.exclude(node.body, node.test, True)
+        self.exclude(node.orelse, node.test, False)
 
     def guard(self, node: cst.CSTNode) -> None:
         """Record the conditions under which the blocks and statements in ``node``
         run; one that cannot hold while capturing is excluded from capture."""
         for block, test, holds in entry_conditions(node):
             self.conditions.setdefault(block, []).append((test, holds))
-            value = self.under_capture(test)
-            if value is not None and value is not holds:
-                self.excluded.add(block)
+            self.exclude(block, test, holds)
 
-    def under_capture(self, test: cst.BaseExpression) -> bool | None:
-        return guards.under_capture(self.formula(test), self.is_check)
+    def exclude(self, part: cst.CSTNode, test: cst.BaseExpression, holds: bool) -> None:
+        """Keep ``part``, which runs only where ``test`` is ``holds``, out of capture
+        when the test cannot be so while capturing: by the capture checks, or, in
+        a function that regions elsewhere reach, by what their calls pass it."""
+        value = self.under_capture(test)
+        if value is not None:
+            if value is not holds:
+                self.excluded.add(part)
+        elif self.settled and self.under_capture(test, settled=True) is (not holds):
+            self.settled_out.add(part)
+
+    def under_capture(
+        self, test: cst.BaseExpression, *, settled: bool = False
+    ) -> bool | None:
+        return guards.under_capture(self.formula(test, settled=settled), self.is_check)
 
     def is_check(self, name: str) -> bool:
         return name in self.checks
 
-    def formula(self, expr: cst.BaseExpression, depth: int = 0) -> guards.Formula:
-        """The guard formula of a test (see ``graphlint.facts.guards``)."""
+    def formula(
+        self, expr: cst.BaseExpression, depth: int = 0, *, settled: bool = False
+    ) -> guards.Formula:
+        """The guard formula of a test (see ``graphlint.facts.guards``); with
+        ``settled``, a test of a settled parameter for None is a constant."""
         if depth > guards.MAX_DEPTH:
             return guards.UNKNOWN
         if isinstance(expr, cst.Call):
             name = self.values.qualify(expr.func) or dotted(expr.func)
             return ["call", name] if name else guards.UNKNOWN
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            return guards.negate(self.formula(expr.expression, depth + 1))
+            return guards.negate(
+                self.formula(expr.expression, depth + 1, settled=settled)
+            )
         if isinstance(expr, cst.BooleanOperation):
             op = "and" if isinstance(expr.operator, cst.And) else "or"
             return [
                 op,
-                self.formula(expr.left, depth + 1),
-                self.formula(expr.right, depth + 1),
+                self.formula(expr.left, depth + 1, settled=settled),
+                self.formula(expr.right, depth + 1, settled=settled),
             ]
+        tested = _tested_for_none(expr) if settled else None
+        if tested is not None:
+            none = self.is_none(tested[0])
+            return guards.UNKNOWN if none is None else ["const", none is tested[1]]
         if isinstance(expr, cst.Name):
             if expr.value in ("True", "False"):
                 return ["const", expr.value == "True"]
@@ -734,8 +763,36 @@ class RegionFinder(cst.CSTVisitor):
                 and bindings[0].value is not None
                 and bindings[0].scope.kind != "module"
             ):
-                return self.formula(bindings[0].value, depth + 1)
+                return self.formula(bindings[0].value, depth + 1, settled=settled)
         return guards.UNKNOWN
+
+    def is_none(self, name: cst.Name) -> bool | None:
+        """Whether ``name``, read in a function that regions elsewhere reach, is a
+        parameter that every call under capture passes None (True) or a value
+        that cannot be None (False), and still holds it."""
+        scope = self.values.scope_of.get(name)
+        function = scope.function() if scope is not None else None
+        if function is None or scope is None or scope.owner(name.value) is not function:
+            return None
+        fact = self.settled.get(function.node, {}).get(name.value)
+        return fact.none if fact is not None and fact.holds(self.line(name)) else None
+
+
+def _tested_for_none(expr: cst.BaseExpression) -> tuple[cst.Name, bool] | None:
+    """The name in ``name is None`` (True) or ``name is not None`` (False)."""
+    if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
+        return None
+    target = expr.comparisons[0]
+    if not isinstance(target.operator, (cst.Is, cst.IsNot)):
+        return None
+    for name, other in ((expr.left, target.comparator), (target.comparator, expr.left)):
+        if (
+            isinstance(name, cst.Name)
+            and isinstance(other, cst.Name)
+            and other.value == "None"
+        ):
+            return name, isinstance(target.operator, cst.Is)
+    return None
 
 
 Condition = tuple[cst.CSTNode, cst.BaseExpression, bool]
@@ -942,6 +999,13 @@ class RegionAssigner(cst.CSTVisitor):
             return self.finder.roots[node]
         if node in self.finder.excluded:
             return _EXCLUDED
+        current = self._stack[-1]
+        if (
+            node in self.finder.settled_out
+            and isinstance(current, Region)
+            and current.via  # settled by the calls from other regions, not its own
+        ):
+            return _EXCLUDED
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             # a nested definition runs when called, not where it is written;
             # a pragma span may still cover it as a whole
@@ -1007,6 +1071,10 @@ def find_regions(
     finder = RegionFinder(scopes, values, positions, markers, checks)
     finder.checks = checks | local_checks(finder, scopes)
     finder.switched = switched_on(module, values)
+    for function, path in scopes.paths.items():
+        how = external.get(path) if external else None
+        if how is not None and how.settled:
+            finder.settled[function] = {fact.name: fact for fact in how.settled}
     walk(module, finder)
     for function, path in scopes.paths.items():
         if path in declared:

@@ -218,6 +218,22 @@ PYTHON_BUILTINS: Final = _words(
     """
 )
 
+# Builtins whose call is never None, and generic types whose values are not None
+# (``Tuple[int, ...]``, unlike ``Optional[...]``): for a parameter's None-ness.
+NEVER_NONE_BUILTINS: Final = _words(
+    """
+    int float complex str bytes bool tuple list dict set frozenset range len sorted
+    zip enumerate sum abs round isinstance
+    """
+)
+NEVER_NONE_GENERICS: Final = _words(
+    """
+    Tuple tuple List list Dict dict Set set FrozenSet frozenset Sequence
+    MutableSequence Mapping MutableMapping Iterable Iterator Callable Type type Deque
+    deque DefaultDict defaultdict OrderedDict Counter
+    """
+)
+
 
 def is_module_class(q: str) -> bool:
     """``torch.nn.Linear``, ``torch.nn.Module``, DDP ...: classes of nn.Module."""

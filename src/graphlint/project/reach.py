@@ -14,6 +14,13 @@ loss_fn)`` in a region: ``model(x)`` in ``step`` runs the model's ``forward``), 
 an ``__init__``'s parameters what the instances resolved were built with
 (``Wrapper(fn)``: ``self.fn(x)`` runs ``fn``). This is a union over those calls, not
 per call: a function reached again with a new argument is followed again.
+
+The same union says whether a parameter is None under capture: where every call
+followed passes None (or omits it, with a default of None), or every one passes a
+value that cannot be None, a test of it is settled (``guards.Settled``): a call
+behind ``if grid is None:`` is not followed when the capturing callers always pass
+a grid, and the lines there are not reported (the facts travel with ``Reached``).
+A function whose parameter gets a new kind of argument is followed again.
 """
 
 from __future__ import annotations
@@ -42,12 +49,20 @@ from graphlint.facts import guards
 from graphlint.facts.torchapi import MODULE_CONTAINERS, TENSOR_METHODS
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
+    CALLER,
+    FIELD,
+    MAYBE,
+    NEW,
+    NONE,
+    OR,
+    SOME,
     Arguments,
     CallSite,
     ClassSummary,
     Compiler,
     FunctionSummary,
     ModuleSummary,
+    Nullness,
     Ref,
 )
 from graphlint.read import overlay_contents
@@ -112,6 +127,8 @@ class Reached:
     region_line: int
     via: tuple[Hop, ...]
     confidence: str = "high"
+    # its parameters that the calls under capture settle as None or not None
+    settled: tuple[guards.Settled, ...] = ()
 
 
 # -- values of the tiny resolver -------------------------------------------------------
@@ -297,6 +314,16 @@ def _project_values(values: list[object]) -> frozenset[object]:
     return frozenset(v for v in values if not isinstance(v, _Opaque))
 
 
+@dataclass(frozen=True)
+class _Null:
+    """Whether an argument a call passes may be None (a ``summary.Nullness``
+    code), with the code it is passed from."""
+
+    code: str
+    module: ModuleSummary
+    fn: FunctionSummary | None
+
+
 class Project:
     """The modules under the project's source roots, summarised on demand by
     ``load(path, module_name)``, which says None when a module cannot be summarised."""
@@ -348,6 +375,12 @@ class Project:
         self._bindings = _Bindings()
         self._stale: dict[tuple[str, str], Reached | None] = {}
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
+        # whether what each call followed passes a parameter may be None
+        self._nulls: dict[_Param, set[_Null]] = {}
+        # the functions that hold regions: what their parameters hold under
+        # capture is up to every caller, under capture or not
+        self._holders: set[tuple[str, str]] = set()
+        self._classes: dict[tuple[str, str, str], bool] = {}  # ``Config(...)``
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -926,10 +959,14 @@ class Project:
         )
 
     def _budgeted(
-        self, work: Callable[[], T], call: Dropped, failed: Callable[[_Opaque], T]
+        self,
+        work: Callable[[], T],
+        call: Dropped | None,
+        failed: Callable[[_Opaque], T],
     ) -> T:
         """``work`` within one resolution's budget; ``failed(why)`` when it goes
-        over (and ``abandoned`` then has ``call``)."""
+        over (and ``abandoned`` then has ``call``; None: a question that is not a
+        call)."""
         if self._steps is not None:  # nested (a guard helper): the outer budget
             return work()
         self._steps = 0
@@ -940,7 +977,8 @@ class Project:
             detail = "resolving it recursed too deeply (an import cycle?)"
             return failed(_Opaque(Reason.BUDGET, detail))
         except _OverBudget:
-            self.abandoned.append(call)
+            if call is not None:
+                self.abandoned.append(call)
             return failed(
                 _Opaque(Reason.BUDGET, f"resolving it took over {BUDGET:,} steps")
             )
@@ -1073,12 +1111,149 @@ class Project:
 
     def guarded(self, target: _Fn, site: CallSite) -> bool:
         """Whether a call ``target`` makes never runs while capturing, by its
-        guards."""
+        guards (capture checks, and parameters known to be None or not)."""
         at = (site.line, site.col)
+        path = (target.module.path, target.fn.path)
         return bool(site.guards) and guards.never_under_capture(
             [guards.decode(g) for g in site.guards],
             lambda name: self.is_check(target.module, target.fn, name, at=at),
+            lambda param: self.is_none((*path, param)),
         )
+
+    # -- None under capture --------------------------------------------------------
+    def pass_nullness(
+        self,
+        target: _Fn,
+        call: CallSite | None,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+    ) -> None:
+        """Record whether what a call of ``target`` made in ``fn`` passes each of
+        its parameters may be None (``call``: the summary's record of the call,
+        None when not known); the reached functions whose guards read one of them
+        are followed again."""
+        callee = target.fn
+        given: dict[str, str] = {}
+        nullness = (call.nullness or Nullness()) if call is not None else None
+        if nullness is not None:
+            given.update(zip(_positional(callee), nullness.positional, strict=False))
+            given.update((k, v) for k, v in nullness.keywords if k in callee.omitted)
+        for name, omitted in callee.omitted.items():
+            if name in given:
+                code = given[name]
+            else:  # ``*args`` or ``**kwargs`` may fill it
+                code = omitted if nullness is not None and not nullness.open else MAYBE
+            key = (target.module.path, callee.path, name)
+            found = self._nulls.setdefault(key, set())
+            null = _Null(code, module, fn)
+            if null not in found:
+                found.add(null)
+                for reader in self._readers.get(key, ()):
+                    self._stale.setdefault(reader, None)
+
+    def is_none(self, key: _Param) -> bool | None:
+        """Whether every call followed passes the parameter None (True), or every
+        one a value that cannot be None (False); None when it is not known. What
+        a caller passes on from its own parameters counts as what its own callers
+        pass. The function being followed reads each parameter it asks about."""
+        seen: set[_Param] = set()
+        todo = [key]
+        found: set[bool] = set()
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if self._reading is not None:
+                self._readers.setdefault(current, set()).add(self._reading)
+            nulls = self._nulls.get(current)
+            if not nulls or current[:2] in self._holders:
+                return None  # a region's own function: it runs under any caller
+            for null in nulls:
+                for code in null.code.split(OR):
+                    value = self._null_value(code, null.module, null.fn)
+                    if isinstance(value, tuple):
+                        todo.append(value)
+                    elif value is None:
+                        return None
+                    else:
+                        found.add(value)
+            if len(found) > 1:
+                return None
+        return found.pop() if found else None
+
+    def _null_value(
+        self, code: str, module: ModuleSummary, fn: FunctionSummary | None
+    ) -> bool | _Param | None:
+        """An argument is None (True), cannot be None (False), is the caller's
+        parameter (its key), or is not known (None)."""
+        if code in (NONE, SOME):
+            return code == NONE
+        if code.startswith(NEW):
+            return False if self._makes_instance(module, fn, code[len(NEW) :]) else None
+        if code.startswith(FIELD):
+            return False if self._declared(module, fn, code[len(FIELD) :]) else None
+        if not code.startswith(CALLER) or fn is None:
+            return None
+        name = code[len(CALLER) :]
+        if self._not_none(module, fn.annotated.get(name, MAYBE)):
+            return False  # ``cfg: Config``
+        return (module.path, fn.path, name)
+
+    def _not_none(self, module: ModuleSummary, annotated: str) -> bool:
+        """Whether an annotation (a ``FunctionSummary.annotated`` code, in
+        ``module``) rules None out."""
+        if annotated in (SOME, MAYBE):
+            return annotated == SOME
+        return self._makes_instance(module, None, annotated)
+
+    def _declared(
+        self, module: ModuleSummary, fn: FunctionSummary | None, dotted: str
+    ) -> bool:
+        """Whether the class of each value the object in ``dotted`` ("meta.grid")
+        may be declares the attribute not None (a dataclass field)."""
+        owner, _, attr = dotted.rpartition(".")
+        values = self._budgeted(
+            lambda: self.dotted(module, fn, owner), None, lambda _: []
+        )
+        if not values:
+            return False
+        for value in values:
+            if not (isinstance(value, _Cls) and value.instance):
+                return False
+            classes = [(value.module, value.cls), *self.bases(value.module, value.cls)]
+            declared = next(
+                ((m, c.fields[attr]) for m, c in classes if attr in c.fields), None
+            )
+            if declared is None or not self._not_none(*declared):
+                return False
+        return True
+
+    def _makes_instance(
+        self, module: ModuleSummary, fn: FunctionSummary | None, name: str
+    ) -> bool:
+        """Whether ``name`` is a project class: calling it makes an instance, and
+        a parameter annotated with it is not None."""
+        key = (module.path, fn.path if fn is not None else "", name)
+        if key not in self._classes:
+            values = self._budgeted(
+                lambda: self.dotted(module, fn, name), None, lambda _: []
+            )
+            self._classes[key] = bool(values) and all(
+                isinstance(v, _Cls) and not v.instance for v in values
+            )
+        return self._classes[key]
+
+    def settled(self, target: _Fn) -> tuple[guards.Settled, ...]:
+        """The parameters that ``target`` tests for None and that the calls
+        followed settle."""
+        found: list[guards.Settled] = []
+        for name in target.fn.tested:
+            none = self.is_none((target.module.path, target.fn.path, name))
+            if none is not None:
+                until = target.fn.rebound.get(name, 0)
+                found.append(guards.Settled(name, none, until))
+        return tuple(found)
 
     def checks(self) -> frozenset[str]:
         """Qualified and local names of the project's capture-check helpers found."""
@@ -1101,11 +1276,12 @@ class Project:
         site: CallSite | Entry,
         path: str,
         into: list[Unfollowed],
-        arguments: Arguments | None = None,
+        call: CallSite | None = None,
         how: Reached | None = None,
     ) -> list[_Fn]:
         """The project functions a call site runs, after recording what it passes
-        them; one that runs none is recorded in ``into`` with the reason."""
+        them (``call``: the summary's record of the site, if known); one that runs
+        none is recorded in ``into`` with the reason."""
         targets: list[_Fn] = []
         why: _Opaque | None
         if site.computed:
@@ -1125,9 +1301,11 @@ class Project:
                 )
             )
             self._cut(why, path, site, how)
+        arguments = call.arguments if call is not None else None
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
             self.pass_arguments(target, arguments, module, fn, chain)
+            self.pass_nullness(target, call, module, fn)
         return lazy
 
     def _cut(
@@ -1196,9 +1374,10 @@ class Project:
                 )
                 continue
             fn = module.functions.get(entry.function) if entry.function else None
+            if fn is not None:
+                self._holders.add((module.path, fn.path))
             site = _site_of(entry, fn.calls if fn is not None else module.calls)
-            arguments = site.arguments if site is not None else None
-            targets = self._follow(module, fn, entry, entry.path, regions, arguments)
+            targets = self._follow(module, fn, entry, entry.path, regions, site)
             self.starts.setdefault(entry.region, []).extend(
                 (t.module.path, t.fn.path) for t in targets
             )
@@ -1232,6 +1411,11 @@ class Project:
                     if again in followed:
                         target, how = followed[again]
                         queue.extend(self._calls_of(target, chain or how))
+        for target, how in followed.values():
+            settled = self.settled(target)
+            if settled:
+                functions = reached[target.module.path]
+                functions[target.fn.path] = replace(how, settled=settled)
         return reached
 
     def _pass_to_region(self, module: ModuleSummary, path: str) -> None:
@@ -1271,13 +1455,7 @@ class Project:
                 if skipped:
                     continue
                 callees = self._follow(
-                    target.module,
-                    target.fn,
-                    site,
-                    key[0],
-                    unfollowed,
-                    site.arguments,
-                    how,
+                    target.module, target.fn, site, key[0], unfollowed, site, how
                 )
                 edges.extend((c.module.path, c.fn.path) for c in callees)
                 found.extend((c, _through(how, key[0], site, c)) for c in callees)

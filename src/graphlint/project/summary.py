@@ -21,7 +21,10 @@ from graphlint.facts import guards
 from graphlint.facts.torchapi import (
     CUDAGRAPHS_OPTION,
     MODULE_SELF_METHODS,
+    NEVER_NONE_BUILTINS,
+    NEVER_NONE_GENERICS,
     cudagraph_keyword,
+    returns_tensor,
 )
 from graphlint.read import (
     RUNNING,
@@ -102,6 +105,26 @@ def _arguments(
     return Arguments(tuple(positional), keywords)
 
 
+# What an argument is, as far as None goes: the literal None, a value that cannot be
+# None, the caller's parameter as it was passed (``CALLER + name``), an instance of
+# whatever class the dotted name after ``NEW`` is (``Config(...)``), an attribute
+# that the class of the object before it declares not None (``FIELD + "meta.grid"``),
+# or anything else. The project pass resolves the names. Codes joined by ``OR``: the
+# argument is one of them (a name bound several times).
+NONE, SOME, CALLER, NEW, FIELD, MAYBE, OR = "none", "some", "=", "()", ".", "", "|"
+
+
+@dataclass(frozen=True)
+class Nullness:
+    """Whether a call's arguments may be None, by position and by keyword (the
+    codes above); ``open`` when it passes ``*args`` or ``**kwargs``, which may
+    fill any parameter it does not name."""
+
+    positional: tuple[str, ...] = ()
+    keywords: tuple[tuple[str, str], ...] = ()
+    open: bool = False
+
+
 @dataclass(frozen=True)
 class CallSite:
     line: int
@@ -115,6 +138,8 @@ class CallSite:
     computed: bool = False
     # what it passes (``step(model, loss_fn)``): what the callee's parameters hold
     arguments: Arguments | None = None
+    # whether what it passes may be None (None: a call without arguments)
+    nullness: Nullness | None = None
 
 
 @dataclass(eq=False)
@@ -140,6 +165,16 @@ class FunctionSummary:
     # (``get_compile_fn(backend)`` returning ``partial(torch.compile, ...)``)
     compiles: list[str] = field(default_factory=list)
     returns_compiler: list[str] = field(default_factory=list)
+    # the named parameters (not ``*args``, ``**kwargs``) with what a call that omits
+    # one passes, as far as None goes (NONE, SOME or MAYBE: no default, or another)
+    omitted: dict[str, str] = field(default_factory=dict)
+    # those whose annotation rules None out: SOME, or the dotted name of what may be
+    # a class (``cfg: Config``), which the project pass resolves
+    annotated: dict[str, str] = field(default_factory=dict)
+    # the parameters it tests for None (``if grid is None:``) before rebinding them,
+    # and the line from which a parameter may no longer hold what was passed
+    tested: list[str] = field(default_factory=list)
+    rebound: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -150,6 +185,10 @@ class ClassSummary:
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
     # ``self.`` attributes bound to a value ``attrs`` does not model
     untracked: list[str] = field(default_factory=list)
+    # attributes declared in the class body with an annotation that rules None out
+    # (a dataclass field ``grid: Tuple[int, ...]``): SOME or a class name, as for
+    # ``FunctionSummary.annotated``
+    fields: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -232,6 +271,9 @@ class _Summarizer(ast.NodeVisitor):
         # names assigned exactly once, with their values
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._once: dict[ast.AST, dict[str, ast.expr]] = {}
+        self._bindings: dict[ast.AST, _Bindings] = {}
+        self._deferred = 0  # inside a lambda: runs later, when called
+        self._aliases: dict[str, ast.expr] = {}  # module-level ``Name = value``
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -259,6 +301,9 @@ class _Summarizer(ast.NodeVisitor):
         summary.params = [a.arg for a in every]
         summary.positional = len(arguments.posonlyargs) + len(arguments.args)
         positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: dict[str, ast.expr | None] = dict.fromkeys(
+            a.arg for a in [*positional, *arguments.kwonlyargs]
+        )
         for arg, default in [
             *zip(
                 positional[len(positional) - len(arguments.defaults) :],
@@ -267,8 +312,17 @@ class _Summarizer(ast.NodeVisitor):
             ),
             *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
         ]:
+            defaults[arg.arg] = default
             if isinstance(default, ast.Constant) and isinstance(default.value, str):
                 summary.defaults[arg.arg] = default.value
+        for arg in [*positional, *arguments.kwonlyargs]:
+            default = defaults[arg.arg]
+            omitted = _nullness(default) if default is not None else MAYBE
+            summary.omitted[arg.arg] = omitted
+            # ``x: Tensor = None`` is Optional all the same
+            rules_out = self.annotation(arg.annotation) if omitted != NONE else MAYBE
+            if rules_out != MAYBE:
+                summary.annotated[arg.arg] = rules_out
         for arg in every:  # ``model: Transformer`` holds an instance of it
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
@@ -303,6 +357,9 @@ class _Summarizer(ast.NodeVisitor):
                 summary.returns = guards.encode(test)
         self.block(node.body)
         summary.untracked = list(dict.fromkeys(summary.untracked))
+        bindings = self._bindings.get(node)
+        rebound = bindings.first if bindings is not None else {}
+        summary.rebound = {p: rebound[p] for p in summary.tested if p in rebound}
         if owner is None:  # methods are not followed as compile wrappers
             self.compile_facts(node, summary)
         self.enclosing.pop()
@@ -314,7 +371,9 @@ class _Summarizer(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._deferred += 1
         self.generic_visit(node)  # calls in a lambda count for the enclosing code
+        self._deferred -= 1
 
     # -- names -----------------------------------------------------------------------
     def bind(self, name: str, ref: Ref) -> None:
@@ -363,6 +422,7 @@ class _Summarizer(ast.NodeVisitor):
             self.assign(target, node.value)
             self.field(target)
             if isinstance(target, ast.Name) and not self.stack:
+                self._aliases[target.id] = node.value
                 label = self.compiler(node.value, None)
                 if label.startswith(Compiler.LABEL):
                     self.module.compilers[target.id] = label
@@ -431,6 +491,12 @@ class _Summarizer(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.field(node.target)
+        cls = self.classes[-1] if self.classes else None
+        default = _nullness(node.value) if node.value is not None else MAYBE
+        if cls is not None and isinstance(node.target, ast.Name) and default != NONE:
+            annotated = self.annotation(node.annotation)
+            if annotated != MAYBE:
+                cls.fields[node.target.id] = annotated
         if node.value is not None:
             self.assign(node.target, node.value)
             self.visit(node.value)
@@ -488,22 +554,41 @@ class _Summarizer(ast.NodeVisitor):
         depth = len(self.guards)
         for statement in body:
             self.visit(statement)
-            after = _guard_after(statement, self.local)
+            after = _guard_after(statement, self.local, self.tested)
             if after is not None:
                 self.guards.append(after)
         del self.guards[depth:]
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        test = formula(node.test, self.local)
+        test = formula(node.test, self.local, passed=self.tested)
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
-        test = formula(node.test, self.local)
+        test = formula(node.test, self.local, passed=self.tested)
         self.guarded_block(node.body, test)
         self.guarded_block(node.orelse, guards.negate(test))
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        """``a() if grid is None else b()`` evaluates one branch, as an ``if``."""
+        self.visit(node.test)
+        test = formula(node.test, self.local, passed=self.tested)
+        self.guarded_block(node.body, test)
+        self.guarded_block(node.orelse, guards.negate(test))
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """``grid is not None and f(grid)``: an operand is evaluated only where
+        those before it are true (of an ``or``, false)."""
+        depth = len(self.guards)
+        for value in node.values:
+            self.visit(value)
+            test = formula(value, self.local, passed=self.tested)
+            if guards.mentions_call(test, or_none=True):
+                held = test if isinstance(node.op, ast.And) else guards.negate(test)
+                self.guards.append(guards.encode(held))
+        del self.guards[depth:]
 
     def local(self, name: str) -> ast.expr | None:
         """The value of an enclosing function's name assigned exactly once (``live =
@@ -516,11 +601,130 @@ class _Summarizer(ast.NodeVisitor):
             once = self._once[function] = _assigned_once(function)
         return once.get(name)
 
-    def guarded_block(self, body: list[ast.stmt], test: guards.Formula) -> None:
-        kept = guards.mentions_call(test)
+    def passed(self, node: ast.Name) -> bool:
+        """Whether ``node`` is a parameter of the enclosing function that still
+        holds what the call passed: not rebound before it, nor in a loop around it,
+        nor read in a lambda (which runs later)."""
+        if not self.functions or self._deferred or not self.enclosing:
+            return False
+        if node.id not in self.functions[-1].omitted:
+            return False
+        first = self.bindings().first
+        return node.lineno < first.get(node.id, node.lineno + 1)
+
+    def bindings(self) -> _Bindings:
+        """How the enclosing function binds its names (read once, when asked)."""
+        function = self.enclosing[-1]
+        found = self._bindings.get(function)
+        if found is None:
+            found = self._bindings[function] = _bindings(function)
+        return found
+
+    def tested(self, node: ast.Name) -> bool:
+        """``passed``, for a test of the parameter, which the summary then lists."""
+        found = self.passed(node)
+        if found and node.id not in self.functions[-1].tested:
+            self.functions[-1].tested.append(node.id)
+        return found
+
+    def nullness(self, expr: ast.expr, depth: int = 0) -> str:
+        """Whether an argument may be None (the codes above): literals and
+        operators; calls of PyTorch, of builtin types and of what may be a project
+        class; attributes; the caller's parameters, and its locals by the values
+        they are bound to."""
+        found = _nullness(expr)
+        if found != MAYBE or depth > _NULLNESS_DEPTH:
+            return found
+        if isinstance(expr, ast.Call):
+            name = dotted(expr.func)
+            qualified = self.qualify(expr.func) or ""
+            if returns_tensor(qualified) or name in NEVER_NONE_BUILTINS:
+                return SOME
+            return NEW + name if name is not None and "(" not in name else MAYBE
+        if isinstance(expr, ast.BoolOp):  # ``a or b`` is b where a is None
+            parts = expr.values if isinstance(expr.op, ast.And) else expr.values[-1:]
+            return _either([self.nullness(v, depth + 1) for v in parts])
+        if isinstance(expr, ast.IfExp):
+            return _either(
+                [self.nullness(v, depth + 1) for v in (expr.body, expr.orelse)]
+            )
+        if isinstance(expr, ast.Attribute):
+            name = dotted(expr)
+            return FIELD + name if name is not None and "(" not in name else MAYBE
+        if isinstance(expr, ast.Name) and self.enclosing and self.functions:
+            if self.passed(expr):
+                return CALLER + expr.id
+            # what it was passed or any value it is bound to
+            entry = [CALLER + expr.id] if expr.id in self.functions[-1].omitted else []
+            values = self.bindings().values.get(expr.id, [None])
+            return _either(
+                [
+                    *entry,
+                    *(
+                        self.nullness(v, depth + 1) if v is not None else MAYBE
+                        for v in values
+                    ),
+                ]
+            )
+        return MAYBE
+
+    def nullness_of(self, call: ast.Call) -> Nullness | None:
+        """Whether a call's arguments may be None. A call that passes ``self`` first
+        (``Base.forward(self, x)``) may fill the callee's ``self`` with it: its
+        positions are not known."""
+        if not call.args and not call.keywords:
+            return None
+        opened = any(kw.arg is None for kw in call.keywords)
+        positional: list[str] = []
+        first = call.args[0] if call.args else None
+        if isinstance(first, ast.Name) and first.id == "self":
+            opened = True
+        else:
+            for arg in call.args:
+                if isinstance(arg, ast.Starred):
+                    opened = True
+                    break
+                positional.append(self.nullness(arg))
+        keywords = [(kw.arg, self.nullness(kw.value)) for kw in call.keywords if kw.arg]
+        return Nullness(tuple(positional), tuple(keywords), opened)
+
+    def annotation(self, expr: ast.expr | None, depth: int = 0) -> str:
+        """Whether an annotation rules None out: SOME (``Tensor``, ``int``,
+        ``Tuple[int, ...]``), the dotted name of what may be a class, else
+        MAYBE (``Optional[...]``, ``Any``, a type variable)."""
+        if expr is None or depth > _NULLNESS_DEPTH:
+            return MAYBE
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            with contextlib.suppress(SyntaxError, ValueError):
+                return self.annotation(ast.parse(expr.value, mode="eval").body, depth)
+            return MAYBE
+        if isinstance(expr, ast.Subscript):
+            head = (dotted(expr.value) or "").rpartition(".")[2]
+            if head == "Annotated" and isinstance(expr.slice, ast.Tuple):
+                return self.annotation(expr.slice.elts[0], depth + 1)
+            return SOME if head in NEVER_NONE_GENERICS else MAYBE
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            name = dotted(expr)
+            qualified = self.qualify(expr) or ""
+            if name is None or qualified.startswith(("typing.", "typing_extensions.")):
+                return MAYBE
+            if qualified.startswith("torch.") or name in NEVER_NONE_BUILTINS:
+                return SOME
+            if name in self._aliases:  # ``Bounds = Tuple[...]``, ``T = TypeVar("T")``
+                return self.annotation(self._aliases[name], depth + 1)
+            return MAYBE if name in _MAYBE_NONE else name
+        return MAYBE
+
+    def guarded_block(
+        self, body: list[ast.stmt] | ast.expr, test: guards.Formula
+    ) -> None:
+        kept = guards.mentions_call(test, or_none=True)
         if kept:
             self.guards.append(guards.encode(test))
-        self.block(body)
+        if isinstance(body, list):
+            self.block(body)
+        else:
+            self.visit(body)
         if kept:
             self.guards.pop()
 
@@ -529,7 +733,11 @@ class _Summarizer(ast.NodeVisitor):
         where = (node.lineno, node.col_offset)
         if callee is not None:
             site = CallSite(
-                *where, callee, tuple(self.guards), arguments=arguments_of(node)
+                *where,
+                callee,
+                tuple(self.guards),
+                arguments=arguments_of(node),
+                nullness=self.nullness_of(node),
             )
         elif _is_computed(node.func):
             text = shorten(ast.unparse(node.func))
@@ -585,29 +793,150 @@ def imported(node: ast.Import | ast.ImportFrom, package: str | None) -> dict[str
 
 
 Local = Callable[[str], "ast.expr | None"]  # a name's value, assigned once
+Passed = Callable[[ast.Name], bool]  # a parameter still holding what was passed
 
 
 def formula(
-    test: ast.expr, local: Local | None = None, depth: int = 0
+    test: ast.expr,
+    local: Local | None = None,
+    depth: int = 0,
+    passed: Passed | None = None,
 ) -> guards.Formula:
     """The guard formula of a test (see ``graphlint.facts.guards``); ``local`` gives
-    the value of a name assigned once in the enclosing function."""
+    the value of a name assigned once in the enclosing function, ``passed`` says
+    which names are parameters that a test of None may settle."""
     if depth > guards.MAX_DEPTH:
         return guards.UNKNOWN
     if isinstance(test, ast.Call):
         name = dotted(test.func)
         return ["call", name] if name is not None else guards.UNKNOWN
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return guards.negate(formula(test.operand, local, depth + 1))
+        return guards.negate(formula(test.operand, local, depth + 1, passed))
     if isinstance(test, ast.BoolOp):
         op = "and" if isinstance(test.op, ast.And) else "or"
-        return [op, *(formula(v, local, depth + 1) for v in test.values)]
+        return [op, *(formula(v, local, depth + 1, passed) for v in test.values)]
     if isinstance(test, ast.Constant) and isinstance(test.value, bool):
         return ["const", test.value]
+    tested = _tested_for_none(test)
+    if tested is not None and passed is not None and passed(tested[0]):
+        atom: guards.Formula = ["none", tested[0].id]
+        return atom if tested[1] else guards.negate(atom)
     value = local(test.id) if isinstance(test, ast.Name) and local else None
     if value is not None:
-        return formula(value, None, depth + 1)
+        return formula(value, None, depth + 1, passed)
     return guards.UNKNOWN
+
+
+def _tested_for_none(test: ast.expr) -> tuple[ast.Name, bool] | None:
+    """The name in ``name is None`` (True) or ``name is not None`` (False)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    if not isinstance(op, (ast.Is, ast.IsNot)):
+        return None
+    for name, other in ((left, right), (right, left)):
+        if (
+            isinstance(name, ast.Name)
+            and isinstance(other, ast.Constant)
+            and other.value is None
+        ):
+            return name, isinstance(op, ast.Is)
+    return None
+
+
+_NULLNESS_DEPTH = 4  # locals assigned from locals, aliases of aliases
+# displays, comprehensions, f-strings, operators: never None
+_VALUES = (
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+    ast.Lambda,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+)
+_MAYBE_NONE = frozenset({"Any", "object", "None", "NoneType", "Optional", "Union"})
+
+
+def _nullness(expr: ast.expr) -> str:
+    """Whether an expression is None whatever names it reads: a literal, a display,
+    an operator (MAYBE: it depends)."""
+    if isinstance(expr, ast.Constant):
+        return NONE if expr.value is None else SOME
+    return SOME if isinstance(expr, _VALUES) else MAYBE
+
+
+def _either(codes: list[str]) -> str:
+    """The code of a value that is any one of values with these codes."""
+    unique = list(dict.fromkeys(codes))
+    if MAYBE in unique or not unique:
+        return MAYBE
+    return OR.join(unique)
+
+
+@dataclass
+class _Bindings:
+    """How a function binds its names (anywhere in its body, nested functions
+    included): from which line each may hold something else than on entry (its
+    first binding, or the start of the outermost loop around one: the loop comes
+    back to code written before the binding), and the values bound (None: bound
+    otherwise than by ``name = value``)."""
+
+    first: dict[str, int] = field(default_factory=dict)
+    values: dict[str, list[ast.expr | None]] = field(default_factory=dict)
+
+
+def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Bindings:
+    found = _Bindings()
+    plain: set[int] = set()  # the targets of ``name = value``, recorded with it
+
+    def bind(name: str, value: ast.expr | None, line: int) -> None:
+        found.first[name] = min(found.first.get(name, line), line)
+        found.values.setdefault(name, []).append(value)
+
+    def walk(node: ast.AST, loop: int | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = loop
+            if loop is None and isinstance(child, (ast.For, ast.AsyncFor, ast.While)):
+                inner = child.lineno
+            line = inner if inner is not None else getattr(child, "lineno", 0)
+            if isinstance(child, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                targets = (
+                    child.targets if isinstance(child, ast.Assign) else [child.target]
+                )
+                for target in targets:
+                    if isinstance(target, ast.Name) and child.value is not None:
+                        plain.add(id(target))
+                        bind(target.id, child.value, line)
+            if id(child) not in plain:
+                for name in _bound_by(child):
+                    bind(name, None, line)
+            walk(child, inner)
+
+    for statement in function.body:
+        walk(ast.Module([statement], []), None)
+    return found
+
+
+def _bound_by(node: ast.AST) -> list[str]:
+    """The names a node binds (or deletes)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    return []
 
 
 class Compiler:
@@ -757,17 +1086,17 @@ def _only_return(body: list[ast.stmt]) -> ast.expr | None:
     return None
 
 
-def _guard_after(statement: ast.stmt, local: Local) -> str | None:
+def _guard_after(statement: ast.stmt, local: Local, passed: Passed) -> str | None:
     """What must hold for code after ``statement`` to run, when it exits early."""
     found: guards.Formula | None = None
     if isinstance(statement, ast.Assert):
-        found = formula(statement.test, local)
+        found = formula(statement.test, local, passed=passed)
     elif isinstance(statement, ast.If):
         if _always_exits(statement.body):
-            found = guards.negate(formula(statement.test, local))
+            found = guards.negate(formula(statement.test, local, passed=passed))
         elif _always_exits(statement.orelse):
-            found = formula(statement.test, local)
-    if found is None or not guards.mentions_call(found):
+            found = formula(statement.test, local, passed=passed)
+    if found is None or not guards.mentions_call(found, or_none=True):
         return None
     return guards.encode(found)
 
@@ -836,6 +1165,7 @@ __all__ = [
     "Compiler",
     "FunctionSummary",
     "ModuleSummary",
+    "Nullness",
     "Ref",
     "dotted",
     "imported",

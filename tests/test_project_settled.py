@@ -1,0 +1,270 @@
+"""None-ness of parameters under capture: a test of a parameter for None that the
+capturing callers settle keeps its branch out of the capture (issue #27)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from graphlint.diagnostics import Hop, RegionKind
+from graphlint.engine import analyse_source
+from graphlint.facts.guards import Settled
+from graphlint.project.check import check_project
+from graphlint.project.reach import Reached
+from graphlint.project.summary import Nullness, summarize
+from graphlint.settings import Settings
+from tests.conftest import expectations
+
+CASES = """\
+    from typing import Optional, Tuple
+
+    import torch
+
+
+    class Plan:
+        sizes: Tuple[int, ...]
+        scale: Optional[torch.Tensor] = None
+
+
+    def annotated(x, sizes=None):
+        if sizes is None:
+            x.sum().item()
+        n = x.sum().item() if sizes is None else len(sizes)
+        return x * n
+
+
+    def passed_on(x, sizes=None):
+        return inner(x, sizes)
+
+
+    def inner(x, sizes=None):
+        if sizes is not None:
+            return x
+        return x * x.sum().item()
+
+
+    def field(x, sizes=None):
+        if sizes is None:
+            x.sum().item()
+
+
+    def optional_field(x, scale=None):
+        if scale is None:
+            x.sum().item()  # expect: GL101
+
+
+    def instance(x, plan=None):
+        if plan is None:
+            x.sum().item()
+
+
+    def omitted(x, sizes=None):
+        if sizes is not None:
+            x.sum().item()
+        if sizes is None:
+            x.max().item()  # expect: GL101
+
+
+    def mixed(x, sizes=None):
+        if sizes is None:
+            x.sum().item()  # expect: GL101
+
+
+    def starred(x, sizes=None):
+        if sizes is None:
+            x.sum().item()  # expect: GL101
+
+
+    def rebound(x, sizes=None):
+        sizes = tuple(sizes) if sizes else None
+        if sizes is None:
+            x.sum().item()  # expect: GL101
+
+
+    def looped(x, sizes=None):
+        for _ in range(2):
+            if sizes is None:
+                x.sum().item()  # expect: GL101
+            sizes = None
+
+
+    def filled(x, counts, sizes=None):
+        if sizes is None:
+            sizes = sizes_of(counts)
+        return x.split(sizes)
+
+
+    def sizes_of(counts):
+        return tuple(counts.tolist())
+
+
+    def holder(x, sizes=None):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            held(x, sizes)
+        return g
+
+
+    def held(x, sizes=None):
+        if sizes is None:
+            x.sum().item()  # expect: GL101
+
+
+    def capture(x: torch.Tensor, sizes: Tuple[int, ...], plan: Plan, rest: tuple):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            annotated(x, sizes)
+            passed_on(x, sizes=sizes)
+            field(x, plan.sizes)
+            optional_field(x, plan.scale)
+            instance(x, Plan())
+            omitted(x)
+            mixed(x, sizes)
+            mixed(x)
+            starred(x, *rest)
+            rebound(x, sizes)
+            looped(x, sizes)
+            filled(x, x, sizes)
+            holder(x, sizes)
+        return g
+"""
+
+
+def test_tests_the_capturing_calls_settle_are_not_reported(tmp_path: Path) -> None:
+    """Settled: an annotated argument, one passed on through another function, a
+    dataclass field, a new instance; in an ``if`` and in a conditional expression,
+    and the call ``filled`` makes only where its argument is None is not
+    followed. Not settled: an Optional field, a parameter left out (None: the
+    other branch runs), calls that disagree, ``*args``, a parameter rebound before
+    the test or in a loop around it, and the parameter of a function that holds a
+    region (which captures whatever its callers, under capture or not, pass)."""
+    source = textwrap.dedent(CASES)
+    (tmp_path / "cases.py").write_text(source)
+    results = check_project([tmp_path / "cases.py"], Settings(), 1)
+    got = {(d.line, d.code) for r in results for d in r.diagnostics}
+    assert got - {(line, "GL703") for line, _ in got} == expectations(source)
+
+
+def _summary(source: str, name: str):  # type: ignore[no-untyped-def]
+    module = summarize(ast.parse(textwrap.dedent(source)), "m", "m.py", None)
+    return module, module.functions[name]
+
+
+def test_summaries_say_what_calls_pass_and_which_parameters_are_tested() -> None:
+    module, fn = _summary(
+        """\
+        from typing import Optional, Tuple, TypeVar
+        import torch
+        Bounds = Tuple[int, ...]
+        T = TypeVar("T")
+
+        class Meta:
+            grid: Bounds
+            scale: Optional[torch.Tensor] = None
+
+        def f(x: torch.Tensor, b: Bounds, t: T, m: "Meta", o: Optional[Meta] = None,
+              n: torch.Tensor = None, *args, k=(), **kw):
+            y = x if o is None else m
+            g(None, x, Meta(), torch.zeros(1), [1], m.grid, y, *args)
+            h(k=k, o=o or ())
+            Meta.update(self, o)
+            return n is not None and use(n)
+        """,
+        "f",
+    )
+    assert fn.omitted == {
+        "x": "",
+        "b": "",
+        "t": "",
+        "m": "",
+        "o": "none",
+        "n": "none",
+        "k": "some",
+    }
+    # ``n: Tensor = None`` is Optional; a type variable may be None
+    assert fn.annotated == {"x": "some", "b": "some", "m": "Meta"}
+    assert module.classes["Meta"].fields == {"grid": "some"}
+    assert fn.tested == ["o", "n"]
+    calls = {c.callee: c for c in fn.calls}
+    assert calls["g"].nullness == Nullness(
+        ("none", "=x", "()Meta", "some", "some", ".m.grid", "=x|=m"), (), True
+    )
+    assert calls["h"].nullness == Nullness((), (("k", "=k"), ("o", "some")))
+    assert calls["Meta.update"].nullness == Nullness((), (), True)  # ``self`` first
+    assert calls["use"].guards == ('["not",["none","n"]]',)  # right of ``and``
+
+
+def test_a_parameter_rebound_before_a_test_or_in_a_loop_is_not_tested() -> None:
+    _, fn = _summary(
+        """\
+        def f(a=None, b=None, c=None, d=None):
+            if a is None:
+                a = 1
+            b = b or 1
+            if b is None:
+                pass
+            while c is None:
+                c = 1
+            for _ in range(2):
+                if d is None:
+                    print(d)
+                d = 1
+        """,
+        "f",
+    )
+    # ``a`` is rebound after its test; the loops come back to theirs
+    assert fn.tested == ["a"]
+    assert fn.rebound == {"a": 3}
+
+
+def test_settled_tests_count_under_the_region_that_settles_them_only() -> None:
+    """A function reached from elsewhere with ``sizes`` always None: its branch
+    for a given ``sizes`` is not captured there, but still is in the function's
+    own region, which runs whatever its callers pass."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        def step(x, sizes=None):
+            if sizes is not None:
+                x.sum().item()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                if sizes is not None:
+                    x.max().item()  # expect: GL101
+            return g
+        """
+    )
+    hop = Hop("other.py", 3, 4, "step()")
+    how = Reached(
+        RegionKind.MANUAL.value,
+        "torch.cuda.graph",
+        "other.py",
+        2,
+        (hop,),
+        settled=(Settled("sizes", none=True),),
+    )
+    found = analyse_source(source, "step.py", external={"step": how}).diagnostics
+    assert {(d.line, d.code) for d in found} == set()  # the reached code: silent
+    alone = analyse_source(source, "step.py").diagnostics
+    assert {(d.line, d.code) for d in alone} == expectations(source)
+
+
+def test_a_conditional_expression_evaluates_one_branch_under_capture() -> None:
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        def run(x):
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                live = torch.cuda.is_current_stream_capturing()
+                n = 0 if live else x.sum().item()
+                m = x.max().item() if live else 0  # expect: GL101
+            return g, n, m
+        """
+    )
+    found = analyse_source(source, "run.py").diagnostics
+    got = {(d.line, d.code) for d in found if d.code != "GL703"}
+    assert got == expectations(source)
