@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
 from graphlint.read import os_reason, overlaid
@@ -232,3 +232,16 @@ def _walk(top: Path, excludes: IgnoreFile | None, found: _Found) -> None:
             except OSError as error:
                 found.problem(path, error)
         pending.extend((sub, ignores) for sub in reversed(subfolders))
+
+
+def is_test_module(path: str) -> bool:
+    """Whether ``path`` names a test module as pytest and unittest discovery find
+    them: ``test_*.py`` or ``*_test.py``, or a file under a ``test``/``tests``
+    folder."""
+    parts = PurePath(path).parts
+    name = parts[-1] if parts else ""
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or any(part in ("test", "tests") for part in parts[:-1])
+    )

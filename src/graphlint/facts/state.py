@@ -76,6 +76,7 @@ class HostState(cst.CSTVisitor):
         self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
         self._holders: dict[object, list[tuple[Region, Key]]] | None = None
+        self._asserted: dict[str, tuple[int, int]] | None = None
 
     # -- keys ------------------------------------------------------------------------
     def key_of(self, expr: cst.BaseExpression) -> Key | None:
@@ -162,6 +163,17 @@ class HostState(cst.CSTVisitor):
         if isinstance(a, cst.Name) and isinstance(b, cst.Name):
             return self.reaching.of(a) == self.reaching.of(b)
         return True
+
+    def only_asserted(self, attr: str) -> bool:
+        """Whether the file reads the attribute ``attr`` (of any object) and every
+        read is in an assertion (``assert m.calls == 2``, ``self.assertEqual(...)``):
+        a probe a test counts with, which feeds nothing the program computes."""
+        if self._asserted is None:
+            probes = _Probes()
+            walk(self.module, probes)
+            self._asserted = probes.found
+        counts = self._asserted.get(attr)
+        return counts is not None and counts[0] > 0 and counts[0] == counts[1]
 
     def reads_variable(self, name: cst.Name) -> bool:
         """Whether ``name`` reads a variable: not a store target, ``.attr``,
@@ -365,6 +377,45 @@ def _index(target: cst.Subscript) -> cst.BaseExpression | None:
     if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
         return None
     return target.slice[0].slice.value
+
+
+class _Probes(cst.CSTVisitor):
+    """Per attribute name: how often the file reads it, and how often in an
+    assertion. Stores and ``x.n += 1`` (the probe's own update) are not reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[str, tuple[int, int]] = {}
+        self._asserting = 0
+        self._written: set[cst.CSTNode] = set()
+        self._opened: set[cst.CSTNode] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Assign):
+            self._written.update(t.target for t in node.targets)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            self._written.add(node.target)
+        elif isinstance(node, cst.Assert) or (
+            isinstance(node, cst.Call) and _asserts(node.func)
+        ):
+            self._asserting += 1
+            self._opened.add(node)
+        elif isinstance(node, cst.Attribute) and node not in self._written:
+            reads, asserted = self.found.get(node.attr.value, (0, 0))
+            self.found[node.attr.value] = (reads + 1, asserted + (self._asserting > 0))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if original_node in self._opened:
+            self._asserting -= 1
+
+
+def _asserts(func: cst.BaseExpression) -> bool:
+    """``assert_close``, ``self.assertEqual``, ``np.testing.assert_allclose``."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else None
+    if isinstance(func, cst.Name):
+        name = func.value
+    return name is not None and name.lower().startswith("assert")
 
 
 class _TestReads(cst.CSTVisitor):
