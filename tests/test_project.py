@@ -832,3 +832,46 @@ def test_names_rebound_from_themselves_resolve_in_few_steps(
         (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
     }
     assert got == set(expectations(source))  # no GL005, every model reached
+
+
+def test_compiled_code_is_not_followed_into_torch_modules_dynamo_skips(
+    tmp_path: Path,
+) -> None:
+    """Dynamo skips ``torch``'s own modules unless an inline list names them: a
+    call into ``torch._dynamo.*`` graph-breaks and runs eagerly, one into
+    ``torch.nn.*`` is traced. A manual capture runs both."""
+    for folder in ("torch", "torch/_dynamo", "torch/nn"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "torch/_dynamo/helpers.py").write_text(
+        "def same(a, b):\n    return bool((a - b).abs().max().item() < 1e-5)\n"
+    )
+    (tmp_path / "torch/nn/funcs.py").write_text(
+        "def norm(x):\n    return x / x.abs().max().item()\n"
+    )
+    (tmp_path / "torch/_dynamo/use.py").write_text(
+        "import torch\n"
+        "from torch._dynamo.helpers import same\n"
+        "from torch.nn.funcs import norm\n\n"
+        "@torch.compile(mode='reduce-overhead')\n"
+        "def f(x, y):\n"
+        "    return same(x, y), norm(x)\n\n"
+        "def g(x, y, graph):\n"
+        "    with torch.cuda.graph(graph):\n"
+        "        return same(x, y)\n"
+    )
+    results = check_project(sorted(tmp_path.rglob("*.py")), Settings(), 1)
+    got = {
+        (Path(r.path).relative_to(tmp_path).as_posix(), d.line, d.code)
+        for r in results
+        for d in r.diagnostics
+        if d.code.startswith("GL1")
+    }
+    assert got == {
+        ("torch/nn/funcs.py", 2, "GL101"),
+        ("torch/_dynamo/helpers.py", 2, "GL101"),
+    }
+    manual = [
+        d for r in results for d in r.diagnostics if d.path.endswith("helpers.py")
+    ]
+    assert all(d.region is not None and not d.region.kind.is_compile for d in manual)

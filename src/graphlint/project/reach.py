@@ -47,6 +47,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.facts.torchapi import MODULE_CONTAINERS, TENSOR_METHODS
+from graphlint.project import dynamo
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
     CALLER,
@@ -1294,6 +1295,23 @@ class Project:
         if targets and not lazy:
             names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in targets)
             why = _Opaque(Reason.EAGER, f"{names} never runs under capture")
+        kind = (
+            how.kind
+            if how is not None
+            else site.kind
+            if isinstance(site, Entry)
+            else ""
+        )
+        if kind == RegionKind.COMPILE.value and any(
+            dynamo.skipped(t.module.name) for t in lazy
+        ):
+            names = ", ".join(
+                f"`{t.module.name}`" for t in lazy if dynamo.skipped(t.module.name)
+            )
+            lazy = [t for t in lazy if not dynamo.skipped(t.module.name)]
+            if not lazy:
+                detail = f"Dynamo does not trace into {names}: it runs eagerly"
+                why = _Opaque(Reason.EAGER, detail)
         if why is not None:
             into.append(
                 Unfollowed(
