@@ -216,6 +216,7 @@ class Flow(cst.CSTVisitor):
         self._graphs: dict[Region, _Graph] = {}
         self._changes: dict[tuple[Key, Region], Change | None] = {}
         self._steady: Steady | None = None
+        self._stored: dict[Key, list[Key]] | None = None
         self._settled: Settled | None = None
 
     # -- the walk --------------------------------------------------------------------
@@ -371,6 +372,7 @@ class Flow(cst.CSTVisitor):
         found: list[cst.FunctionDef] = []
         if isinstance(value.function, cst.FunctionDef):
             found.append(value.function)
+            found.extend(self._overrides(node.func, value.function))
         elif value.local is not None:
             names = ("__init__",) if value.is_class else ("forward", "__call__")
             for name in names:
@@ -379,6 +381,27 @@ class Flow(cst.CSTVisitor):
                     found.append(method)
                     break
         return tuple(dict.fromkeys(found))
+
+    def _overrides(
+        self, func: cst.BaseExpression, method: cst.FunctionDef
+    ) -> list[cst.FunctionDef]:
+        """``self.prepare(x)`` in a method: the ``prepare`` of each subclass of this
+        file that overrides it may run instead."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return []
+        scope = self.values.scope_of.get(func)
+        fn = scope.function() if scope is not None else None
+        if fn is None or fn.cls is None or fn.self_name != func.value.value:
+            return []
+        name = func.attr.value
+        return [
+            info.methods[name]
+            for info in self.values.class_infos.values()
+            if info is not fn.cls
+            and name in info.methods
+            and info.methods[name] is not method
+            and any(base is fn.cls for base in self.values.bases(info))
+        ]
 
     # -- reach -----------------------------------------------------------------------
     def reach(self, function: Function) -> frozenset[Function]:
@@ -478,6 +501,7 @@ class Flow(cst.CSTVisitor):
         memo = (key, region)
         if memo in self._changes:
             return self._changes[memo]
+        self._changes[memo] = None  # a cycle of arguments ends here
         best: Change | None = None
         for write in self.state.writes.get(key, ()):
             found = self.between_replays(write, region)
@@ -485,8 +509,40 @@ class Flow(cst.CSTVisitor):
                 best = found
                 break
             best = best or found
+        for passed in () if best is not None else self._passed_as(key):
+            best = self.changes(passed, region)
+            if best is not None:
+                break
         self._changes[memo] = best
         return best
+
+    def _passed_as(self, key: Key) -> list[Key]:
+        """``cfg.use_bias`` read through a parameter ``cfg``: the same location as
+        each caller in this file names it (``layer(x, cfg)``: the caller's
+        ``cfg.use_bias``), so that a caller's write between replays counts."""
+        root, path = key, []
+        while root[0] in ("attr", "item"):
+            path.append(root)
+            root = root[1]  # type: ignore[assignment]
+        if root[0] != "name" or not path:
+            return []
+        scope, name = root[1], root[2]
+        function = getattr(scope, "node", None)
+        if not isinstance(function, cst.FunctionDef):
+            return []
+        found: list[Key] = []
+        for events in self.events.values():
+            for site, callees in events.calls:
+                call = site.node
+                if function not in callees or not isinstance(call, cst.Call):
+                    continue
+                argument = _argument(call, function, str(name))
+                base = self.state.key_of(argument) if argument is not None else None
+                for step in reversed(path) if base is not None else ():
+                    base = (step[0], base, *step[2:])
+                if base is not None:
+                    found.append(base)
+        return found
 
     def between_replays(self, write: Write, region: Region) -> Change | None:
         """Evidence that ``write`` runs after ``region``'s capture and before a
@@ -499,8 +555,11 @@ class Flow(cst.CSTVisitor):
         if not graph.replayers:
             return None
         # only the write's function and those that (transitively) call it can
-        # order it against a capture and a replay
-        for function in (site.function, *self.ancestors(site.function)):
+        # order it against a capture and a replay; a local, only its own function
+        # (each call has its own: a replay elsewhere never sees this one change)
+        local = self._local(write.key, site.function)
+        callers = () if local else self.ancestors(site.function)
+        for function in (site.function, *callers):
             found = self._ordered(write, site, function, capture, graph)
             if found is not None:
                 return found
@@ -571,6 +630,10 @@ class Flow(cst.CSTVisitor):
         expr = capture.graph_expr
         key = self.state.key_of(expr) if expr is not None else None
         replays = self._replays_of(key)
+        for kept in self._kept_as(key):  # ``self.graphs[bs] = g``: replayed from there
+            for function, sites in self._replays_of(kept).items():
+                both = {id(s): s for s in (*replays.get(function, ()), *sites)}
+                replays[function] = sorted(both.values(), key=lambda s: s.start)
         capturing = frozenset(
             f for f, region in self._capturing().get(capture, ()) if region is capture
         )
@@ -586,6 +649,21 @@ class Flow(cst.CSTVisitor):
         )
         self._graphs[capture] = found
         return found
+
+    def _kept_as(self, key: Key | None) -> list[Key]:
+        """The other locations a graph at ``key`` is stored in (``self.graphs[bs] =
+        g``): its replays through them replay it."""
+        if key is None:
+            return []
+        if self._stored is None:
+            self._stored = {}
+            for writes in self.state.writes.values():
+                for write in writes:
+                    if write.how == "assign" and write.value is not None:
+                        held = self.state.key_of(write.value)
+                        if held is not None and held != write.key:
+                            self._stored.setdefault(held, []).append(write.key)
+        return self._stored.get(key, [])
 
     def _replays_of(self, key: Key | None) -> dict[Function, list[Site]]:
         """The replays of the graph at ``key``, by function, in source order: those
@@ -1004,6 +1082,24 @@ class Flow(cst.CSTVisitor):
 
     def _has_stream(self, function: Function) -> bool:
         return any(self.events.get(f, _Events()).streams for f in self.reach(function))
+
+
+def _argument(
+    call: cst.Call, function: cst.FunctionDef, name: str
+) -> cst.BaseExpression | None:
+    """What ``call`` passes to the parameter ``name`` of ``function``, by keyword
+    or by position (a method's ``self`` is not counted)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    params = [*function.params.posonly_params, *function.params.params]
+    names = [p.name.value for p in params]
+    if names and names[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        names = names[1:]
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if name in names and names.index(name) < len(positional):
+        return positional[names.index(name)].value
+    return None
 
 
 def _is_len(expr: cst.BaseExpression) -> bool:

@@ -186,7 +186,8 @@ class HostState(cst.CSTVisitor):
         scope = self.values.scope_of.get(expr)
         fn = scope.function() if scope is not None else None
         if fn is not None and fn.cls is not None and fn.self_name == expr.value:
-            return fn.cls.name
+            # a subclass's ``self.x`` is its base's: the root of its local hierarchy
+            return self.values.bases(fn.cls)[-1].name
         return None
 
     def function_of(self, node: cst.CSTNode) -> cst.CSTNode:

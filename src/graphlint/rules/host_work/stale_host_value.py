@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.state import Key
 from graphlint.facts.values import Kind
 from graphlint.matchers import method
 from graphlint.rule import Rule
@@ -39,7 +40,10 @@ class StaleHostValue(Rule):
             return
         region = self.captured(node)
         value = self.value(node)
-        if region is None or value.kind is not Kind.PYTHON:
+        if region is None or not (
+            value.kind is Kind.PYTHON
+            or (value.kind is Kind.UNKNOWN and self.python_valued(key))
+        ):
             return
         if value.function is not None or value.is_class:
             return
@@ -52,6 +56,16 @@ class StaleHostValue(Rule):
                 expr=self.code_of(node),
                 why=change.describe("it"),
             )
+
+    def python_valued(self, key: Key) -> bool:
+        """Whether a location of unknown kind holds Python values: some write binds
+        it to one (``scale = 1.0``), none to anything else graphlint knows
+        (``scale = v`` with ``v`` a parameter is unknown, not evidence)."""
+        kinds = set()
+        for write in self.state.writes.get(key, ()):
+            if write.how == "assign" and write.value is not None:
+                kinds.add(self.value(write.value).kind)
+        return Kind.PYTHON in kinds and kinds <= {Kind.PYTHON, Kind.UNKNOWN}
 
     def visit_Call(self, node: cst.Call) -> None:
         found = method(node)

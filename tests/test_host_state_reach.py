@@ -1,0 +1,132 @@
+"""Host state between replays, through the ways real code hands it around: a graph
+replayed from the dict it was stored in, a global set by a setter, a subclass's
+override, a configuration object passed to the captured function."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphlint.project.check import check_project
+from graphlint.settings import Settings
+
+CODES = ("GL203", "GL301", "GL406")
+
+
+def check(tmp_path: Path, source: str) -> set[tuple[int, str]]:
+    """Check ``source`` as a one-file project (code it calls is reached)."""
+    path = tmp_path / "case.py"
+    path.write_text(source)
+    results = check_project([path], Settings(), 1)
+    return {(d.line, d.code) for r in results for d in r.diagnostics if d.code in CODES}
+
+
+RUNNER = """
+import torch
+
+class Runner:
+    def __init__(self, model):
+        self.model = model
+        self.graphs = {}
+        self.x = torch.zeros(4, 8, device="cuda")
+        self.out = {}
+
+    def capture(self, bs):
+        n = bs * 2
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.out[bs] = self.model(self.x[:bs]) * n
+        self.graphs[bs] = g
+
+    def run(self, x):
+        bs = x.shape[0]
+        self.x = x
+        self.graphs[bs].replay()
+        return self.out[bs]
+"""
+
+SETTER = """
+import torch
+scale = 1.0
+x = torch.ones(4, device="cuda")
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = x * scale
+
+def set_scale(v):
+    global scale
+    scale = v
+
+for i in range(3):
+    set_scale(i)
+    g.replay()
+"""
+
+OVERRIDE = """
+import torch
+
+class Base:
+    def __init__(self, model):
+        self.model = model
+        self.static = torch.zeros(4, device="cuda")
+        self.graph = torch.cuda.CUDAGraph()
+
+    def capture(self):
+        with torch.cuda.graph(self.graph):
+            self.out = self.model(self.static)
+
+    def prepare(self, x):
+        self.static.copy_(x)
+
+    def run(self, x):
+        self.prepare(x)
+        self.graph.replay()
+        return self.out
+
+class Sub(Base):
+    def prepare(self, x):
+        self.static = x
+"""
+
+CONFIG = """
+import torch
+
+class Config:
+    def __init__(self):
+        self.use_bias = False
+
+def layer(x, cfg):
+    if cfg.use_bias:
+        return x + 1
+    return x * 2
+
+cfg = Config()
+x = torch.ones(4, device="cuda")
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = layer(x, cfg)
+for i in range(3):
+    cfg.use_bias = i % 2 == 0
+    g.replay()
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (RUNNER, {(20, "GL301")}),  # replayed from self.graphs[bs]; `n` is local
+        (SETTER, {(7, "GL406")}),
+        (OVERRIDE, {(24, "GL301")}),  # Sub.prepare runs in Base.run
+        (CONFIG, {(9, "GL203")}),  # the caller's cfg.use_bias, read as cfg.use_bias
+    ],
+    ids=["graph-dict", "global-setter", "override", "config-argument"],
+)
+def test_host_state_changed_between_replays(
+    tmp_path: Path, source: str, found: set[tuple[int, str]]
+) -> None:
+    assert check(tmp_path, source) == found
+
+
+def test_a_copy_in_the_base_and_no_override_is_fine(tmp_path: Path) -> None:
+    assert not check(tmp_path, OVERRIDE.split("class Sub", maxsplit=1)[0])
