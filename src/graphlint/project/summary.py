@@ -45,7 +45,10 @@ class Ref:
     ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
     containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
-    list or tuple of ``items``) or "element" (what iterating ``items[0]`` yields).
+    list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
+    ``items`` name) or "element" (what iterating ``items[0]`` yields). The resolver
+    makes two more: "either" (one of ``items``) and "scoped" (``items[0]`` as the
+    function ``target`` of the same module sees it).
     An instance also keeps the arguments it was built with (``Arguments``): they
     are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
@@ -175,6 +178,12 @@ class FunctionSummary:
     # and the line from which a parameter may no longer hold what was passed
     tested: list[str] = field(default_factory=list)
     rebound: dict[str, int] = field(default_factory=dict)
+    # what calling it gives, where every ``return`` gives a name (``return
+    # forward_backward_no_pipelining``, a local bound to functions): those names,
+    # resolved in the function; empty when one returns anything else
+    results: list[Ref] = field(default_factory=list)
+    # the line of the statement making each binding in ``names``, in its order
+    bound_at: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -183,6 +192,8 @@ class ClassSummary:
     bases: list[str]
     methods: dict[str, str] = field(default_factory=dict)  # name -> function path
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
+    # the method and line of the statement making each binding in ``attrs``
+    attrs_at: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     # ``self.`` attributes bound to a value ``attrs`` does not model
     untracked: list[str] = field(default_factory=list)
     # attributes declared in the class body with an annotation that rules None out
@@ -235,10 +246,8 @@ def ref_of(node: ast.expr) -> Ref | None:
         refs, keyword_refs = _argument_refs(node)
         items = list(refs)
         for arg, ref in zip(node.args, refs, strict=True):  # nn.ModuleList([...])
-            if isinstance(arg, (ast.List, ast.Tuple)) and ref is not None:
+            if isinstance(arg, (ast.List, ast.Tuple, ast.Dict)) and ref is not None:
                 items.extend(ref.items)
-        if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
-            items.extend(ref_of(v) for v in node.args[0].values if v is not None)
         if target == "dict":  # dict(wte=nn.Embedding(...), h=nn.ModuleList(...))
             items.extend(ref for _, ref in keyword_refs)
         members = tuple(i for i in items if i is not None)
@@ -250,6 +259,12 @@ def ref_of(node: ast.expr) -> Ref | None:
     if isinstance(node, (ast.List, ast.Tuple)):
         members = tuple(r for r in (ref_of(el) for el in node.elts) if r is not None)
         return Ref("items", items=members) if members else None
+    if isinstance(node, ast.Dict):  # ``{"fwd": step, "bwd": backward}``
+        members = tuple(r for r in (ref_of(v) for v in node.values) if r is not None)
+        return Ref("items", items=members) if members else None
+    if isinstance(node, ast.Lambda):  # calling it runs what its body calls
+        calls = _lambda_calls(node)
+        return Ref("calls", items=calls) if calls else None
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         inner = ref_of(node.elt)
         return Ref("items", items=(inner,)) if inner is not None else None
@@ -257,6 +272,19 @@ def ref_of(node: ast.expr) -> Ref | None:
         inner = ref_of(node.value)
         return Ref("element", items=(inner,)) if inner is not None else None
     return None
+
+
+def _lambda_calls(node: ast.Lambda) -> tuple[Ref, ...]:
+    """The callees of the calls in a lambda's body, by name (not those of its own
+    parameters, whose values come from its callers)."""
+    own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    found: list[Ref] = []
+    for inner in ast.walk(node.body):
+        if isinstance(inner, ast.Call):
+            callee = dotted(inner.func)
+            if callee is not None and callee.split(".")[0] not in own:
+                found.append(Ref("name", callee))
+    return tuple(dict.fromkeys(found))
 
 
 class _Summarizer(ast.NodeVisitor):
@@ -274,6 +302,7 @@ class _Summarizer(ast.NodeVisitor):
         self._bindings: dict[ast.AST, _Bindings] = {}
         self._deferred = 0  # inside a lambda: runs later, when called
         self._aliases: dict[str, ast.expr] = {}  # module-level ``Name = value``
+        self.line = 0  # of the statement being summarised
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -327,6 +356,7 @@ class _Summarizer(ast.NodeVisitor):
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
                 summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
+                summary.bound_at.setdefault(arg.arg, []).append(node.lineno)
             else:
                 summary.untracked.append(arg.arg)
         summary.decorators = [
@@ -350,6 +380,9 @@ class _Summarizer(ast.NodeVisitor):
         self.functions.append(summary)
         saved, self.guards = self.guards, []
         self.enclosing.append(node)
+        results = [ref_of(r) for r in _returned(node.body)]
+        if all(r is not None and r.kind == "name" for r in results):
+            summary.results = [r for r in results if r is not None]
         returned = _only_return(node.body)
         if returned is not None:
             test = formula(returned, self.local)
@@ -377,8 +410,12 @@ class _Summarizer(ast.NodeVisitor):
 
     # -- names -----------------------------------------------------------------------
     def bind(self, name: str, ref: Ref) -> None:
-        scope = self.functions[-1].names if self.functions else self.module.names
-        scope.setdefault(name, []).append(ref)
+        if self.functions:
+            fn = self.functions[-1]
+            fn.names.setdefault(name, []).append(ref)
+            fn.bound_at.setdefault(name, []).append(self.line)
+        else:
+            self.module.names.setdefault(name, []).append(ref)
 
     def assign(self, target: ast.expr, value: ast.expr | None) -> None:
         ref = ref_of(value) if value is not None else None
@@ -391,6 +428,8 @@ class _Summarizer(ast.NodeVisitor):
             if cls is not None and dotted(target.value) == "self":
                 if ref is not None:
                     cls.attrs.setdefault(target.attr, []).append(ref)
+                    at = (self.functions[-1].path, self.line)
+                    cls.attrs_at.setdefault(target.attr, []).append(at)
                 elif target.attr not in cls.untracked:
                     cls.untracked.append(target.attr)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
@@ -553,6 +592,7 @@ class _Summarizer(ast.NodeVisitor):
         block runs only when that condition does not hold."""
         depth = len(self.guards)
         for statement in body:
+            self.line = statement.lineno
             self.visit(statement)
             after = _guard_after(statement, self.local, self.tested)
             if after is not None:
