@@ -44,8 +44,9 @@ from graphlint.read import ReadError, read_bounded
 # time to the stamps of files and folders; 11 adds hand-offs to chains
 # (``Hop.handoff``), and lambdas and dict literals to summaries; 12 adds what
 # functions return (``FunctionSummary.results``); 13 adds where each ``self.``
-# attribute is bound (``ClassSummary.attrs_at``)
-FORMAT = 13
+# attribute is bound (``ClassSummary.attrs_at``); 14 adds calls made in blocks that
+# settle their own test (``CallSite.settled``)
+FORMAT = 14
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

@@ -236,6 +236,8 @@ class _Passed:
     handoff: _Handoff = field(default=(), compare=False)
 
 
+# decorators that keep what the function returned for each argument list
+_MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
 _MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
@@ -413,6 +415,7 @@ class Project:
         # capture is up to every caller, under capture or not
         self._holders: set[tuple[str, str]] = set()
         self._classes: dict[tuple[str, str, str], bool] = {}  # ``Config(...)``
+        self._memoised: dict[tuple[str, str], bool] = {}  # by (file, function)
         # hand-offs: the project's files (``sources``, screened by text with
         # ``read``); the functions whose calls capture (they hold a region, or hand
         # a parameter on to one that does) and the classes whose methods do; their
@@ -1367,6 +1370,29 @@ class Project:
             self.qualify(target.module, d) in self.eager for d in target.fn.decorators
         )
 
+    def memoised(self, target: _Fn) -> bool:
+        """Whether a decorator of ``target`` memoises it (``functools.cache``,
+        ``lru_cache``, or a project decorator whose wrappers call it only in a block
+        that settles its own test: ``if key not in memo: memo[key] = fn(*args)``).
+        Its body then runs at warm-up; the capture takes the result kept then, as
+        for any block that settles its test. Not under torch.compile, which traces
+        what the first call runs."""
+        key = (target.module.path, target.fn.path)
+        known = self._memoised.get(key)
+        if known is None:
+            known = self._memoised[key] = any(
+                self._memoiser(target.module, d) for d in target.fn.decorators
+            )
+        return known
+
+    def _memoiser(self, module: ModuleSummary, decorator: str) -> bool:
+        if self.qualify(module, decorator) in _MEMOISERS:
+            return True
+        values = self._budgeted(
+            lambda: self.dotted(module, None, decorator), None, lambda _: []
+        )
+        return bool(values) and all(isinstance(v, _Fn) and _memoises(v) for v in values)
+
     # -- reachability ----------------------------------------------------------------
     def _follow(
         self,
@@ -1409,6 +1435,13 @@ class Project:
             lazy = [t for t in lazy if not dynamo.skipped(t.module.name)]
             if not lazy:
                 detail = f"Dynamo does not trace into {names}: it runs eagerly"
+                why = _Opaque(Reason.EAGER, detail)
+        if kind != RegionKind.COMPILE.value and any(self.memoised(t) for t in lazy):
+            memo = [t for t in lazy if self.memoised(t)]
+            lazy = [t for t in lazy if t not in memo]
+            if not lazy:
+                names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in memo)
+                detail = f"{names} is memoised: warm-up runs it, the capture reuses it"
                 why = _Opaque(Reason.EAGER, detail)
         if why is not None:
             into.append(
@@ -1715,9 +1748,14 @@ class Project:
         edges = self.edges[key] = []
         unfollowed = self._unfollowed_in[key] = []
         found: list[tuple[_Fn, Reached]] = []
+        # under torch.compile, which traces what the first call runs, a block that
+        # settles its own test is not skipped (as in the file pass: ``Rule.region``)
+        compiled = how.kind == RegionKind.COMPILE.value
         self._reading = key
         try:
             for site in target.fn.calls:
+                if site.settled and not compiled:  # warm-up's, not the capture's
+                    continue
                 dropped = len(self.abandoned)
                 skipped = self.guarded(target, site)
                 if len(self.abandoned) > dropped:  # a condition over the budget
@@ -1913,6 +1951,24 @@ def _shown(ref: Ref) -> str:
     if ref.kind == "instance":
         return f"{ref.target}(...)"
     return {"calls": "lambda", "element": "...[...]"}.get(ref.kind, "[...]")
+
+
+def _memoises(decorator: _Fn) -> bool:
+    """Whether a decorator ``def cache_once(fn)`` calls what it decorates only in
+    blocks of its nested functions that settle their own test (``if key not in
+    memo: memo[key] = fn(*args)``), and at least once."""
+    params = decorator.fn.params
+    if not params:
+        return False
+    prefix = f"{decorator.fn.path}."
+    calls = [
+        site
+        for path, inner in decorator.module.functions.items()
+        if path.startswith(prefix)
+        for site in inner.calls
+        if site.callee == params[0]
+    ]
+    return bool(calls) and all(site.settled for site in calls)
 
 
 def _positional(fn: FunctionSummary) -> list[str]:

@@ -14,6 +14,7 @@ import ast
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from graphlint.diagnostics import Diagnostic
@@ -143,6 +144,10 @@ class CallSite:
     arguments: Arguments | None = None
     # whether what it passes may be None (None: a call without arguments)
     nullness: Nullness | None = None
+    # made in a block that settles its own test (``if self.mgr is None: self.mgr =
+    # Manager()``, ``if key not in memo: memo[key] = fn(*args)``): warm-up runs it
+    # and leaves the test false, so the capture does not (``_settles``)
+    settled: bool = False
 
 
 @dataclass(eq=False)
@@ -301,6 +306,8 @@ class _Summarizer(ast.NodeVisitor):
         self._once: dict[ast.AST, dict[str, ast.expr]] = {}
         self._bindings: dict[ast.AST, _Bindings] = {}
         self._deferred = 0  # inside a lambda: runs later, when called
+        self._settled = 0  # inside blocks that settle their own test
+        self._shared: dict[ast.AST, set[str]] = {}  # ``global``/``nonlocal`` names
         self._aliases: dict[str, ast.expr] = {}  # module-level ``Name = value``
         self.line = 0  # of the statement being summarised
 
@@ -379,6 +386,7 @@ class _Summarizer(ast.NodeVisitor):
         self.classes.append(None)
         self.functions.append(summary)
         saved, self.guards = self.guards, []
+        settled, self._settled = self._settled, 0  # a call of it runs it anew
         self.enclosing.append(node)
         results = [ref_of(r) for r in _returned(node.body)]
         if all(r is not None and r.kind == "name" for r in results):
@@ -397,6 +405,7 @@ class _Summarizer(ast.NodeVisitor):
             self.compile_facts(node, summary)
         self.enclosing.pop()
         self.guards = saved
+        self._settled = settled
         self.functions.pop()
         self.classes.pop()
         self.stack.pop()
@@ -602,8 +611,11 @@ class _Summarizer(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         test = formula(node.test, self.local, passed=self.tested)
-        self.guarded_block(node.body, test)
-        self.guarded_block(node.orelse, guards.negate(test))
+        settles = partial(_settles, node.test, persistent=self.persistent)
+        self.guarded_block(node.body, test, settles(True, node.body))
+        self.guarded_block(
+            node.orelse, guards.negate(test), settles(False, node.orelse)
+        )
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
@@ -659,6 +671,36 @@ class _Summarizer(ast.NodeVisitor):
         if found is None:
             found = self._bindings[function] = _bindings(function)
         return found
+
+    def persistent(self, location: ast.expr) -> bool:
+        """Whether ``location`` (``x``, ``x.a``, ``x[k]``) outlives a call of the
+        enclosing function, so that a block settling a test of it stays settled for
+        the next call: not a local name, nor an item of a local the function binds
+        (``d = {}; d[k] = ...``); an attribute of a local is (``slot.buf`` of
+        ``slot = self.slots[i]``)."""
+        if not self.enclosing:
+            return True  # module-level code: its names are the module's
+        root, attribute = location, False
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            attribute = attribute or isinstance(root, ast.Attribute)
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        function = self.enclosing[-1]
+        shared = self._shared.get(function)
+        if shared is None:
+            shared = self._shared[function] = {
+                name
+                for node in ast.walk(function)
+                if isinstance(node, (ast.Global, ast.Nonlocal))
+                for name in node.names
+            }
+        if root.id in shared:
+            return True
+        bound = self.bindings().values
+        if root is location:
+            return root.id not in bound and root.id not in self.functions[-1].params
+        return attribute or root.id not in bound
 
     def tested(self, node: ast.Name) -> bool:
         """``passed``, for a test of the parameter, which the summary then lists."""
@@ -756,15 +798,22 @@ class _Summarizer(ast.NodeVisitor):
         return MAYBE
 
     def guarded_block(
-        self, body: list[ast.stmt] | ast.expr, test: guards.Formula
+        self,
+        body: list[ast.stmt] | ast.expr,
+        test: guards.Formula,
+        settled: bool = False,
     ) -> None:
+        """A block (or an expression) run where ``test`` holds; ``settled``: the
+        block settles its test (``_settles``)."""
         kept = guards.mentions_call(test, or_none=True)
         if kept:
             self.guards.append(guards.encode(test))
+        self._settled += settled
         if isinstance(body, list):
             self.block(body)
         else:
             self.visit(body)
+        self._settled -= settled
         if kept:
             self.guards.pop()
 
@@ -778,6 +827,7 @@ class _Summarizer(ast.NodeVisitor):
                 tuple(self.guards),
                 arguments=arguments_of(node),
                 nullness=self.nullness_of(node),
+                settled=bool(self._settled) and not self._deferred,
             )
         elif _is_computed(node.func):
             text = shorten(ast.unparse(node.func))
@@ -1139,6 +1189,131 @@ def _guard_after(statement: ast.stmt, local: Local, passed: Passed) -> str | Non
     if found is None or not guards.mentions_call(found, or_none=True):
         return None
     return guards.encode(found)
+
+
+def _settles(
+    test: ast.expr,
+    holds: bool,
+    body: list[ast.stmt],
+    persistent: Callable[[ast.expr], bool],
+) -> bool:
+    """Whether the block ``body``, run when ``test`` is ``holds``, makes it not so
+    by a statement of its own: ``if self.mgr is None: ...; self.mgr = Manager()``,
+    ``if key not in memo: memo[key] = fn(*args)``, ``if k not in seen: seen.add(k)``,
+    ``if not hasattr(o, "a"): o.a = ...``, ``if dirty: ...; dirty = False``, ``if p
+    != cache["p"]: cache["p"] = p``. Warm-up runs it and leaves the test false; the
+    capture skips it. The same patterns as the file pass's ``facts.steady.Settled``,
+    on ``ast`` and by source text, of locations that outlive the call
+    (``persistent``): ``if sizes is None: sizes = ...`` settles nothing for the
+    next call."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _settles(test.operand, not holds, body, persistent)
+    return any(
+        _undoes(test, holds, statement)
+        and all(persistent(t) for t in _written(statement))
+        for statement in body
+    )
+
+
+def _written(statement: ast.stmt) -> list[ast.expr]:
+    """The locations a settling statement writes: its target, or an item of the
+    container ``seen.add(k)`` adds to (``seen`` may be a parameter: the object
+    passed outlives the call)."""
+    if isinstance(statement, ast.Assign):
+        return list(statement.targets)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute):
+            return [ast.Subscript(func.value, ast.Constant(None), ast.Load())]
+    return []
+
+
+def _undoes(test: ast.expr, holds: bool, statement: ast.stmt) -> bool:
+    """Whether ``statement``, run when ``test`` is ``holds``, leaves it not so."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        return _adds(test, holds, statement.value)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return False
+    target, value = statement.targets[0], statement.value
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+            missing = isinstance(op, (ast.Is, ast.Eq)) == holds
+            if _is_none(right) and _same(left, target):
+                return missing and not _is_none(value)  # ``x is None``
+            if not missing:  # ``a != cache["key"]``: store it, then equal
+                return any(
+                    _same(mine, target) and ast.unparse(other) == ast.unparse(value)
+                    for mine, other in ((left, right), (right, left))
+                )
+            return False
+        if isinstance(op, (ast.In, ast.NotIn)):  # ``k not in cache``
+            absent = isinstance(op, ast.NotIn) == holds
+            return (
+                absent
+                and isinstance(target, ast.Subscript)
+                and _same(right, target.value)
+                and ast.unparse(target.slice) == ast.unparse(left)
+            )
+        return False
+    if isinstance(test, ast.Call) and dotted(test.func) == "hasattr":
+        args = test.args
+        return (
+            not holds
+            and len(args) == 2
+            and isinstance(target, ast.Attribute)
+            and isinstance(args[1], ast.Constant)
+            and args[1].value == target.attr
+            and _same(args[0], target.value)
+        )
+    truth = _truth(value)  # ``if dirty: ...; dirty = False``
+    return truth is not None and truth is not holds and _same(test, target)
+
+
+def _adds(test: ast.expr, holds: bool, call: ast.Call) -> bool:
+    """``if k not in seen: ...; seen.add(k)``."""
+    func = call.func
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.In, ast.NotIn))
+        and isinstance(func, ast.Attribute)
+        and func.attr in ("add", "append", "setdefault")
+        and call.args
+    ):
+        return False
+    absent = isinstance(test.ops[0], ast.NotIn) == holds
+    return (
+        absent
+        and _same(test.comparators[0], func.value)
+        and ast.unparse(call.args[0]) == ast.unparse(test.left)
+    )
+
+
+def _same(a: ast.expr, b: ast.expr) -> bool:
+    """Two expressions naming one location (``self.ready``, ``cache["k"]``)."""
+    return (
+        isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
+        and isinstance(b, (ast.Name, ast.Attribute, ast.Subscript))
+        and ast.unparse(a) == ast.unparse(b)
+    )
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
+
+
+def _truth(expr: ast.expr) -> bool | None:
+    """The truth value of a literal: ``False``, ``None``, ``0``, ``""``, ``[]``..."""
+    if isinstance(expr, ast.Constant) and (
+        expr.value is None or isinstance(expr.value, (bool, int, float, str))
+    ):
+        return bool(expr.value)
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return bool(expr.elts)
+    if isinstance(expr, ast.Dict):
+        return bool(expr.keys)
+    return None
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:
