@@ -61,6 +61,9 @@ _NO_GRAD = frozenset(
         "torch.autograd.grad_mode.inference_mode",
     }
 )
+# calls that drop every compiled graph: the next call of a compiled callable compiles
+# and captures afresh
+_RESETS = frozenset({"torch._dynamo.reset", "torch.compiler.reset"})
 _FAR = 1 << 30  # a column past the end of any line
 _CALLER_DEPTH = 8  # callers followed up from a capture, to find its set-up
 # methods that run before anything else of their object: constructors and test set-up
@@ -216,7 +219,7 @@ class Flow(cst.CSTVisitor):
         self._graphs: dict[Region, _Graph] = {}
         self._changes: dict[tuple[Key, Region], Change | None] = {}
         self._steady: Steady | None = None
-        self._stored: dict[Key, list[Key]] | None = None
+        self._resets: list[Site] | None = None
         self._settled: Settled | None = None
 
     # -- the walk --------------------------------------------------------------------
@@ -502,6 +505,9 @@ class Flow(cst.CSTVisitor):
         if memo in self._changes:
             return self._changes[memo]
         self._changes[memo] = None  # a cycle of arguments ends here
+        capture = self.capture_of(region)
+        if capture is not None and self._selects(key, capture):
+            return None
         best: Change | None = None
         for write in self.state.writes.get(key, ()):
             found = self.between_replays(write, region)
@@ -650,20 +656,31 @@ class Flow(cst.CSTVisitor):
         self._graphs[capture] = found
         return found
 
+    def _selects(self, key: Key, capture: Region) -> bool:
+        """Whether ``key`` is the index the captured graph is kept under
+        (``graphs[bs] = g``): one graph per value, each with its own ``bs`` baked
+        in, and the replay picks the graph by the value it has then."""
+        graph = capture.graph_expr
+        held = self.state.key_of(graph) if graph is not None else None
+        if held is None:
+            return False
+        for write in self.state.writes_of_value(held):
+            target = write.target
+            if (
+                isinstance(target, cst.Subscript)
+                and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and self.state.key_of(target.slice[0].slice.value) == key
+            ):
+                return True
+        return False
+
     def _kept_as(self, key: Key | None) -> list[Key]:
         """The other locations a graph at ``key`` is stored in (``self.graphs[bs] =
         g``): its replays through them replay it."""
         if key is None:
             return []
-        if self._stored is None:
-            self._stored = {}
-            for writes in self.state.writes.values():
-                for write in writes:
-                    if write.how == "assign" and write.value is not None:
-                        held = self.state.key_of(write.value)
-                        if held is not None and held != write.key:
-                            self._stored.setdefault(held, []).append(write.key)
-        return self._stored.get(key, [])
+        return [w.key for w in self.state.writes_of_value(key) if w.key != key]
 
     def _replays_of(self, key: Key | None) -> dict[Function, list[Site]]:
         """The replays of the graph at ``key``, by function, in source order: those
@@ -864,9 +881,28 @@ class Flow(cst.CSTVisitor):
                     and later.function is first.function
                     and first.end <= later.start
                     and later.end <= here
+                    and not self._reset_between(first, later)
                 ):
                     return first, later, region
         return None
+
+    def _reset_between(self, first: Site, later: Site) -> bool:
+        """``torch._dynamo.reset()`` between two calls of a compiled callable: the
+        second compiles afresh, into new CUDA graphs, and leaves the first's output
+        alone."""
+        if self._resets is None:
+            self._resets = [
+                site
+                for node, site in self.sites.items()
+                if isinstance(node, cst.Call)
+                and self.values.qualify(node.func) in _RESETS
+            ]
+        return any(
+            r.function is first.function
+            and first.end <= r.start
+            and r.end <= later.start
+            for r in self._resets
+        )
 
     def _bound_values(self, read: cst.Name, here: Position) -> list[cst.CSTNode]:
         """The values a read of a local can hold: those of the bindings that reach
