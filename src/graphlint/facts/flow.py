@@ -61,9 +61,6 @@ _NO_GRAD = frozenset(
         "torch.autograd.grad_mode.inference_mode",
     }
 )
-# calls that drop every compiled graph: the next call of a compiled callable compiles
-# and captures afresh
-_RESETS = frozenset({"torch._dynamo.reset", "torch.compiler.reset"})
 _FAR = 1 << 30  # a column past the end of any line
 _CALLER_DEPTH = 8  # callers followed up from a capture, to find its set-up
 # methods that run before anything else of their object: constructors and test set-up
@@ -219,7 +216,6 @@ class Flow(cst.CSTVisitor):
         self._graphs: dict[Region, _Graph] = {}
         self._changes: dict[tuple[Key, Region], Change | None] = {}
         self._steady: Steady | None = None
-        self._resets: list[Site] | None = None
         self._settled: Settled | None = None
 
     # -- the walk --------------------------------------------------------------------
@@ -881,28 +877,9 @@ class Flow(cst.CSTVisitor):
                     and later.function is first.function
                     and first.end <= later.start
                     and later.end <= here
-                    and not self._reset_between(first, later)
                 ):
                     return first, later, region
         return None
-
-    def _reset_between(self, first: Site, later: Site) -> bool:
-        """``torch._dynamo.reset()`` between two calls of a compiled callable: the
-        second compiles afresh, into new CUDA graphs, and leaves the first's output
-        alone."""
-        if self._resets is None:
-            self._resets = [
-                site
-                for node, site in self.sites.items()
-                if isinstance(node, cst.Call)
-                and self.values.qualify(node.func) in _RESETS
-            ]
-        return any(
-            r.function is first.function
-            and first.end <= r.start
-            and r.end <= later.start
-            for r in self._resets
-        )
 
     def _bound_values(self, read: cst.Name, here: Position) -> list[cst.CSTNode]:
         """The values a read of a local can hold: those of the bindings that reach
