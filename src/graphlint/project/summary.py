@@ -190,6 +190,10 @@ class ClassSummary:
     # (a dataclass field ``grid: Tuple[int, ...]``): SOME or a class name, as for
     # ``FunctionSummary.annotated``
     fields: dict[str, str] = field(default_factory=dict)
+    # ``self.`` attributes that the set-up settles: ``if self.a is None: self.a = v``
+    # in ``__init__`` or a method it calls, and no method but ``__init__`` sets
+    # them to None again
+    settled: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -281,7 +285,7 @@ class _Summarizer(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         name = ".".join([*self.stack, node.name])
         bases = [b for b in (dotted(base) for base in node.bases) if b is not None]
-        summary = ClassSummary(name, bases)
+        summary = ClassSummary(name, bases, settled=_settled_attributes(node))
         self.module.classes[name] = summary
         self.bind(node.name, Ref("name", name))
         self.stack.append(node.name)
@@ -825,14 +829,93 @@ def formula(
         return [op, *(formula(v, local, depth + 1, passed) for v in test.values)]
     if isinstance(test, ast.Constant) and isinstance(test.value, bool):
         return ["const", test.value]
+    attribute = _attribute_tested_for_none(test)
+    if attribute is not None:  # ``self.a is None``, which the set-up may settle
+        atom: guards.Formula = ["none", attribute[0]]
+        return atom if attribute[1] else guards.negate(atom)
     tested = _tested_for_none(test)
     if tested is not None and passed is not None and passed(tested[0]):
-        atom: guards.Formula = ["none", tested[0].id]
+        atom = ["none", tested[0].id]
         return atom if tested[1] else guards.negate(atom)
     value = local(test.id) if isinstance(test, ast.Name) and local else None
     if value is not None:
         return formula(value, None, depth + 1, passed)
     return guards.UNKNOWN
+
+
+def _attribute_tested_for_none(test: ast.expr) -> tuple[str, bool] | None:
+    """``self.a is None`` (True) or ``self.a is not None`` (False): ("self.a", ...)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    if (
+        isinstance(op, (ast.Is, ast.IsNot))
+        and isinstance(right, ast.Constant)
+        and right.value is None
+        and isinstance(left, ast.Attribute)
+        and isinstance(left.value, ast.Name)
+        and left.value.id == "self"
+    ):
+        return f"self.{left.attr}", isinstance(op, ast.Is)
+    return None
+
+
+def _settled_attributes(node: ast.ClassDef) -> list[str]:
+    """The ``self.`` attributes a class's set-up settles (``ClassSummary.settled``):
+    ``if self.a is None: ...; self.a = value`` in ``__init__`` or in a method
+    ``__init__`` calls, and no other method sets ``self.a = None``."""
+    methods = {
+        f.name: f
+        for f in node.body
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    init = methods.get("__init__")
+    if init is None:
+        return []
+    setup = {"__init__"} | {
+        call.func.attr
+        for call in ast.walk(init)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "self"
+    }
+    found: set[str] = set()
+    for name in setup & set(methods):
+        for branch in ast.walk(methods[name]):
+            if not isinstance(branch, ast.If):
+                continue
+            tested = _attribute_tested_for_none(branch.test)
+            if tested is None or not tested[1]:
+                continue
+            attr = tested[0].partition(".")[2]
+            if any(_sets_self(s, attr, none=False) for s in branch.body):
+                found.add(attr)
+    unsettled = {
+        attr
+        for name, method in methods.items()
+        if name != "__init__"
+        for statement in ast.walk(method)
+        for attr in found
+        if _sets_self(statement, attr, none=True)
+    }
+    return sorted(found - unsettled)
+
+
+def _sets_self(node: ast.AST, attr: str, *, none: bool) -> bool:
+    """Whether ``node`` is ``self.attr = value`` with a value that is None
+    (``none``) or is not a None literal."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return False
+    target = node.targets[0]
+    is_none = isinstance(node.value, ast.Constant) and node.value.value is None
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+        and target.attr == attr
+        and is_none == none
+    )
 
 
 def _tested_for_none(test: ast.expr) -> tuple[ast.Name, bool] | None:
