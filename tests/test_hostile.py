@@ -179,8 +179,7 @@ def test_cache_round_trip_validates_types(tmp_path: Path) -> None:
 # -- workers die with the run, and keep none of its stdio -----------------------------
 def _slow_tree(root: Path, files: int = 400) -> Path:
     """Files whose analysis takes a while: regions with a long chain each (400 take
-    about 12 s on 2 cores, far more than the 2 s the tests wait before they stop
-    the run)."""
+    about 12 s on 2 cores; the tests stop the run as soon as its workers are up)."""
     root.mkdir()
     chain = " + ".join(["x"] * 900)
     for number in range(files):
@@ -205,6 +204,18 @@ def _workers_of(marker: str) -> list[int]:
     return found
 
 
+def _started(tree: Path, process: subprocess.Popen[bytes], count: int) -> bool:
+    """Wait until the run on ``tree`` has ``count`` processes (itself and its
+    workers): it has started its work. No fixed delay: a busy machine takes longer.
+    False if it ended first."""
+    deadline = time.monotonic() + 120  # an upper bound, not an expectation
+    while time.monotonic() < deadline and process.poll() is None:
+        if len(_workers_of(str(tree))) >= count:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _read_to_eof(stream: object, seconds: float) -> bool:
     """Whether ``stream`` (a pipe) reaches end of file within ``seconds``."""
     fd = stream.fileno()  # type: ignore[attr-defined]
@@ -227,9 +238,7 @@ def test_killed_run_leaves_no_workers_and_releases_stdout(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     ) as process:
-        time.sleep(2.0)
-        assert process.poll() is None, "the run must still be going"
-        assert len(_workers_of(str(tree))) >= 2
+        assert _started(tree, process, 3), "the run must still be going"
         process.send_signal(how)
         process.wait(timeout=10)
         assert _read_to_eof(process.stdout, 10), "a worker kept our stdout open"
@@ -249,7 +258,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as a terminal's job
     ) as process:
-        time.sleep(2.0)
+        assert _started(tree, process, 3), "the run must still be going"
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole group
         out, err = process.communicate(timeout=30)
     assert process.returncode == 130
