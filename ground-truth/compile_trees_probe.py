@@ -102,6 +102,22 @@ def main(result):
 """)
 
 case(
+    "compiled_output_two_names_reset",
+    "a = f(x1); torch._dynamo.reset(); b = f(x2); then a is read",
+)("""
+def main(result):
+    f = torch.compile(lambda x: x * 2 + 1, mode='reduce-overhead')
+    for _ in range(3): f(torch.randn(64, device=dev))
+    x1, x2 = torch.randn(64, device=dev), torch.randn(64, device=dev)
+    a = f(x1)
+    torch._dynamo.reset()
+    for _ in range(3): f(torch.randn(64, device=dev))
+    b = f(x2)
+    n, _ = launches(f, x2)
+    verdict(result, max(diff(a, x1 * 2 + 1), diff(b, x2 * 2 + 1)), n)
+""")
+
+case(
     "compiled_output_fed_back",
     "x = f(x) in a loop: each output is the next call's input (gpt-fast's decode loop)",
 )("""

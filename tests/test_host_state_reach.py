@@ -130,3 +130,33 @@ def test_host_state_changed_between_replays(
 
 def test_a_copy_in_the_base_and_no_override_is_fine(tmp_path: Path) -> None:
     assert not check(tmp_path, OVERRIDE.split("class Sub", maxsplit=1)[0])
+
+
+FRESH = """
+import torch
+
+model = torch.nn.Linear(8, 8).cuda()
+graphs, inputs, outs = {}, {}, {}
+for bs in (1, 2, 4):
+    x = torch.zeros(bs, 8, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        outs[bs] = model(x) * (bs * 2)
+    graphs[bs] = g
+    inputs[bs] = x
+for bs in (1, 2, 4):
+    inputs[bs].copy_(torch.randn(bs, 8, device="cuda"))
+    graphs[bs].replay()
+"""
+
+
+def test_a_graph_per_key_files_its_output_under_that_key(tmp_path: Path) -> None:
+    """One graph per ``bs``, each with its own ``bs`` baked in (``bs * 2``), kept
+    and replayed as ``graphs[bs]``: the replay picks the graph the value matches.
+    A value the graphs do not select by still changes under them."""
+    assert not check(tmp_path, FRESH)
+    shared = FRESH.replace("* (bs * 2)", "* scale").replace(
+        "for bs in (1, 2, 4):\n    inputs",
+        "scale = 1.0\nfor bs in (1, 2, 4):\n    scale = bs / 2\n    inputs",
+    )
+    assert check(tmp_path, "scale = 2.0\n" + shared) == {(11, "GL406")}

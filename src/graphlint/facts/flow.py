@@ -216,7 +216,6 @@ class Flow(cst.CSTVisitor):
         self._graphs: dict[Region, _Graph] = {}
         self._changes: dict[tuple[Key, Region], Change | None] = {}
         self._steady: Steady | None = None
-        self._stored: dict[Key, list[Key]] | None = None
         self._settled: Settled | None = None
 
     # -- the walk --------------------------------------------------------------------
@@ -502,6 +501,9 @@ class Flow(cst.CSTVisitor):
         if memo in self._changes:
             return self._changes[memo]
         self._changes[memo] = None  # a cycle of arguments ends here
+        capture = self.capture_of(region)
+        if capture is not None and self._selects(key, capture):
+            return None
         best: Change | None = None
         for write in self.state.writes.get(key, ()):
             found = self.between_replays(write, region)
@@ -650,20 +652,31 @@ class Flow(cst.CSTVisitor):
         self._graphs[capture] = found
         return found
 
+    def _selects(self, key: Key, capture: Region) -> bool:
+        """Whether ``key`` is the index the captured graph is kept under
+        (``graphs[bs] = g``): one graph per value, each with its own ``bs`` baked
+        in, and the replay picks the graph by the value it has then."""
+        graph = capture.graph_expr
+        held = self.state.key_of(graph) if graph is not None else None
+        if held is None:
+            return False
+        for write in self.state.writes_of_value(held):
+            target = write.target
+            if (
+                isinstance(target, cst.Subscript)
+                and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and self.state.key_of(target.slice[0].slice.value) == key
+            ):
+                return True
+        return False
+
     def _kept_as(self, key: Key | None) -> list[Key]:
         """The other locations a graph at ``key`` is stored in (``self.graphs[bs] =
         g``): its replays through them replay it."""
         if key is None:
             return []
-        if self._stored is None:
-            self._stored = {}
-            for writes in self.state.writes.values():
-                for write in writes:
-                    if write.how == "assign" and write.value is not None:
-                        held = self.state.key_of(write.value)
-                        if held is not None and held != write.key:
-                            self._stored.setdefault(held, []).append(write.key)
-        return self._stored.get(key, [])
+        return [w.key for w in self.state.writes_of_value(key) if w.key != key]
 
     def _replays_of(self, key: Key | None) -> dict[Function, list[Site]]:
         """The replays of the graph at ``key``, by function, in source order: those

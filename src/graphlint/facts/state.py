@@ -22,7 +22,7 @@ from graphlint.diagnostics import RegionKind
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
-from graphlint.facts.values import Values
+from graphlint.facts.values import Kind, Values
 from graphlint.facts.walk import walk
 
 Key = tuple[object, ...]
@@ -68,6 +68,8 @@ class HostState(cst.CSTVisitor):
         # if/while/ternary tests and the outermost locations each one reads
         self.tests: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
         self.in_test: set[cst.CSTNode] = set()
+        # reads in the index of a store target (``outs[bs] = y``): host bookkeeping
+        self.in_key: set[cst.CSTNode] = set()
         # ``g.register_generator_state(gen)``: (graph source text, generator key)
         self.registered: list[tuple[str, Key | None]] = []
         # optimizers (by the call that built them) whose step a region captures
@@ -77,6 +79,7 @@ class HostState(cst.CSTVisitor):
         self._inner: set[cst.CSTNode] = set()
         self._holders: dict[object, list[tuple[Region, Key]]] | None = None
         self._asserted: dict[str, tuple[int, int]] | None = None
+        self._by_value: dict[Key, list[Write]] | None = None
 
     # -- keys ------------------------------------------------------------------------
     def key_of(self, expr: cst.BaseExpression) -> Key | None:
@@ -127,6 +130,19 @@ class HostState(cst.CSTVisitor):
             not isinstance(d, cst.Param) and self.regions.get(d) is region for d in defs
         ]
         return True if all(inside) else False if not any(inside) else None
+
+    def writes_of_value(self, held: Key) -> list[Write]:
+        """The assignments whose value is the location ``held`` (``self.graphs[bs]
+        = g`` for ``g``), indexed on first use."""
+        if self._by_value is None:
+            self._by_value = {}
+            for writes in self.writes.values():
+                for write in writes:
+                    if write.how == "assign" and write.value is not None:
+                        value = self.key_of(write.value)
+                        if value is not None:
+                            self._by_value.setdefault(value, []).append(write)
+        return self._by_value.get(held, [])
 
     def graph_slot(self, target: cst.Subscript, region: Region) -> bool:
         """Whether ``target`` (``self.out[key]``, written under capture) is the
@@ -308,6 +324,14 @@ class HostState(cst.CSTVisitor):
             return
         if not also_read:
             self._stores.add(target)
+        if (  # ``d[k] = v`` on a host container: ``k`` only files the value
+            isinstance(target, cst.Subscript)
+            and self.values.of(target.value).kind is Kind.PYTHON
+        ):
+            for index in target.slice:
+                reads = _TestReads()
+                walk(index, reads)
+                self.in_key.update(reads.found)
         key = self.key_of(target)
         if key is None:
             return

@@ -22,6 +22,7 @@ from graphlint.diagnostics import RegionKind
 from graphlint.facts import torchapi as api
 from graphlint.facts.names import Names, dotted, is_none, is_true
 from graphlint.facts.scopes import Binding, ClassInfo, Scope
+from graphlint.facts.walk import children
 
 
 class Kind(enum.Enum):
@@ -594,6 +595,12 @@ class Values:
         if callee.is_class and callee.local is not None:
             kind = Kind.MODULE if self.is_module_class(callee.local) else Kind.OBJECT
             return Value(kind, cls=callee.local.name, local=callee.local, origin=e)
+        if isinstance(callee.function, cst.FunctionDef):
+            # a factory of this file: the object it builds (``make_optimizer()``),
+            # with the call that built it; other results stay unknown
+            made = join_all(self.of(r) for r in _returned(callee.function))
+            if made.kind in (Kind.OBJECT, Kind.MODULE):
+                return made
         return UNKNOWN
 
     def _args(self, e: cst.Call) -> tuple[list[cst.Arg], dict[str, cst.Arg]]:
@@ -782,6 +789,20 @@ _CONTAINER_METHODS = frozenset(
         "register_full_backward_hook",
     }
 )
+
+
+def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """What ``function``'s own ``return`` statements return (not nested ones)."""
+    found: list[cst.BaseExpression] = []
+    todo: list[cst.CSTNode] = [function.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Return):
+            if node.value is not None:
+                found.append(node.value)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            todo.extend(children(node))
+    return found
 
 
 def _is_literal(expr: cst.BaseExpression) -> bool:

@@ -1219,8 +1219,21 @@ class Project:
         return bool(site.guards) and guards.never_under_capture(
             [guards.decode(g) for g in site.guards],
             lambda name: self.is_check(target.module, target.fn, name, at=at),
-            lambda param: self.is_none((*path, param)),
+            lambda param: (
+                self.settled_attribute(target, param[5:])
+                if param.startswith("self.")
+                else self.is_none((*path, param))
+            ),
         )
+
+    def settled_attribute(self, target: _Fn, attr: str) -> bool | None:
+        """``self.attr is None`` in a method: False (not None) when the class's
+        set-up settles the attribute (``ClassSummary.settled``), else unknown."""
+        cls = self.class_of(target.module, target.fn)
+        if cls is None:
+            return None
+        hierarchy = [(target.module, cls), *self.bases(target.module, cls)]
+        return False if any(attr in c.settled for _, c in hierarchy) else None
 
     # -- None under capture --------------------------------------------------------
     def pass_nullness(

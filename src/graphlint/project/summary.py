@@ -11,6 +11,7 @@ summaries; only the files a capture region reaches are then analysed with LibCST
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -205,6 +206,10 @@ class ClassSummary:
     # (a dataclass field ``grid: Tuple[int, ...]``): SOME or a class name, as for
     # ``FunctionSummary.annotated``
     fields: dict[str, str] = field(default_factory=dict)
+    # ``self.`` attributes that the set-up settles: ``if self.a is None: self.a = v``
+    # in ``__init__`` or a method it calls, and no method but ``__init__`` sets
+    # them to None again
+    settled: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -305,6 +310,7 @@ class _Summarizer(ast.NodeVisitor):
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._once: dict[ast.AST, dict[str, ast.expr]] = {}
         self._bindings: dict[ast.AST, _Bindings] = {}
+        self.walrus = True  # the source may hold ``:=`` (summarize says)
         self._deferred = 0  # inside a lambda: runs later, when called
         self._settled = 0  # inside blocks that settle their own test
         self._shared: dict[ast.AST, set[str]] = {}  # ``global``/``nonlocal`` names
@@ -315,7 +321,7 @@ class _Summarizer(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         name = ".".join([*self.stack, node.name])
         bases = [b for b in (dotted(base) for base in node.bases) if b is not None]
-        summary = ClassSummary(name, bases)
+        summary = ClassSummary(name, bases, settled=_settled_attributes(node))
         self.module.classes[name] = summary
         self.bind(node.name, Ref("name", name))
         self.stack.append(node.name)
@@ -669,7 +675,7 @@ class _Summarizer(ast.NodeVisitor):
         function = self.enclosing[-1]
         found = self._bindings.get(function)
         if found is None:
-            found = self._bindings[function] = _bindings(function)
+            found = self._bindings[function] = _bindings(function, self.walrus)
         return found
 
     def persistent(self, location: ast.expr) -> bool:
@@ -756,6 +762,11 @@ class _Summarizer(ast.NodeVisitor):
         positions are not known."""
         if not call.args and not call.keywords:
             return None
+        head = (self.qualify(call.func) or "").partition(".")[0]
+        if head in ("torch", "builtins") or (
+            isinstance(call.func, ast.Name) and call.func.id in _BUILTIN_NAMES
+        ):
+            return None  # no project function tests what these pass
         opened = any(kw.arg is None for kw in call.keywords)
         positional: list[str] = []
         first = call.args[0] if call.args else None
@@ -841,6 +852,7 @@ class _Summarizer(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _SHORT = 60  # characters of a computed callee's source that a summary keeps
 
 
@@ -907,14 +919,93 @@ def formula(
         return [op, *(formula(v, local, depth + 1, passed) for v in test.values)]
     if isinstance(test, ast.Constant) and isinstance(test.value, bool):
         return ["const", test.value]
+    attribute = _attribute_tested_for_none(test)
+    if attribute is not None:  # ``self.a is None``, which the set-up may settle
+        atom: guards.Formula = ["none", attribute[0]]
+        return atom if attribute[1] else guards.negate(atom)
     tested = _tested_for_none(test)
     if tested is not None and passed is not None and passed(tested[0]):
-        atom: guards.Formula = ["none", tested[0].id]
+        atom = ["none", tested[0].id]
         return atom if tested[1] else guards.negate(atom)
     value = local(test.id) if isinstance(test, ast.Name) and local else None
     if value is not None:
         return formula(value, None, depth + 1, passed)
     return guards.UNKNOWN
+
+
+def _attribute_tested_for_none(test: ast.expr) -> tuple[str, bool] | None:
+    """``self.a is None`` (True) or ``self.a is not None`` (False): ("self.a", ...)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    if (
+        isinstance(op, (ast.Is, ast.IsNot))
+        and isinstance(right, ast.Constant)
+        and right.value is None
+        and isinstance(left, ast.Attribute)
+        and isinstance(left.value, ast.Name)
+        and left.value.id == "self"
+    ):
+        return f"self.{left.attr}", isinstance(op, ast.Is)
+    return None
+
+
+def _settled_attributes(node: ast.ClassDef) -> list[str]:
+    """The ``self.`` attributes a class's set-up settles (``ClassSummary.settled``):
+    ``if self.a is None: ...; self.a = value`` in ``__init__`` or in a method
+    ``__init__`` calls, and no other method sets ``self.a = None``."""
+    methods = {
+        f.name: f
+        for f in node.body
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    init = methods.get("__init__")
+    if init is None:
+        return []
+    setup = {"__init__"} | {
+        call.func.attr
+        for call in ast.walk(init)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "self"
+    }
+    found: set[str] = set()
+    for name in setup & set(methods):
+        for branch in ast.walk(methods[name]):
+            if not isinstance(branch, ast.If):
+                continue
+            tested = _attribute_tested_for_none(branch.test)
+            if tested is None or not tested[1]:
+                continue
+            attr = tested[0].partition(".")[2]
+            if any(_sets_self(s, attr, none=False) for s in branch.body):
+                found.add(attr)
+    unsettled = {
+        attr
+        for name, method in methods.items()
+        if name != "__init__"
+        for statement in ast.walk(method)
+        for attr in found
+        if _sets_self(statement, attr, none=True)
+    }
+    return sorted(found - unsettled)
+
+
+def _sets_self(node: ast.AST, attr: str, *, none: bool) -> bool:
+    """Whether ``node`` is ``self.attr = value`` with a value that is None
+    (``none``) or is not a None literal."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return False
+    target = node.targets[0]
+    is_none = isinstance(node.value, ast.Constant) and node.value.value is None
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+        and target.attr == attr
+        and is_none == none
+    )
 
 
 def _tested_for_none(test: ast.expr) -> tuple[ast.Name, bool] | None:
@@ -982,36 +1073,87 @@ class _Bindings:
     values: dict[str, list[ast.expr | None]] = field(default_factory=dict)
 
 
-def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Bindings:
+def _bindings(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool = True
+) -> _Bindings:
+    """How ``function`` binds its own names: statement by statement (nested
+    functions and classes bind their name only); ``walrus``: whether the module has
+    any ``:=``, the only binding inside an expression worth searching for."""
     found = _Bindings()
-    plain: set[int] = set()  # the targets of ``name = value``, recorded with it
 
     def bind(name: str, value: ast.expr | None, line: int) -> None:
         found.first[name] = min(found.first.get(name, line), line)
         found.values.setdefault(name, []).append(value)
 
-    def walk(node: ast.AST, loop: int | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = loop
-            if loop is None and isinstance(child, (ast.For, ast.AsyncFor, ast.While)):
-                inner = child.lineno
-            line = inner if inner is not None else getattr(child, "lineno", 0)
-            if isinstance(child, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
-                targets = (
-                    child.targets if isinstance(child, ast.Assign) else [child.target]
-                )
-                for target in targets:
-                    if isinstance(target, ast.Name) and child.value is not None:
-                        plain.add(id(target))
-                        bind(target.id, child.value, line)
-            if id(child) not in plain:
-                for name in _bound_by(child):
-                    bind(name, None, line)
-            walk(child, inner)
+    def store(target: ast.expr, value: ast.expr | None, line: int) -> None:
+        if isinstance(target, ast.Name):
+            bind(target.id, value, line)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                store(element, None, line)
+        elif isinstance(target, ast.Starred):
+            store(target.value, None, line)
 
-    for statement in function.body:
-        walk(ast.Module([statement], []), None)
+    def statements(body: list[ast.stmt], loop: int | None) -> None:
+        for statement in body:
+            line = loop if loop is not None else statement.lineno
+            if walrus:
+                for node in ast.walk(statement):
+                    if isinstance(node, ast.NamedExpr):
+                        store(node.target, node.value, line)
+            if isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    store(target, statement.value, line)
+            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                store(statement.target, statement.value, line)
+            elif isinstance(statement, (ast.AugAssign, ast.For, ast.AsyncFor)):
+                inner = line if isinstance(statement, ast.AugAssign) else loop
+                store(statement.target, None, inner or statement.lineno)
+            elif isinstance(statement, ast.Delete):
+                for target in statement.targets:
+                    store(target, None, line)
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                for item in statement.items:
+                    if item.optional_vars is not None:
+                        store(item.optional_vars, None, line)
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                for alias in statement.names:
+                    bind((alias.asname or alias.name).split(".")[0], None, line)
+            elif isinstance(statement, _DEFINITIONS):
+                bind(statement.name, None, line)
+                continue  # its body binds in a scope of its own
+            elif isinstance(statement, ast.Match):
+                for case in statement.cases:
+                    for node in ast.walk(case.pattern):
+                        for name in _bound_by(node):
+                            bind(name, None, line)
+            elif isinstance(statement, (ast.Try, *_TRY_STAR)):
+                for handler in getattr(statement, "handlers", ()):
+                    if handler.name:
+                        bind(handler.name, None, line)
+            inner = loop
+            if loop is None and isinstance(
+                statement, (ast.For, ast.AsyncFor, ast.While)
+            ):
+                inner = statement.lineno
+            for part_name in ("body", "orelse", "finalbody"):
+                block = getattr(statement, part_name, None)
+                if isinstance(block, list):
+                    statements(block, inner)
+            for part in getattr(statement, "handlers", None) or ():
+                statements(part.body, inner)
+            if isinstance(statement, ast.Match):
+                for case in statement.cases:
+                    statements(case.body, inner)
+
+    statements(function.body, None)
     return found
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TRY_STAR: tuple[type[ast.stmt], ...] = (
+    (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+)
 
 
 def _bound_by(node: ast.AST) -> list[str]:
@@ -1332,11 +1474,14 @@ def _always_exits(body: list[ast.stmt]) -> bool:
 
 
 def summarize(
-    tree: ast.Module, name: str, path: str, package: str | None
+    tree: ast.Module, name: str, path: str, package: str | None, walrus: bool = True
 ) -> ModuleSummary:
-    """The summary of one parsed module."""
+    """The summary of one parsed module (``walrus``: whether its source may hold
+    ``:=``)."""
     module = ModuleSummary(name, path)
-    _Summarizer(module, package).visit(tree)
+    summarizer = _Summarizer(module, package)
+    summarizer.walrus = walrus
+    summarizer.visit(tree)
     return module
 
 
@@ -1360,7 +1505,7 @@ def summarize_source(
         return tree
     package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
     with contextlib.suppress(RecursionError):
-        return summarize(tree, name, path, package or None)
+        return summarize(tree, name, path, package or None, ":=" in text)
     # then without the statements the syntax-tree analysis skips too
     skipped = too_deep(tree)
     shallow = (

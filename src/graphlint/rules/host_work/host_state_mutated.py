@@ -73,16 +73,49 @@ class HostStateMutated(Rule):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         region = self.captured(node)
         target = node.target
-        if region is None or not isinstance(target, (cst.Name, cst.Attribute)):
+        if region is None or not isinstance(
+            target, (cst.Name, cst.Attribute, cst.Subscript)
+        ):
             return
+        if isinstance(target, cst.Subscript) and (  # ``group["step"] += 1``
+            not self.is_host_container(target.value)
+            or self.made_in(target.value, region)
+        ):
+            return
+        kind = self.value(target).kind
+        counted = (
+            kind is Kind.UNKNOWN
+            and isinstance(target, cst.Subscript)
+            and (
+                isinstance(
+                    node.value, (cst.Integer, cst.Float)
+                )  # ``group["step"] += 1``
+            )
+        )
         if (
-            self.value(target).kind is Kind.PYTHON
+            (kind is Kind.PYTHON or counted)
             and not self.scratch_or_memo(target, target, region)
             and not self.probe(target)
         ):
             self.report(node, region, stmt=self.code_of(node))
 
-    def probe(self, target: cst.Name | cst.Attribute) -> bool:
+    def made_in(self, container: cst.BaseExpression, region: Region) -> bool:
+        """Whether ``container`` (or one it lies in) is a new dict, list or set that
+        the captured code makes itself (``counts = {"n": 0}``): scratch state."""
+        key = self.state.key_of(container)
+        while isinstance(key, tuple):
+            for write in self.state.writes.get(key, ()):
+                if (
+                    write.region == region
+                    and write.how == "assign"
+                    and write.value is not None
+                    and self.is_host_container(write.value)
+                ):
+                    return True
+            key = key[1] if key[0] in ("attr", "item") else None  # type: ignore[assignment]
+        return False
+
+    def probe(self, target: cst.BaseExpression) -> bool:
         """A test's call counter (``self.calls += 1`` in a test module, read only by
         its assertions): that it runs once, at capture, is what the test checks."""
         return (
