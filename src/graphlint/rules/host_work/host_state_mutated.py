@@ -11,6 +11,8 @@ from graphlint.files import is_test_module
 from graphlint.matchers import method
 from graphlint.rule import Rule
 
+# ``d.setdefault(k, v)`` is not among them: it writes only a missing key, a memo
+# that warm-up fills (``if k not in d: d[k] = v`` in one call)
 _MUTATORS = frozenset(
     {
         "append",
@@ -20,7 +22,6 @@ _MUTATORS = frozenset(
         "remove",
         "clear",
         "update",
-        "setdefault",
         "add",
         "discard",
         "appendleft",
