@@ -7,13 +7,24 @@ communicator, autograd's streams) hides the effect: the case builds its static i
 with ``make()`` (on the host, then copied: no kernel that needs a handle runs), may
 run ``before(st)`` eagerly (the controls: a warm-up that is not the region's code), is
 captured with ``torch.cuda.graph`` with **no** warm-up, then replayed three times on
-new inputs (``feed(st, k)``), each replay compared with eager execution of the same
-body on the same inputs (a body that returns None is only replayed, not compared).
+new inputs (``feed(st, k)``). Each replay is compared, by the case's mode, with:
+
+- ``eager``: eager execution of the same body on the same objects and inputs, right
+  after the replay;
+- ``twin``: a second set of objects built the same way (``make()``, ``before``) and
+  run eagerly in step with the replays: for state the first call creates (an
+  optimizer's momentum, Adam's moments), which a replay must carry on, not reset;
+- ``replay``: nothing (random draws): the replays must only run;
+- ``stable``: the same input at every replay: the output must not change from replay
+  to replay (work done once at the first call, such as a lazy module's parameter
+  initialisation, must not run again at each replay), and must equal eager execution
+  after the replays.
 
 Outcomes: ``capture-error`` (the capture raised; ``error`` is the first line of what
 surfaced, ``cause`` that of the exception it was raised from or during, if any),
-``replay-error``, ``silent-wrong`` (replay differs from eager: ``max_diff``), ``ok``.
-One JSON object per case on stdout, the first line naming the device and PyTorch.
+``replay-error``, ``silent-wrong`` (``max_diff``: replay against the comparison),
+``ok``. One JSON object per case on stdout, the first line naming the device and
+PyTorch.
 
 Usage: ``python ground-truth/warmup_probe.py [CASE ...] > out.jsonl`` on a GPU
 machine (6 cases at a time).
@@ -105,8 +116,9 @@ def feed(st, k):
 
 ALLREDUCE = "st['y'].copy_(st['x'])\ndist.all_reduce(st['y'])\nreturn st['y'] * 1"
 
-# name -> (what it is, make/feed source, eager code run before the capture, body)
-CASES: dict[str, tuple[str, str, str, str]] = {
+# name -> (what it is, make/feed source, eager code run before the capture, body,
+# the comparison: eager, twin or stable)
+CASES: dict[str, tuple[str, str, str, str, str]] = {
     "nowarm_fill": (
         "fill_/zero_ of a static tensor and torch.full/zeros_like in the region",
         PLAIN,
@@ -114,12 +126,14 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "st['y'].zero_()\nst['y'].fill_(3.0)\n"
         "return st['y'] + torch.full((4, N), 2.0, device=dev) "
         "+ torch.zeros_like(st['x'])",
+        "eager",
     ),
     "nowarm_elementwise": (
         "elementwise arithmetic and activations (mul, add, relu, exp, clamp, sigmoid)",
         PLAIN,
         "",
         "return torch.relu(st['x'] * 2 + 1).exp().clamp(max=5) - st['x'].sigmoid()",
+        "eager",
     ),
     "nowarm_copy_view": (
         "copy_ into a static tensor, views, reshape, transpose, contiguous, cat",
@@ -127,6 +141,7 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "",
         "st['y'].copy_(st['x'].view(-1).reshape(4, N).t().contiguous().t())\n"
         "return torch.cat([st['y'], st['x'][:, :3]], dim=1)",
+        "eager",
     ),
     "nowarm_reduction_softmax": (
         "sum, mean, amax, softmax, log_softmax, cross_entropy",
@@ -135,12 +150,14 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "t = torch.zeros(4, dtype=torch.long, device=dev)\n"
         "return (st['x'].softmax(-1) + st['x'].log_softmax(-1)).sum(-1) "
         "+ st['x'].mean() + st['x'].amax(-1) + F.cross_entropy(st['x'], t)",
+        "eager",
     ),
     "nowarm_layer_norm": (
         "nn.LayerNorm module (no cuBLAS or cuDNN)",
         module("torch.nn.LayerNorm(N)"),
         "",
         "return st['m'](st['x'])",
+        "eager",
     ),
     "nowarm_embedding_index": (
         "nn.Embedding, index_select, gather",
@@ -149,49 +166,64 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "i = (st['x'][:, 0].abs() * 4).long() % 32\n"
         "return st['m'](i) + st['x'].index_select(0, i % 4) "
         "+ st['x'].gather(1, (i % N)[:, None].expand(4, N))",
+        "eager",
     ),
     "nowarm_random": (
-        "torch.randn and F.dropout in the region (default generator; not compared)",
+        "torch.randn and F.dropout in the region (default generator; only replayed)",
         PLAIN,
         "",
         "st['y'].copy_(F.dropout(st['x'], 0.5) + torch.randn(4, N, device=dev))\n"
         "return None",
+        "replay",
     ),
     "nowarm_matmul": (
         "x @ w (cuBLAS)",
         PLAIN,
         "",
         "return st['x'] @ st['w']",
+        "eager",
+    ),
+    "nowarm_einsum": (
+        "torch.einsum contracting a dimension (a batched matmul: cuBLAS)",
+        BATCHED,
+        "",
+        "return torch.einsum('bij,bjk->bik', st['x'], st['w'])",
+        "eager",
     ),
     "nowarm_bmm": (
         "torch.bmm (cuBLAS)",
         BATCHED,
         "",
         "return torch.bmm(st['x'], st['w'])",
+        "eager",
     ),
     "nowarm_f_linear": (
         "F.linear (cuBLAS)",
         PLAIN,
         "",
         "return F.linear(st['x'], st['w'])",
+        "eager",
     ),
     "nowarm_nn_linear": (
         "an nn.Linear module (cuBLAS)",
         module("torch.nn.Linear(N, N)"),
         "",
         "return st['m'](st['x'])",
+        "eager",
     ),
     "nowarm_conv2d": (
         "an nn.Conv2d module (cuDNN)",
         module("torch.nn.Conv2d(3, 4, 3)", "2, 3, N, N"),
         "",
         "return st['m'](st['x'])",
+        "eager",
     ),
     "nowarm_batch_norm": (
         "an nn.BatchNorm2d module in training mode (cuDNN batch norm)",
         module("torch.nn.BatchNorm2d(3)", "2, 3, N, N"),
         "",
         "return st['m'](st['x'])",
+        "eager",
     ),
     "nowarm_sdpa": (
         "F.scaled_dot_product_attention, fp16 (flash attention)",
@@ -203,72 +235,105 @@ def feed(st, k):
 """,
         "",
         "q = st['q']\nreturn F.scaled_dot_product_attention(q, q * 0.5, q)",
+        "eager",
     ),
     "nowarm_lazy_linear": (
         "an nn.LazyLinear module, first called in the region",
         module("torch.nn.LazyLinear(N)"),
         "",
         "return st['m'](st['x'])",
+        "eager",
     ),
     "nowarm_lazy_linear_cublas_ready": (
         "nn.LazyLinear first called in the region, after an eager matmul elsewhere",
         module("torch.nn.LazyLinear(N)"),
         "torch.ones(4, 4, device=dev) @ torch.ones(4, 4, device=dev)",
         "return st['m'](st['x'])",
+        "stable",
     ),
     "nowarm_matmul_cublas_ready": (
         "x @ w after an eager matmul of other tensors on the current stream",
         PLAIN,
         "torch.ones(4, 4, device=dev) @ torch.ones(4, 4, device=dev)",
         "return st['x'] @ st['w']",
+        "eager",
     ),
     "nowarm_backward_elementwise": (
         "loss.backward() of elementwise ops (AccumulateGrad into a leaf)",
         LEAF,
         "",
         "((st['x'] * st['w']).tanh() ** 2).sum().backward()\nreturn st['w'].grad",
+        "eager",
     ),
     "nowarm_backward_elementwise_autograd_ready": (
         "the same, after an eager backward of other tensors on the current stream",
         LEAF,
         "(torch.ones(3, device=dev, requires_grad=True) * 2).sum().backward()",
         "((st['x'] * st['w']).tanh() ** 2).sum().backward()\nreturn st['w'].grad",
+        "eager",
     ),
     "nowarm_backward_linear": (
         "loss.backward() through an nn.Linear",
         module("torch.nn.Linear(N, N)", grad=True),
         "",
         "st['m'](st['x']).pow(2).sum().backward()\nreturn st['m'].weight.grad",
+        "eager",
     ),
     "nowarm_sgd_step": (
         "SGD.step() on a parameter with a gradient",
         optimizer("torch.optim.SGD([p], lr=0.1)"),
         "",
         "st['opt'].step()\nreturn st['p']",
+        "twin",
     ),
     "nowarm_sgd_momentum_step": (
         "SGD(momentum=0.9).step(), its first step (momentum buffer created)",
         optimizer("torch.optim.SGD([p], lr=0.1, momentum=0.9)"),
         "",
-        "st['opt'].step()\nreturn None",
+        "st['opt'].step()\nreturn st['p']",
+        "twin",
+    ),
+    "nowarm_sgd_momentum_step_state_ready": (
+        "SGD(momentum=0.9).step() after an eager step (momentum buffer exists)",
+        optimizer("torch.optim.SGD([p], lr=0.1, momentum=0.9)"),
+        "st['opt'].step()",
+        "st['opt'].step()\nreturn st['p']",
+        "twin",
     ),
     "nowarm_adam_capturable_step": (
         "Adam(capturable=True).step(), its first step (state created in the region)",
         optimizer("torch.optim.Adam([p], lr=0.1, capturable=True)"),
         "",
-        "st['opt'].step()\nreturn None",
+        "st['opt'].step()\nreturn st['p']",
+        "twin",
+    ),
+    "nowarm_adam_capturable_step_state_ready": (
+        "Adam(capturable=True).step() after an eager step (state exists)",
+        optimizer("torch.optim.Adam([p], lr=0.1, capturable=True)"),
+        "st['opt'].step()",
+        "st['opt'].step()\nreturn st['p']",
+        "twin",
+    ),
+    "nowarm_clip_grad_norm": (
+        "torch.nn.utils.clip_grad_norm_ on a parameter's gradient",
+        optimizer("None"),
+        "",
+        "torch.nn.utils.clip_grad_norm_([st['p']], 0.5)\nreturn st['p'].grad",
+        "eager",
     ),
     "nowarm_nccl_all_reduce": (
         "dist.all_reduce on a one-rank NCCL group, first collective in the region",
         NCCL,
         "",
         ALLREDUCE,
+        "eager",
     ),
     "nowarm_nccl_all_reduce_comm_ready": (
         "the same after an eager all_reduce of another tensor (communicator made)",
         NCCL,
         "dist.all_reduce(torch.ones(4, device=dev))",
         ALLREDUCE,
+        "eager",
     ),
 }
 
@@ -276,9 +341,20 @@ RUNNER = r"""
 def first(e):
     text = (str(e).strip().splitlines() or [""])[0]
     return f"{type(e).__name__}: {text}"[:400]
+def snapshot(t):
+    t = t.detach().clone()
+    torch.cuda.synchronize()
+    return t
+def diff(r, e):
+    if r.shape != e.shape:
+        return float("inf")
+    return float((r.float() - e.float()).abs().max())
 def main():
     st = make()
     before(st)
+    if MODE == "twin":
+        ref = make()
+        before(ref)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     feed(st, 0)
@@ -293,33 +369,39 @@ def main():
         return result
     try:
         diffs = []
+        replays = []
         for k in (1, 2, 3):
-            feed(st, k)
+            feed(st, 1 if MODE == "stable" else k)
             g.replay()
             torch.cuda.synchronize()
-            if out is None:
+            if MODE == "replay":
                 continue
-            r = out.detach().clone()
-            feed(st, k)
-            e = body(st).detach().clone()
-            torch.cuda.synchronize()
-            if r.shape != e.shape:
-                diffs.append(float("inf"))
+            r = snapshot(out)
+            replays.append(r)
+            if MODE == "eager":
+                feed(st, k)
+                diffs.append(diff(r, snapshot(body(st))))
+            elif MODE == "twin":
+                feed(ref, k)
+                diffs.append(diff(r, snapshot(body(ref))))
             else:
-                diffs.append(float((r.float() - e.float()).abs().max()))
+                diffs.append(diff(r, replays[0]))
+        if MODE == "stable":
+            feed(st, 1)
+            diffs.append(diff(replays[-1], snapshot(body(st))))
     except Exception as e:
         return {"outcome": "replay-error", "error": first(e)}
     if not diffs:
-        return {"outcome": "ok", "compared": False}
+        return {"outcome": "ok"}
     bad = max(diffs) > 1e-3
     return {"outcome": "silent-wrong" if bad else "ok", "max_diff": max(diffs)}
 print("RESULT " + json.dumps(main()))
 """
 
 
-def program(setup: str, before: str, body: str) -> str:
+def program(setup: str, before: str, body: str, mode: str) -> str:
     return (
-        "import json\n"
+        f"import json\nMODE = {mode!r}\n"
         + PRELUDE
         + setup
         + "def before(st):\n"
@@ -332,11 +414,11 @@ def program(setup: str, before: str, body: str) -> str:
 
 
 def run_case(
-    name: str, note: str, setup: str, before: str, body: str
+    name: str, note: str, setup: str, before: str, body: str, mode: str
 ) -> dict[str, object]:
     try:
         done = subprocess.run(
-            [sys.executable, "-c", program(setup, before, body)],
+            [sys.executable, "-c", program(setup, before, body, mode)],
             capture_output=True,
             text=True,
             check=False,
@@ -350,7 +432,7 @@ def run_case(
     else:
         tail = (done.stderr.strip().splitlines() or [""])[-1]
         result = {"outcome": "crashed", "error": tail[:400]}
-    return {"case": name, "note": note, **result}
+    return {"case": name, "note": note, "compared": mode, **result}
 
 
 def main() -> None:
