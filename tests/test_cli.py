@@ -377,7 +377,8 @@ def test_a_run_with_nothing_to_check_imports_no_analysis(tmp_path: Path) -> None
     assert done.stdout.splitlines()[-1] == "[]"
 
 
-MODEL = "def step(x):\n    return x.sum().item()\n"
+# ``x @ x`` needs a warm-up (cuBLAS), which the capture in TRAIN lacks (GL703)
+MODEL = "def step(x):\n    return x.sum().item() * (x @ x)\n"
 TRAIN = textwrap.dedent(
     """\
     import torch

@@ -1,6 +1,7 @@
 """rules/README.md maps every measured non-ok pattern to a code, and each mapping is
 proven by a region in fixtures/_ground_truth/ (cases.py: manual capture,
-compiled.py: torch.compile) that the code reports."""
+compiled.py: torch.compile, warmup.py: captures with no warm-up) that the code
+reports."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ from tests.conftest import FIXTURES, ROOT, RULE_DOCS, expectations
 
 ROW = re.compile(r"^\| `(?P<case>\w+)` \| (?P<outcome>[\w-]+) \| (?P<codes>.*) \|$")
 # manual capture, and torch.compile's CUDA graphs
-CASES = [FIXTURES / "_ground_truth" / name for name in ("cases.py", "compiled.py")]
+CASES = [
+    FIXTURES / "_ground_truth" / name
+    for name in ("cases.py", "compiled.py", "warmup.py")
+]
 # measurements: manual capture (../shared and this repository's probes, on an
-# H200), torch.compile (this repository)
+# H200; captures with no warm-up on an H100), torch.compile (this repository)
 MEASURED = [
     ROOT.parent / "shared" / "ground-truth" / "h200-torch2.11.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-slice.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-host-copy.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-rng-restore.jsonl",
+    ROOT / "ground-truth" / "h100-torch2.11-warmup.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-compile.jsonl",
 ]
 

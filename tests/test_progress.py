@@ -63,7 +63,7 @@ def test_a_long_run_shows_a_bar_on_the_terminal_only(tmp_path: Path) -> None:
     out, shown = _run(tree, **LONG)
     assert "graphlint: checking" in shown and "/80" in shown
     assert "graphlint: checking" not in out and out.startswith(str(tree))
-    assert "Found 160 diagnostics" in out
+    assert "Found 80 diagnostics" in out  # GL101; the region needs no warm-up
 
 
 def test_no_bar_under_ci_or_a_dumb_terminal(tmp_path: Path) -> None:

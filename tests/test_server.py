@@ -107,7 +107,9 @@ def test_ignore_code_action_and_hover(client: Client, project: Path) -> None:
     )
     assert action["title"] == "Ignore GL101 on this line"
     (edit,) = action["edit"]["changes"][uri]
-    assert edit["newText"] == "    return x.sum().item()  # graphlint: ignore[GL101]"
+    assert edit["newText"] == (
+        "    return x.sum().item() * (x @ x)  # graphlint: ignore[GL101]"
+    )
     lines = MODEL.splitlines()
     lines[1] = edit["newText"]
     client.change(uri, "\n".join(lines) + "\n", version=2)

@@ -208,7 +208,7 @@ CODES: Final[dict[str, Code]] = {
     "GL703": Code(
         "capture-without-warmup",
         True,
-        "A `torch.cuda.graph` capture with no warm-up iterations on a side stream.",
+        "A `torch.cuda.graph` capture of code that needs a warm-up, none before it.",
     ),
     "GL704": Code(
         "capture-on-default-stream",

@@ -184,6 +184,25 @@ class Suppression:
 
 
 @dataclass(frozen=True, slots=True)
+class WarmupVerdict:
+    """What a capture's code needs a warm-up for (GL703), as far as one file shows,
+    for the project pass to settle. Pass one gives one for each capture it reports
+    whose code calls into code it cannot see from there (``function`` empty,
+    ``line`` the capture's); the project pass gives one for each function a capture
+    reaches (``function`` its path, ``line`` its first)."""
+
+    function: str
+    line: int
+    need: str = ""  # the first op that needs a warm-up, as written: "x @ w"
+    need_line: int = 0
+    need_what: str = ""  # "a matmul"
+    need_why: str = ""  # "cuBLAS creates its handle on first use"
+    unknown: bool = False  # it runs code that could not be checked
+    # calls left to the project pass, which follows them: (line, callee as written)
+    deferred: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
     """Everything graphlint says about one file."""
 
@@ -198,6 +217,7 @@ class FileResult:
     # together, after every pass, they tell which suppressions are unused (GL008)
     suppressions: tuple[Suppression, ...] = ()
     used: tuple[tuple[int, str], ...] = ()
+    warmups: tuple[WarmupVerdict, ...] = ()  # for GL703, settled by the project pass
 
 
 class Reason(str, enum.Enum):

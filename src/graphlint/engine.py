@@ -27,6 +27,7 @@ from graphlint.diagnostics import (
     RegionRef,
     RegionSite,
     Suppression,
+    WarmupVerdict,
 )
 from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
@@ -77,6 +78,7 @@ class Analysis:
     regions: list[RegionSite] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     used: set[tuple[int, str]] = field(default_factory=set)
+    warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
 
 
 def analyse_source(
@@ -115,7 +117,12 @@ def analyse_source(
         reached = [d for d in context.diagnostics if d.region and d.region.via]
         ordered = sorted(reached, key=lambda d: d.sort_key)
         return Analysis(
-            ordered, [], [], suppressions=comments.entries, used=context.used
+            ordered,
+            [],
+            [],
+            suppressions=comments.entries,
+            used=context.used,
+            warmups=[w for w in context.warmups if w.function],
         )
     found = [
         *context.diagnostics,
@@ -150,7 +157,15 @@ def analyse_source(
         if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths
     ]
     sites = _sites(facts, path)
-    return Analysis(diagnostics, entries, roots, sites, comments.entries, context.used)
+    return Analysis(
+        diagnostics,
+        entries,
+        roots,
+        sites,
+        comments.entries,
+        context.used,
+        [w for w in context.warmups if not w.function],
+    )
 
 
 # Trees a worker keeps between a file's pass one and its project pass (which goes
@@ -287,6 +302,7 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
             regions=tuple(found.regions),
             suppressions=tuple(found.suppressions),
             used=tuple(sorted(found.used)),
+            warmups=tuple(found.warmups),
         )
     # in the project pass too: a file only reached, or one that pass one skipped
     # before parsing, says here why its reached functions were not analysed

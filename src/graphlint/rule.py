@@ -33,6 +33,7 @@ from graphlint.diagnostics import (
     RegionRef,
     Related,
     Severity,
+    WarmupVerdict,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class RuleContext:
     suppressed: Mapping[int, frozenset[str] | None]  # line -> codes (None: all)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     used: set[tuple[int, str]] = field(default_factory=set)  # (line, code) dropped
+    warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
 
 
 class Rule(Check, cst.BatchableCSTVisitor):
@@ -158,13 +160,14 @@ class Rule(Check, cst.BatchableCSTVisitor):
         fullgraph_error: str | None = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
         fix: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
+        consequence: str | None = None,
         **fmt: object,
     ) -> None:
         """Record a finding on ``node``: suppression, severity and wording live here.
         ``fullgraph_error`` overrides the class's for this finding; ``related`` are
         other nodes of the file that are part of the evidence, with what each is;
         ``fix``, where the fix is a mechanical edit: nodes of the file, each with the
-        node that replaces it."""
+        node that replaces it; ``consequence``, the class's for this finding."""
         pos = self.context.positions[node]
         line = pos.start.line
         if suppresses(self.context.suppressed.get(line, frozenset()), self.code):
@@ -173,7 +176,9 @@ class Rule(Check, cst.BatchableCSTVisitor):
         if region.confidence is Confidence.MEDIUM:
             confidence = Confidence.MEDIUM
         is_compile = region.kind.is_compile
-        consequence = self.consequence or _CONSEQUENCE[(self.outcome, is_compile)]
+        consequence = (
+            consequence or self.consequence or _CONSEQUENCE[(self.outcome, is_compile)]
+        )
         severity = self.severity
         if severity is None:
             severity = (

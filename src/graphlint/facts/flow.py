@@ -44,7 +44,15 @@ from graphlint.facts.names import dotted, is_none
 from graphlint.facts.regions import Found, Region
 from graphlint.facts.scopes import Binding
 from graphlint.facts.setup import CaptureSetup
-from graphlint.facts.state import HostState, Key, Write, loose, same, within
+from graphlint.facts.state import (
+    HostState,
+    Key,
+    Write,
+    loose,
+    same,
+    subscript_index,
+    within,
+)
 from graphlint.facts.steady import Settled, Steady
 from graphlint.facts.values import Device, Values
 
@@ -662,12 +670,10 @@ class Flow(cst.CSTVisitor):
             return False
         for write in self.state.writes_of_value(held):
             target = write.target
-            if (
-                isinstance(target, cst.Subscript)
-                and len(target.slice) == 1
-                and isinstance(target.slice[0].slice, cst.Index)
-                and self.state.key_of(target.slice[0].slice.value) == key
-            ):
+            index = (
+                subscript_index(target) if isinstance(target, cst.Subscript) else None
+            )
+            if index is not None and self.state.key_of(index) == key:
                 return True
         return False
 

@@ -80,13 +80,8 @@ class Reaching:
             return {}
         walker = _Walker(owner, self.scope_of)
         start: dict[str, frozenset[cst.CSTNode]] = {}
-        if params is not None:
-            every = [*params.posonly_params, *params.params, *params.kwonly_params]
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    every.append(star)
-            for param in every:
-                start[param.name.value] = frozenset({param})
+        for param in _every_param(params) if params is not None else ():
+            start[param.name.value] = frozenset({param})
         try:
             walker.block(body, start)
         except _Unsettled:

@@ -151,7 +151,7 @@ class HostState(cst.CSTVisitor):
         per key: each replay rewrites that output in place, so storing it once, at
         capture, is the intended pattern."""
         graph = region.graph_expr
-        index = _index(target)
+        index = subscript_index(target)
         if graph is None or index is None:
             return False
         graph_key = self.key_of(graph)
@@ -166,7 +166,7 @@ class HostState(cst.CSTVisitor):
                     and write.target is not target
                     and (self.key_of(value) or source(value))
                     == (graph_key or source(graph))
-                    and self._same_key(_index(write.target), index)
+                    and self._same_key(subscript_index(write.target), index)
                 ):
                     return True
         return False
@@ -418,7 +418,7 @@ class HostState(cst.CSTVisitor):
         return self.function_of(root)
 
 
-def _index(target: cst.Subscript) -> cst.BaseExpression | None:
+def subscript_index(target: cst.Subscript) -> cst.BaseExpression | None:
     """The index of ``x[index]``; None for slices and several indexes."""
     if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
         return None
@@ -559,4 +559,13 @@ def host_state(
     return state
 
 
-__all__ = ["HostState", "Key", "Write", "host_state", "loose", "same", "within"]
+__all__ = [
+    "HostState",
+    "Key",
+    "Write",
+    "host_state",
+    "loose",
+    "same",
+    "subscript_index",
+    "within",
+]

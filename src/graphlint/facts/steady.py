@@ -24,7 +24,7 @@ import libcst as cst
 
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
-from graphlint.facts.state import HostState, Key
+from graphlint.facts.state import HostState, Key, subscript_index
 from graphlint.facts.values import Values
 
 Condition = tuple[cst.BaseExpression, bool]
@@ -271,7 +271,8 @@ class Settled:
                     absent
                     and isinstance(target, cst.Subscript)
                     and self._same(right, target.value)
-                    and _indexsource(target) == source(left)
+                    and (index := subscript_index(target)) is not None
+                    and source(index) == source(left)
                 )
             return False
         if isinstance(test, cst.Call) and source(test.func) == "hasattr":
@@ -312,12 +313,6 @@ class Settled:
         return (
             key is not None and key == self.state.key_of(b) and source(a) == source(b)
         )
-
-
-def _indexsource(target: cst.Subscript) -> str | None:
-    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
-        return None
-    return source(target.slice[0].slice.value)
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

@@ -310,3 +310,162 @@ def cudagraph_keyword(keyword: str, value: str | bool) -> str | None:
     if keyword == "options" and value is True:
         return 'torch.compile(options={"triton.cudagraphs": True})'
     return None
+
+
+# -- what a capture needs a warm-up for (GL703) --------------------------------------
+# Measured by ``ground-truth/warmup_probe.py`` (an H100, PyTorch 2.11: each op captured
+# in a fresh process with no warm-up before it): cuBLAS, cuDNN and NCCL fail the
+# capture when their handle or communicator does not exist yet; a lazy module's first
+# call and a stateful optimizer's first step capture, but record their one-time set-up
+# in the graph, so each replay initialises the parameters or resets the state again.
+# Fills, copies, views, elementwise and reduction ops, softmax, cross-entropy,
+# ``LayerNorm``, ``Embedding``, indexing, random draws, ``backward()`` of those, a
+# plain SGD step and ``clip_grad_norm_`` captured without one and replayed right.
+CUBLAS: Final = "cuBLAS creates its handle on first use"
+CUDNN: Final = "cuDNN creates its handle on first use"
+NCCL: Final = "NCCL creates its communicator at the first collective"
+LAZY: Final = "a lazy module creates and initialises its parameters at its first call"
+OPTIMIZER_STATE: Final = "the first step creates the optimizer's state"
+# what happens when the set-up is captured: it fails, or the graph records it and
+# every replay does it again
+WARMUP_FAILS: Final = frozenset({CUBLAS, CUDNN, NCCL})
+
+_MATMUL: Final = ("a matmul", CUBLAS)
+_CONV: Final = ("a convolution", CUDNN)
+_COLLECTIVE: Final = ("an NCCL collective", NCCL)
+
+# torch functions, by qualified name -> (what it is, why it needs a warm-up)
+WARMUP_FUNCTIONS: Final[dict[str, tuple[str, str]]] = {
+    **{
+        f"torch.{name}": _MATMUL
+        for name in _words(
+            """
+            matmul mm bmm addmm addbmm baddbmm mv addmv dot vdot inner tensordot
+            einsum chain_matmul _scaled_mm linalg.matmul linalg.multi_dot
+            nn.functional.linear nn.functional.bilinear
+            """
+        )
+    },
+    "torch.nn.functional.multi_head_attention_forward": ("attention", CUBLAS),
+    "torch.nn.functional.scaled_dot_product_attention": ("attention", CUDNN),
+    **{
+        f"torch.{prefix}{name}": _CONV
+        for prefix in ("", "nn.functional.")
+        for name in _words(
+            "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d"
+        )
+    },
+    **{
+        f"torch.{name}": ("a batch norm", CUDNN)
+        for name in _words(
+            "batch_norm instance_norm nn.functional.batch_norm "
+            "nn.functional.instance_norm"
+        )
+    },
+    **{
+        f"torch.distributed.{name}": _COLLECTIVE
+        for name in _words(
+            """
+            all_reduce all_gather all_gather_into_tensor all_gather_object
+            reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list
+            reduce all_to_all all_to_all_single send recv isend irecv barrier gather
+            scatter batch_isend_irecv _all_gather_base _reduce_scatter_base
+            """
+        )
+    },
+}
+# namespaces whose every function needs one
+WARMUP_NAMESPACES: Final[dict[str, tuple[str, str]]] = {
+    "torch.distributed.nn.": _COLLECTIVE,
+    "torch.cuda.nccl.": _COLLECTIVE,
+}
+# tensor methods -> (what it is, why)
+WARMUP_METHODS: Final[dict[str, tuple[str, str]]] = {
+    name: _MATMUL
+    for name in _words(
+        """
+        matmul mm bmm addmm addmm_ addbmm addbmm_ baddbmm baddbmm_ mv addmv addmv_
+        dot vdot inner __matmul__ __rmatmul__
+        """
+    )
+}
+# torch.nn modules, by class name -> why calling one needs a warm-up
+WARMUP_MODULES: Final[dict[str, str]] = {
+    **dict.fromkeys(
+        _words(
+            """
+            Linear Bilinear MultiheadAttention Transformer TransformerEncoder
+            TransformerDecoder TransformerEncoderLayer TransformerDecoderLayer
+            RNNCell LSTMCell GRUCell
+            """
+        ),
+        CUBLAS,
+    ),
+    **dict.fromkeys(
+        _words(
+            """
+            Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+            BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm InstanceNorm1d
+            InstanceNorm2d InstanceNorm3d RNN LSTM GRU
+            """
+        ),
+        CUDNN,
+    ),
+}
+
+# Known not to need one: tensor methods (and the torch functions of the same name)
+# that only launch PyTorch's own kernels, or run on the host.
+NO_WARMUP_METHODS: Final = (
+    (_TENSOR_OPS | REDUCTIONS | BOOLEAN_OPS | SHAPE_PRESERVING | TUPLE_FUNCTIONS_SHORT)
+    - frozenset(WARMUP_METHODS)
+) | TENSOR_PY_METHODS
+NO_WARMUP_FUNCTIONS: Final = (
+    NO_WARMUP_METHODS
+    | FACTORIES
+    | NON_TENSOR_FUNCTIONS
+    | _words(
+        """
+        cat concat concatenate stack hstack vstack zeros_like ones_like empty_like
+        full_like rand_like randn_like randint_like softmax log_softmax relu sigmoid
+        tanh exp log clamp where sigmoid_ relu_ nn.functional.relu nn.functional.relu_
+        nn.functional.gelu nn.functional.silu nn.functional.sigmoid nn.functional.tanh
+        nn.functional.softmax nn.functional.log_softmax nn.functional.dropout
+        nn.functional.dropout1d nn.functional.dropout2d nn.functional.dropout3d
+        nn.functional.cross_entropy nn.functional.nll_loss nn.functional.mse_loss
+        nn.functional.l1_loss nn.functional.smooth_l1_loss nn.functional.layer_norm
+        nn.functional.embedding nn.functional.one_hot nn.functional.pad
+        nn.functional.leaky_relu nn.functional.elu nn.functional.softplus
+        nn.functional.hardtanh nn.functional.relu6 nn.functional.mish
+        nn.utils.clip_grad_norm_ nn.utils.clip_grad_value_ autograd.backward
+        autograd.grad linalg.vector_norm
+        """
+    )
+)
+# torch namespaces known not to need one: host-side state and queries
+NO_WARMUP_NAMESPACES: Final = ("torch.cuda.", "torch.backends.", "torch._foreach_")
+# torch.nn modules (class names) known not to need one
+NO_WARMUP_MODULES: Final = _words(
+    """
+    LayerNorm Embedding Dropout Dropout1d Dropout2d Dropout3d AlphaDropout ReLU ReLU6
+    GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus ELU LeakyReLU Hardtanh Mish
+    Identity Flatten Unflatten CrossEntropyLoss NLLLoss MSELoss L1Loss SmoothL1Loss
+    """
+)
+# classes whose methods only work on the host, or enqueue no kernel of a library
+NO_WARMUP_OBJECTS: Final = frozenset(
+    {
+        "torch.cuda.Stream",
+        "torch.cuda.Event",
+        "torch.cuda.CUDAGraph",
+        "torch.Generator",
+        "torch.device",
+        "logging.Logger",
+    }
+)
+# methods of modules that only change or read the module on the host
+NO_WARMUP_MODULE_METHODS: Final = MODULE_SELF_METHODS | _words(
+    """
+    zero_grad parameters named_parameters buffers named_buffers modules
+    named_modules children named_children state_dict
+    """
+)

@@ -41,12 +41,14 @@ from graphlint.diagnostics import (
     Suppression,
     Survey,
     Unfollowed,
+    WarmupVerdict,
 )
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
 from graphlint.project.reach import Dropped, Entry, Project, Reached
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import ModuleSummary
+from graphlint.project.warmup import settle_warmups
 from graphlint.read import (
     forget_paths,
     module_of,
@@ -75,6 +77,7 @@ class _Stored:
     regions: tuple[RegionSite, ...]
     suppressions: tuple[Suppression, ...]
     used: tuple[tuple[int, str], ...]
+    warmups: tuple[WarmupVerdict, ...] = ()
 
     @classmethod
     def of(cls, result: FileResult) -> _Stored:
@@ -88,6 +91,7 @@ class _Stored:
             result.regions,
             result.suppressions,
             result.used,
+            result.warmups,
         )
 
     def result(self, path: str) -> FileResult:
@@ -101,6 +105,7 @@ class _Stored:
             self.regions,
             self.suppressions,
             self.used,
+            self.warmups,
         )
 
 
@@ -392,8 +397,11 @@ def _survey_project(
         _reached_by(result, project.blocked.get(path, ()))
         for path, result in summaries.failed
     ]
-    merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     survey = project.survey(sites, lambda path: excluded(Path(path)))
+    lost = {(u.path, u.line) for u in project.unfollowed}  # calls not followed
+    lost.update((d.path, d.line) for d in project.abandoned)
+    results = settle_warmups(results, extra, survey, project.followed, lost)
+    merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     return Checked(merged, _survey(sites, survey, project.unfollowed))
 
 

@@ -395,6 +395,8 @@ class Project:
         self.starts: dict[tuple[str, int, str, str], list[tuple[str, str]]] = {}
         self.lines: dict[tuple[str, str], int] = {}
         self.regions: set[tuple[str, str]] = set()  # reached, but regions themselves
+        # the calls followed into project code: (file, line, callee as written)
+        self.followed: set[tuple[str, int, str]] = set()
         self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
         self.looked: set[Path] = set()  # folders whose entries a lookup depended on
         # what an imported wrapper's name resolves to, from a source root
@@ -1463,6 +1465,8 @@ class Project:
                 )
             )
             self._cut(why, path, site, how)
+        if lazy:
+            self.followed.add((path, site.line, site.callee))
         arguments = call.arguments if call is not None else None
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None

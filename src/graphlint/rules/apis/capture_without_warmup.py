@@ -1,65 +1,177 @@
-"""GL703: a manual capture with no warm-up on a side stream before it."""
+"""GL703: a manual capture with no warm-up before it, of code that needs one."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
+from graphlint.diagnostics import WarmupVerdict as Settle
+from graphlint.facts import torchapi as api
+from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
+from graphlint.facts.warmup import Op, Verdict, Warmup
 from graphlint.rule import Rule
+
+NEED = "; `{call}` at line {line} needs them ({what}: {why})"
+NEED_THROUGH = (
+    "; `{through}` at line {through_line} runs `{call}` (line {line}), which needs "
+    "them ({what}: {why})"
+)
+NEED_ELSEWHERE = "; it runs `{call}` at {path}:{line}, which needs them ({what}: {why})"
+UNCHECKED = "; the code it runs could not be checked (`{call}` at line {line})"
+UNCHECKED_THROUGH = (
+    "; the code it runs could not be checked (`{through}` at line {through_line} "
+    "runs `{call}`, line {line})"
+)
+FAILS = "fails capture"
+RECORDED = "the graph records that set-up, and every replay does it again"
+UNSURE = "may fail capture or record one-time set-up that every replay does again"
+_UNCHECKED = re.compile(
+    r"; the code it runs could not be checked \(`.*?` at line \d+\)"
+)
 
 
 class CaptureWithoutWarmup(Rule):
-    """A `torch.cuda.graph` capture with no warm-up iterations on a side stream."""
+    """A `torch.cuda.graph` capture of code that needs a warm-up, none before it."""
 
     code = "GL703"
-    message = "capture without warm-up iterations on a side stream before it{extra}"
+    message = "capture without warm-up iterations before it{detail}{extra}"
     fix_title = (
         "Run the captured code 3 times (11 with DDP) inside "
         "`with torch.cuda.stream(s):` before capturing"
     )
     outcome = Outcome.CAPTURE_ERROR
     severity = Severity.WARNING
-    consequence = (
-        "may fail capture or record one-time set-up work (lazy initialisation, "
-        "autotuning, AccumulateGrad streams)"
-    )
-    # measured on an H100 with PyTorch 2.11 (issue #16): the first cuBLAS or cuDNN
-    # call of an unwarmed region creates its handle or workspace during capture
+    consequence = UNSURE
+    # measured on an H100 with PyTorch 2.11 (issue #16, ground-truth/warmup_probe.py):
+    # the first cuBLAS, cuDNN or NCCL call of an unwarmed region creates its handle,
+    # workspace or communicator during capture
     fixed_by_warmup = True
     region_failures = (
         "CUBLAS_STATUS_NOT_INITIALIZED",
         "cublasCreate",
         "CUDNN_STATUS_INTERNAL_ERROR",
         "INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED",
+        "NCCL error",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        setup = self.context.facts.setup
-        for region in self.context.facts.all_regions():
+        facts = self.context.facts
+        nodes: dict[Region, list[cst.CSTNode]] = {}
+        for found, region in facts.regions.items():
+            if isinstance(found, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
+                nodes.setdefault(region, []).append(found)
+        warmup = Warmup(
+            facts.values, self.flow.callees, lambda n: self.region(n) is not None
+        )
+        for region in facts.all_regions():
+            if region.via:  # a function a capture elsewhere reaches
+                self.settle(region, warmup.of(nodes.get(region, [])))
+                continue
             if (
                 region.kind is not RegionKind.MANUAL
                 or region.root is None
-                or region.via  # code reached from a capture elsewhere
                 or region.open  # a primitive: the captured work is its caller's
                 or not self.flow.unwarmed(region)
             ):
                 continue
-            site = self.flow.sites[region.root]
-            self.report(
-                self.anchor(region),
-                region,
-                # module code runs as written; a test may have fixtures that warm up
-                confidence=Confidence.HIGH
-                if isinstance(site.function, cst.Module)
-                else Confidence.MEDIUM,
-                extra=(
-                    "; `torch.backends.cudnn.benchmark = True` autotunes inside the "
-                    "capture"
-                    if setup.cudnn_benchmark
-                    else ""
-                ),
+            verdict = warmup.of(nodes.get(region, []))
+            if verdict.safe:
+                continue  # nothing in it needs a warm-up
+            self.check(region, verdict)
+
+    def check(self, region: Region, verdict: Verdict) -> None:
+        assert region.root is not None
+        site = self.flow.sites[region.root]
+        if verdict.need is not None:
+            detail = self.need(verdict.need)
+            consequence = FAILS if verdict.need.why in api.WARMUP_FAILS else RECORDED
+        else:
+            detail = self.unchecked(verdict)
+            consequence = UNSURE
+            if verdict.unknown is None:  # only calls the project pass follows
+                self.context.warmups.append(
+                    Settle("", region.line, deferred=self.deferred(verdict))
+                )
+        self.report(
+            self.anchor(region),
+            region,
+            # module code runs as written; a test may have fixtures that warm up
+            confidence=Confidence.HIGH
+            if isinstance(site.function, cst.Module)
+            else Confidence.MEDIUM,
+            consequence=consequence,
+            detail=detail,
+            extra=(
+                "; `torch.backends.cudnn.benchmark = True` autotunes inside the capture"
+                if self.context.facts.setup.cudnn_benchmark
+                else ""
+            ),
+        )
+
+    def need(self, op: Op) -> str:
+        fields = {
+            "call": self.code_of(op.node),
+            "line": self.line(op.node),
+            "what": op.what,
+            "why": op.why,
+        }
+        if op.through is None:
+            return NEED.format(**fields)
+        return NEED_THROUGH.format(
+            through=self.code_of(op.through),
+            through_line=self.line(op.through),
+            **fields,
+        )
+
+    def unchecked(self, verdict: Verdict) -> str:
+        """The first call whose code could not be checked: one graphlint cannot
+        see, else one left to the project pass."""
+        call: cst.CSTNode
+        through: cst.CSTNode | None = None
+        if verdict.unknown is not None:
+            call, through = verdict.unknown
+        else:
+            call = verdict.deferred[0]
+        fields = {"call": self.code_of(call), "line": self.line(call)}
+        if through is None:
+            return UNCHECKED.format(**fields)
+        return UNCHECKED_THROUGH.format(
+            through=self.code_of(through), through_line=self.line(through), **fields
+        )
+
+    def settle(self, region: Region, verdict: Verdict) -> None:
+        """What a function a capture elsewhere reaches needs a warm-up for, for the
+        project pass to settle that capture's finding (``project.warmup``)."""
+        root = region.root
+        if not isinstance(root, cst.FunctionDef):
+            return
+        path = self.context.facts.paths.get(root)
+        if path is None:
+            return
+        need = verdict.need
+        self.context.warmups.append(
+            Settle(
+                path,
+                self.line(root),
+                need=self.code_of(need.node) if need else "",
+                need_line=self.line(need.node) if need else 0,
+                need_what=need.what if need else "",
+                need_why=need.why if need else "",
+                unknown=verdict.unknown is not None,
+                deferred=self.deferred(verdict),
             )
+        )
+
+    def deferred(self, verdict: Verdict) -> tuple[tuple[int, str], ...]:
+        return tuple(
+            (self.line(call), dotted(call.func) or "") for call in verdict.deferred
+        )
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.context.positions[node].start.line
 
     def anchor(self, region: Region) -> cst.CSTNode:
         root = region.root
@@ -67,3 +179,19 @@ class CaptureWithoutWarmup(Rule):
         if isinstance(root, cst.With):
             return root.items[0].item
         return root
+
+
+def settled_message(message: str, settle: Settle, path: str) -> str:
+    """A pass-one GL703 message whose capture runs code in other files, once the
+    project pass found there what needs a warm-up (``settle``, a function of
+    ``path``)."""
+    detail = NEED_ELSEWHERE.format(
+        call=settle.need,
+        path=path,
+        line=settle.need_line,
+        what=settle.need_what,
+        why=settle.need_why,
+    )
+    consequence = FAILS if settle.need_why in api.WARMUP_FAILS else RECORDED
+    head = message.removesuffix(f": {UNSURE}")
+    return f"{_UNCHECKED.sub(lambda _: detail, head, count=1)}: {consequence}"
