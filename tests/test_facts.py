@@ -121,6 +121,33 @@ def test_value_inference(source: str, name: str, kind: Kind, device: Device) -> 
         assert value.device is device
 
 
+@pytest.mark.parametrize(
+    ("source", "device"),
+    [
+        ("lens_cpu = load()\nv = lens_cpu[:2].max()", Device.CPU),
+        ("batch = load()\nv = batch.host_ids", Device.CPU),
+        (
+            "import torch\ndef f(pinned_buf: torch.Tensor):\n    v = pinned_buf",
+            Device.CPU,
+        ),
+        # flags and counts are named for what they decide, not where they live
+        ("use_cpu_offload = load()\nv = use_cpu_offload", Device.UNKNOWN),
+        ("num_host_ranks = load()\nv = num_host_ranks", Device.UNKNOWN),
+        # the construction outweighs the name
+        ("import torch\nx_cpu = torch.ones(2).cuda()\nv = x_cpu", Device.CUDA),
+        ("lens = load()\nv = lens", Device.UNKNOWN),
+    ],
+)
+def test_names_of_host_memory(source: str, device: Device) -> None:
+    """A value of unknown device named as host memory is on the host, and no more is
+    known of it (a tensor or not)."""
+    module, facts = facts_for(source)
+    value = facts.value_of(expr_named(module, "v"))
+    assert value.device is device
+    if device is Device.CPU:
+        assert value.kind is Kind.UNKNOWN
+
+
 def test_module_attributes_and_parameters() -> None:
     module, facts = facts_for(
         """

@@ -68,7 +68,32 @@ BOTTOM = Value(Kind.BOTTOM)
 UNKNOWN = Value(Kind.UNKNOWN)
 PYTHON = Value(Kind.PYTHON)
 TENSOR = Value(Kind.TENSOR)
+HOST = Value(Kind.UNKNOWN, device=Device.CPU)  # host memory of some kind, by its name
 _CUDA_SPEC = re.compile(r"^cuda(:\d+)?$")
+
+
+# words of a name that say where a tensor lives (``lens_cpu``, ``host_ids``,
+# ``pinned_buf``): frameworks name their host copies so, beside the device ones
+_HOST_WORDS = frozenset({"cpu", "host", "pinned"})
+# first words of names of flags and counts (``use_cpu_offload``, ``num_host_ranks``)
+_FLAG_WORDS = frozenset(
+    {"is", "use", "has", "enable", "enabled", "disable", "should", "num", "n"}
+)
+
+
+def _named(name: str, value: Value) -> Value:
+    """A value read through ``name``: one whose device is not known, named as host
+    memory, is ``HOST``. The name is the only evidence: it rules a device out, and
+    proves nothing about what the value is."""
+    if value.device is not Device.UNKNOWN or value.kind not in (
+        Kind.TENSOR,
+        Kind.UNKNOWN,
+    ):
+        return value
+    words = name.lower().split("_")
+    if words[0] in _FLAG_WORDS or not _HOST_WORDS.intersection(words):
+        return value
+    return HOST
 
 
 def join(a: Value, b: Value) -> Value:
@@ -410,11 +435,11 @@ class Values:
     # -- expressions ---------------------------------------------------------------
     def _eval(self, e: cst.BaseExpression) -> Value:
         if isinstance(e, cst.Name):
-            return self._name(e)
+            return _named(e.value, self._name(e))
         if isinstance(e, cst.Call):
             return self._call(e)
         if isinstance(e, cst.Attribute):
-            return self._attribute(e)
+            return _named(e.attr.value, self._attribute(e))
         if isinstance(e, cst.Subscript):
             return self._subscript(e)
         if isinstance(e, cst.BinaryOperation):
@@ -516,6 +541,8 @@ class Values:
             return BOTTOM  # a cycle being evaluated: nothing known yet
         if base.is_tensor:
             return tensor(base.device, boolean=base.boolean)
+        if base == HOST:
+            return HOST  # ``lens_cpu[:n]``
         index = None
         if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
             inner = e.slice[0].slice.value
@@ -720,6 +747,8 @@ class Values:
             attr = self.attribute_of_class(recv.local, name)
             if attr is not None:
                 return self._call_value(attr, e)
+        if recv == HOST and name not in ("cuda", "to"):
+            return HOST  # ``lens_cpu.max()``
         return UNKNOWN
 
     def _to_device(

@@ -102,7 +102,9 @@ class DeviceToHostCopy(Rule):
         value = self.value(receiver)
         if value.is_tensor and value.device is not Device.CPU:
             confidence = Confidence.HIGH
-        elif value.kind in (Kind.UNKNOWN, Kind.BOTTOM):
+        elif (
+            value.kind in (Kind.UNKNOWN, Kind.BOTTOM) and value.device is not Device.CPU
+        ):
             confidence = Confidence.MEDIUM
         else:
             return
