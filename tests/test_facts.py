@@ -133,6 +133,10 @@ def test_value_inference(source: str, name: str, kind: Kind, device: Device) -> 
         # flags and counts are named for what they decide, not where they live
         ("use_cpu_offload = load()\nv = use_cpu_offload", Device.UNKNOWN),
         ("num_host_ranks = load()\nv = num_host_ranks", Device.UNKNOWN),
+        (
+            "import torch\ndef f(num_tokens_cpu: torch.Tensor):\n    v = num_tokens_cpu",
+            Device.CPU,
+        ),
         # the construction outweighs the name
         ("import torch\nx_cpu = torch.ones(2).cuda()\nv = x_cpu", Device.CUDA),
         ("lens = load()\nv = lens", Device.UNKNOWN),

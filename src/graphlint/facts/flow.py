@@ -1015,10 +1015,11 @@ class Flow(cst.CSTVisitor):
 
     def unwarmed(self, capture: Region) -> bool:
         """Whether a whole way to a capture is visible in this file (from module code,
-        a test or ``main``) and runs none of the captured code before it, on any
-        stream: no warm-up. A capture in a loop or under a condition may follow an
-        eager pass of the same code; one in a function this file never calls is a
-        library's, set up by its callers."""
+        a test or ``main``, or from a function that replays the graph after making
+        it) and runs none of the captured code before it, on any stream: no warm-up.
+        A capture in a loop, or under a condition in a function that also runs the
+        captured code eagerly, may follow an eager pass of the same code; one in a
+        function this file never calls is a library's, set up by its callers."""
         root = self.sites.get(capture.root) if capture.root is not None else None
         if root is None:
             return False
@@ -1033,27 +1034,52 @@ class Flow(cst.CSTVisitor):
             f for call in inside for c in self.callees(call) for f in self.reach(c)
         }
 
+        def runs_captured(call: cst.CSTNode, callees: tuple[Function, ...]) -> bool:
+            return call not in self.regions and any(
+                self.reach(c) & reached
+                or self._calls_named(c, names)
+                or self._has_stream(c)
+                for c in callees
+            )
+
         def ready(site: Site) -> bool:
-            if site.loops or self.guard_tests.get(site.node):
-                return True
             events = self.events.get(site.function, _Events())
-            if any(s.end < site.start for s in events.streams):
+            if site.loops:
+                return True
+            if self.guard_tests.get(site.node) and (
+                not self._replays_after(site)
+                or any(runs_captured(c.node, f) for c, f in events.calls)
+                or any(name in names for _, name in events.named)
+            ):
+                return True
+            if any(
+                s.end < site.start and not self._captures_in(s) for s in events.streams
+            ):
                 return True  # a side-stream block ran before
-            for call, callees in events.calls:
-                if call.node in self.regions:
-                    continue  # captured, not run: no warm-up
-                if call.start < site.start and any(
-                    self.reach(c) & reached
-                    or self._calls_named(c, names)
-                    or self._has_stream(c)
-                    for c in callees
-                ):
-                    return True
+            if any(
+                call.start < site.start and runs_captured(call.node, callees)
+                for call, callees in events.calls
+            ):
+                return True
             return any(
                 s.start < site.start and name in names for s, name in events.named
             )
 
-        return self._visible_without(root, ready)
+        return self._visible_without(root, ready, lazy=True)
+
+    def _replays_after(self, site: Site) -> bool:
+        """Whether ``site``'s function replays a graph after it: it makes the graph on
+        its first call, and replays it on that call and the next ones."""
+        events = self.events.get(site.function, _Events())
+        return any(replay.start > site.start for replay, _ in events.replays)
+
+    def _captures_in(self, block: Site) -> bool:
+        """Whether a side-stream block is (or holds) a capture: not a warm-up."""
+        events = self.events.get(block.function, _Events())
+        return any(
+            block.start <= capture.start and capture.start <= block.end
+            for capture, _ in events.captures
+        )
 
     def off_stream(self, capture: Region) -> bool:
         """Whether a whole way to ``capture_begin()`` is visible in this file and
@@ -1077,17 +1103,24 @@ class Flow(cst.CSTVisitor):
         return self._visible_without(root, ready)
 
     def _visible_without(
-        self, site: Site, ready: Callable[[Site], bool], depth: int = 0
+        self,
+        site: Site,
+        ready: Callable[[Site], bool],
+        depth: int = 0,
+        *,
+        lazy: bool = False,
     ) -> bool:
+        """Whether a way from an entry to ``site`` is visible with no step ``ready``;
+        with ``lazy``, a function that replays after the step is an entry too."""
         if ready(site):
             return False
         function = site.function
-        if _is_entry(function):
+        if _is_entry(function) or (lazy and self._replays_after(site)):
             return True
         if depth >= _CALLER_DEPTH:
             return False
         return any(
-            self._visible_without(call, ready, depth + 1)
+            self._visible_without(call, ready, depth + 1, lazy=lazy)
             for call in self.callers(function)
         )
 
@@ -1100,7 +1133,13 @@ class Flow(cst.CSTVisitor):
         )
 
     def _has_stream(self, function: Function) -> bool:
-        return any(self.events.get(f, _Events()).streams for f in self.reach(function))
+        """Whether ``function`` or what it calls runs a side-stream block that is not
+        a capture: a warm-up."""
+        return any(
+            not self._captures_in(s)
+            for f in self.reach(function)
+            for s in self.events.get(f, _Events()).streams
+        )
 
 
 def _argument(

@@ -91,8 +91,10 @@ def _named(name: str, value: Value) -> Value:
     ):
         return value
     words = name.lower().split("_")
-    if words[0] in _FLAG_WORDS or not _HOST_WORDS.intersection(words):
+    if not _HOST_WORDS.intersection(words):
         return value
+    if value.kind is Kind.UNKNOWN and words[0] in _FLAG_WORDS:
+        return value  # a flag or a count, unless known to be a tensor
     return HOST
 
 
