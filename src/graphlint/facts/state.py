@@ -74,6 +74,8 @@ class HostState(cst.CSTVisitor):
         self.registered: list[tuple[str, Key | None]] = []
         # optimizers (by the call that built them) whose step a region captures
         self.stepped: dict[cst.Call, Region] = {}
+        # pushes and pops of a host stack under capture: (capture, key) -> which
+        self.stacked: dict[tuple[object, Key], set[str]] = {}
         self._stores: set[cst.CSTNode] = set()
         self._not_read: set[cst.CSTNode] = set()  # names that are not expressions
         self._inner: set[cst.CSTNode] = set()
@@ -267,6 +269,12 @@ class HostState(cst.CSTVisitor):
         if name == "register_generator_state" and node.args:
             key = self.key_of(node.args[0].value)
             self.registered.append((source(func.value), key))
+        elif name in _PUSHES or name in _POPS:
+            region = self.regions.get(node)
+            key = self.key_of(func.value) if region is not None else None
+            if region is not None and key is not None:
+                which = "push" if name in _PUSHES else "pop"
+                self.stacked.setdefault((_capture(region), key), set()).add(which)
         elif name == "step":
             region = self.regions.get(node)
             if region is None or region.kind.is_compile:
@@ -276,6 +284,17 @@ class HostState(cst.CSTVisitor):
                 origin = self.values.of(expr).origin
                 if origin is not None:
                     self.stepped.setdefault(origin, region)
+
+    def balanced(self, container: cst.BaseExpression, region: Region) -> bool:
+        """Whether the code a capture runs both pushes onto the host stack
+        ``container`` and pops from it (``stack.append(msg)`` in a ``range_push``,
+        ``stack.pop()`` in its ``range_pop``): the capture leaves it as it found it,
+        and replays, which run neither, lose nothing."""
+        key = self.key_of(container)
+        return key is not None and self.stacked.get((_capture(region), key)) == {
+            "push",
+            "pop",
+        }
 
     def is_registered(self, generator: cst.BaseExpression, region: Region) -> bool:
         """Whether ``generator`` is registered with the graph ``region`` records."""
@@ -569,3 +588,12 @@ __all__ = [
     "subscript_index",
     "within",
 ]
+
+
+_PUSHES = frozenset({"append", "appendleft"})
+_POPS = frozenset({"pop", "popleft"})
+
+
+def _capture(region: Region) -> object:
+    """The capture a region belongs to, whichever calls reach the code."""
+    return (region.origin, region.line, region.kind)

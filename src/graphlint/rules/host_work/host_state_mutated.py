@@ -53,6 +53,7 @@ class HostStateMutated(Rule):
             region is not None
             and self.is_host_container(found[0])
             and not self.scratch_or_memo(found[0], node, region)
+            and not self.state.balanced(found[0], region)
         ):
             self.report(node, region, stmt=self.code_of(node))
 
