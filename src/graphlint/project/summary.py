@@ -606,12 +606,19 @@ class _Summarizer(ast.NodeVisitor):
         is_capturing(): return``, ``assert not is_capturing()``) the rest of the
         block runs only when that condition does not hold."""
         depth = len(self.guards)
-        for statement in body:
+        settled = False
+        for index, statement in enumerate(body):
             self.line = statement.lineno
             self.visit(statement)
             after = _guard_after(statement, self.local, self.tested)
             if after is not None:
                 self.guards.append(after)
+            if not settled and _exit_settled(
+                statement, body[index + 1 :], self.persistent
+            ):
+                settled = True  # ``if k in seen: return``; ``seen.add(k)``; ...
+                self._settled += 1
+        self._settled -= settled
         del self.guards[depth:]
 
     def visit_If(self, node: ast.If) -> None:
@@ -1331,6 +1338,19 @@ def _guard_after(statement: ast.stmt, local: Local, passed: Passed) -> str | Non
     if found is None or not guards.mentions_call(found, or_none=True):
         return None
     return guards.encode(found)
+
+
+def _exit_settled(
+    statement: ast.stmt, rest: list[ast.stmt], persistent: Callable[[ast.expr], bool]
+) -> bool:
+    """Whether ``statement`` is an early exit (``if k in seen: return``) that the
+    statements after it settle (``seen.add(k)``): warm-up runs them and leaves the
+    exit taken, so the capture does not run them."""
+    if not isinstance(statement, ast.If) or not rest:
+        return False
+    if _always_exits(statement.body) and not statement.orelse:
+        return _settles(statement.test, False, rest, persistent)
+    return False
 
 
 def _settles(
