@@ -427,6 +427,7 @@ class Project:
         self.sources = sources
         self._read = read
         self._entries: list[Entry] = []
+        self._capturing: set[tuple[str, str | None]] | None = None
         self._entry_regions: dict[tuple[str, str], tuple[str, int, str, str]] = {}
         self._holder_classes: set[tuple[str, str]] = set()
         self._demanded: dict[_Param, None] = {}
@@ -1451,6 +1452,13 @@ class Project:
             if not lazy:
                 detail = f"Dynamo does not trace into {names}: it runs eagerly"
                 why = _Opaque(Reason.EAGER, detail)
+        capturing = [t for t in lazy if self.captures(t)]
+        if capturing:
+            lazy = [t for t in lazy if t not in capturing]
+            if not lazy:
+                names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in capturing)
+                detail = f"{names} makes a capture of its own: no capture runs it"
+                why = _Opaque(Reason.EAGER, detail)
         if kind != RegionKind.COMPILE.value and any(self.memoised(t) for t in lazy):
             memo = [t for t in lazy if self.memoised(t)]
             lazy = [t for t in lazy if t not in memo]
@@ -1473,6 +1481,19 @@ class Project:
             self.pass_arguments(target, arguments, module, fn, chain)
             self.pass_nullness(target, call, module, fn)
         return lazy
+
+    def captures(self, target: _Fn) -> bool:
+        """Whether ``target`` makes a manual capture itself (a region's call lies in
+        it). Captures do not nest: a capture that seems to reach it reaches it
+        through a value resolved too widely (``self.model``, one of several
+        wrappers)."""
+        if self._capturing is None:
+            self._capturing = {
+                (entry.module, entry.function)
+                for entry in self._entries
+                if entry.function and entry.kind == RegionKind.MANUAL.value
+            }
+        return (target.module.name, target.fn.path) in self._capturing
 
     def _cut(
         self, why: _Opaque, path: str, site: CallSite | Entry, how: Reached | None
@@ -1520,6 +1541,7 @@ class Project:
         # the functions holding regions whose callers were read (``_pass_to_region``)
         bound: set[tuple[str, str]] = set()
         self._entries = list(entries)
+        self._capturing = None
         for entry in self._entries:
             module = self.module(entry.module, prefer=self.root_of_file(entry.path))
             holder = (entry.path, entry.function or "")
