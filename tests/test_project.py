@@ -875,3 +875,59 @@ def test_compiled_code_is_not_followed_into_torch_modules_dynamo_skips(
         d for r in results for d in r.diagnostics if d.path.endswith("helpers.py")
     ]
     assert all(d.region is not None and not d.region.kind.is_compile for d in manual)
+
+
+CALL_SITE_TYPES = """\
+    import torch
+
+
+    def inner(h, scale):
+        if h.sum() > 0:  # expect: GL201
+            h = h * scale
+        return h
+
+
+    def step(x, parts, n):
+        if any(t.max() > 1 for t in parts):  # expect: GL201
+            n = n + 1
+        return inner(x, 2.0) + n
+
+
+    def mixed(v):
+        if v.sum() > 0:  # a host tensor on one call: not known to be on the device
+            return v
+        return v
+
+
+    def check(w):
+        return w.max() > 0
+
+
+    x = torch.zeros(4, device="cuda")
+    parts = [torch.zeros(4, device="cuda") for _ in range(3)]
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        step(x, parts, 1)
+        mixed(x)
+        mixed(torch.zeros(4))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = step(x, parts, 1)
+        mixed(x)
+        mixed(torch.zeros(4))
+    check(torch.zeros(4))  # outside capture: types nothing
+    g.replay()
+"""
+
+
+def test_parameters_are_typed_by_what_the_calls_under_capture_pass(
+    tmp_path: Path,
+) -> None:
+    """An unannotated parameter that every call under capture passes a device
+    tensor (or a list of them) is one, also when a caller passes on its own
+    parameter; one call passing a host tensor leaves it unknown."""
+    source = textwrap.dedent(CALL_SITE_TYPES)
+    (tmp_path / "case.py").write_text(source)
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {(d.line, d.code) for r in results for d in r.diagnostics}
+    assert got == set(expectations(source))

@@ -45,8 +45,9 @@ from graphlint.read import ReadError, read_bounded
 # (``Hop.handoff``), and lambdas and dict literals to summaries; 12 adds what
 # functions return (``FunctionSummary.results``); 13 adds where each ``self.``
 # attribute is bound (``ClassSummary.attrs_at``); 14 adds calls made in blocks that
-# settle their own test (``CallSite.settled``)
-FORMAT = 14
+# settle their own test (``CallSite.settled``); 15 adds the device tensors
+# region calls pass (``Entry.tensors``)
+FORMAT = 15
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

@@ -33,7 +33,9 @@ from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
+from graphlint.facts.values import Kind, element_of
 from graphlint.facts.walk import forget, walk_batched
+from graphlint.matchers import on_device
 from graphlint.parsing import parse_module
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
@@ -147,6 +149,7 @@ def analyse_source(
             region.label,
             region.line,
             computed=computed,
+            tensors=_tensor_arguments(facts, call) if target is call.func else (),
         )
         for call, target, region in [*calls, *facts.unresolved]
         for callee, computed in _callee(target)
@@ -275,6 +278,31 @@ def _reached_notes(
     return found
 
 
+def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
+    """The arguments of a call that are device tensors, by position ("0") up to the
+    first ``*args``, and by keyword; a container of device tensors has a ``*``
+    after its slot ("1*")."""
+    found: list[str] = []
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.star == "*":
+                position = -1  # the positions after it are not known
+            continue
+        if arg.keyword is not None:
+            slot = arg.keyword.value
+        elif position >= 0:
+            slot, position = str(position), position + 1
+        else:
+            continue
+        value = facts.value_of(arg.value)
+        if on_device(value):
+            found.append(slot)
+        elif value.kind is Kind.PYTHON and on_device(element_of(value)):
+            found.append(slot + "*")
+    return tuple(found)
+
+
 def _region(how: Reached) -> Region:
     return Region(
         RegionKind(how.kind),
@@ -284,6 +312,7 @@ def _region(how: Reached) -> Region:
         origin=how.region_path,
         via=how.via,
         settled=how.settled,
+        tensors=how.tensors,
     )
 
 

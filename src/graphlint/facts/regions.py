@@ -81,6 +81,8 @@ class Region:
     via: tuple[Hop, ...] = ()  # calls from the region to this code
     # for that code: its parameters that the calls under capture settle
     settled: tuple[guards.Settled, ...] = ()
+    # and those that every call under capture passes a device tensor
+    tensors: tuple[str, ...] = ()
     open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
 
     @property
@@ -1075,6 +1077,8 @@ def find_regions(
         how = external.get(path) if external else None
         if how is not None and how.settled:
             finder.settled[function] = {fact.name: fact for fact in how.settled}
+        if how is not None and how.tensors:
+            values.tensor_params[function] = frozenset(how.tensors)
     walk(module, finder)
     for function, path in scopes.paths.items():
         if path in declared:

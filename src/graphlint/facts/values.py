@@ -192,6 +192,9 @@ class Values:
         self._module_classes: dict[int, bool] = {}
         # functions whose arguments are provided by a capture API, and which kind
         self.captured: dict[cst.CSTNode, RegionKind] = {}
+        # reached functions' parameters that every call under capture passes a
+        # device tensor (the project pass says which)
+        self.tensor_params: dict[cst.CSTNode, frozenset[str]] = {}
 
     def reset(self) -> None:
         """Forget memoised values (after ``captured`` changed)."""
@@ -397,6 +400,11 @@ class Values:
             return Value(kind, cls=scope.cls.name, local=scope.cls)
         if param.annotation is not None:
             return self._annotation(param.annotation.annotation)
+        passed = self.tensor_params.get(scope.node, frozenset())
+        if param.name.value in passed:
+            return TENSOR  # what every call under capture passes it
+        if param.name.value + "*" in passed:
+            return Value(Kind.PYTHON, element=TENSOR)
         if param.default is not None:
             # ``kind="causal"``, ``eps=1e-5``: a graphed callable's inputs are the
             # tensors it is called with, not its options; ``mask=None`` may be either

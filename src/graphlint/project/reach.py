@@ -99,6 +99,8 @@ class Entry:
     # the callee is an expression, not a dotted name: ``callee`` is its source and
     # the call is recorded as not followed
     computed: bool = False
+    # the arguments that are device tensors: positions ("0", "1") and keywords
+    tensors: tuple[str, ...] = ()
 
     @property
     def region(self) -> tuple[str, int, str, str]:
@@ -131,6 +133,8 @@ class Reached:
     confidence: str = "high"
     # its parameters that the calls under capture settle as None or not None
     settled: tuple[guards.Settled, ...] = ()
+    # its parameters that every call under capture passes a device tensor
+    tensors: tuple[str, ...] = ()
 
 
 # -- values of the tiny resolver -------------------------------------------------------
@@ -412,6 +416,9 @@ class Project:
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
         # whether what each call followed passes a parameter may be None
         self._nulls: dict[_Param, set[_Null]] = {}
+        # what the calls followed pass each parameter: ``_TENSOR``, a caller's
+        # parameter (``CALLER``), or anything else ("")
+        self._tensors: dict[_Param, set[_Null]] = {}
         # the functions that hold regions (or hand a parameter on to one that
         # does), and those they are nested in: what their parameters hold under
         # capture is up to every caller, under capture or not
@@ -1269,6 +1276,75 @@ class Project:
                 for reader in self._readers.get(key, ()):
                     self._stale.setdefault(reader, None)
 
+    # -- device tensors under capture ------------------------------------------------
+    def pass_tensors(
+        self,
+        target: _Fn,
+        site: CallSite | Entry,
+        call: CallSite | None,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+    ) -> None:
+        """Record, for each parameter of ``target``, whether a call made under
+        capture passes it a device tensor: a region's own call says so from the
+        values of its file (``Entry.tensors``); a call in reached code passes on
+        what its function was passed (``CALLER``), else nothing known."""
+        callee = target.fn
+        given: dict[str, str] = {}
+        if isinstance(site, Entry):
+            slots = dict(enumerate(_positional(callee)))
+            for slot in site.tensors:
+                code = _TENSORS if slot.endswith("*") else _TENSOR
+                slot = slot.rstrip("*")
+                given[slots.get(int(slot), "") if slot.isdigit() else slot] = code
+        elif call is not None and call.nullness is not None:
+            nullness = call.nullness
+            passed = zip(_positional(callee), nullness.positional, strict=False)
+            for name, code in [*passed, *nullness.keywords]:
+                if code.startswith(CALLER) and OR not in code:
+                    given[name] = code
+        for name in callee.params:
+            key = (target.module.path, callee.path, name)
+            self._tensors.setdefault(key, set()).add(
+                _Null(given.get(name, ""), module, fn)
+            )
+
+    def tensor_params(self, target: _Fn) -> tuple[str, ...]:
+        """The parameters of ``target`` that every call followed passes a device
+        tensor (``x``), or a container of them (``xs*``), also through the
+        parameters of its callers."""
+        found = []
+        for name in target.fn.params:
+            if name in target.fn.annotated:
+                continue
+            code = self._tensor_code((target.module.path, target.fn.path, name))
+            if code is not None:
+                found.append(name + "*" if code == _TENSORS else name)
+        return tuple(found)
+
+    def _tensor_code(self, key: _Param) -> str | None:
+        """``_TENSOR`` or ``_TENSORS`` where every call passes that, else None."""
+        seen: set[_Param] = set()
+        todo = [key]
+        codes: set[str] = set()
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            passed = self._tensors.get(current)
+            if not passed or current[:2] in self._holders:
+                return None  # a region's own function: it runs under any caller
+            for null in passed:
+                if null.code in (_TENSOR, _TENSORS):
+                    codes.add(null.code)
+                elif null.code.startswith(CALLER) and null.fn is not None:
+                    name = null.code[len(CALLER) :]
+                    todo.append((null.module.path, null.fn.path, name))
+                else:
+                    return None
+        return codes.pop() if len(codes) == 1 else None
+
     def is_none(self, key: _Param) -> bool | None:
         """Whether every call followed passes the parameter None (True), or every
         one a value that cannot be None (False); None when it is not known. What
@@ -1480,6 +1556,7 @@ class Project:
             chain = _through(how, path, site, target) if how is not None else None
             self.pass_arguments(target, arguments, module, fn, chain)
             self.pass_nullness(target, call, module, fn)
+            self.pass_tensors(target, site, call, module, fn)
         return lazy
 
     def captures(self, target: _Fn) -> bool:
@@ -1570,9 +1647,12 @@ class Project:
                 queue.extend(self._calls_of(target, how))
         for target, how in followed.values():
             settled = self.settled(target)
-            if settled:
+            tensors = self.tensor_params(target)
+            if settled or tensors:
                 functions = reached[target.module.path]
-                functions[target.fn.path] = replace(how, settled=settled)
+                functions[target.fn.path] = replace(
+                    how, settled=settled, tensors=tensors
+                )
         return reached
 
     def _enter(self, index: int) -> list[tuple[_Fn, Reached]]:
@@ -2008,6 +2088,10 @@ def _memoises(decorator: _Fn) -> bool:
         if site.callee == params[0]
     ]
     return bool(calls) and all(site.settled for site in calls)
+
+
+_TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)
+_TENSORS = "tensors"  # a container of device tensors
 
 
 def _positional(fn: FunctionSummary) -> list[str]:
