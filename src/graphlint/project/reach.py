@@ -1360,6 +1360,14 @@ class Project:
             self.qualify(target.module, d) in self.eager for d in target.fn.decorators
         )
 
+    def untraced(self, target: _Fn) -> bool:
+        """Whether ``target`` is decorated ``@torch.compiler.disable``: a compiled
+        caller graph-breaks at its call and runs it eagerly."""
+        return any(
+            self.qualify(target.module, d) in dynamo.DISABLED
+            for d in target.fn.decorators
+        )
+
     # -- reachability ----------------------------------------------------------------
     def _follow(
         self,
@@ -1402,6 +1410,16 @@ class Project:
             lazy = [t for t in lazy if not dynamo.skipped(t.module.name)]
             if not lazy:
                 detail = f"Dynamo does not trace into {names}: it runs eagerly"
+                why = _Opaque(Reason.EAGER, detail)
+        if kind == RegionKind.COMPILE.value and any(self.untraced(t) for t in lazy):
+            names = ", ".join(
+                f"`{t.module.name}.{t.fn.path}`" for t in lazy if self.untraced(t)
+            )
+            lazy = [t for t in lazy if not self.untraced(t)]
+            if not lazy:
+                detail = (
+                    f"{names} is excluded from tracing (`disable`): it runs eagerly"
+                )
                 why = _Opaque(Reason.EAGER, detail)
         if why is not None:
             into.append(
