@@ -90,6 +90,14 @@ def lint(source: str, *codes: str) -> list[Diagnostic]:
     return lint_source(textwrap.dedent(source), settings=Settings(enabled=enabled))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        help="rewrite tests/snapshots/ from the current output (tests/test_snapshots.py)",
+    )
+
+
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:

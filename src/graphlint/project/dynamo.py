@@ -92,4 +92,11 @@ def skipped(module: str) -> bool:
     return not any(".".join(parts[:n]) in INLINED for n in range(2, len(parts) + 1))
 
 
-__all__ = ["INLINED", "skipped"]
+# decorators that exclude a function from tracing: Dynamo graph-breaks at its call
+# (and reports it), and the function runs eagerly, outside any CUDA graph
+DISABLED: Final = frozenset(
+    {"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"}
+)
+
+
+__all__ = ["DISABLED", "INLINED", "skipped"]

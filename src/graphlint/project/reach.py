@@ -1485,6 +1485,14 @@ class Project:
         )
         return bool(values) and all(isinstance(v, _Fn) and _memoises(v) for v in values)
 
+    def untraced(self, target: _Fn) -> bool:
+        """Whether ``target`` is decorated ``@torch.compiler.disable``: a compiled
+        caller graph-breaks at its call and runs it eagerly."""
+        return any(
+            self.qualify(target.module, d) in dynamo.DISABLED
+            for d in target.fn.decorators
+        )
+
     # -- reachability ----------------------------------------------------------------
     def _follow(
         self,
@@ -1541,6 +1549,15 @@ class Project:
             if not lazy:
                 names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in memo)
                 detail = f"{names} is memoised: warm-up runs it, the capture reuses it"
+        if kind == RegionKind.COMPILE.value and any(self.untraced(t) for t in lazy):
+            names = ", ".join(
+                f"`{t.module.name}.{t.fn.path}`" for t in lazy if self.untraced(t)
+            )
+            lazy = [t for t in lazy if not self.untraced(t)]
+            if not lazy:
+                detail = (
+                    f"{names} is excluded from tracing (`disable`): it runs eagerly"
+                )
                 why = _Opaque(Reason.EAGER, detail)
         if why is not None:
             into.append(
