@@ -59,7 +59,7 @@ def test_the_fixture_reports_exactly_its_markers() -> None:
     twins (clean code handed over, code handed to what never captures it, code run
     after the capture) stay clean."""
     files = sorted(HANDOFF.rglob("*.py"))
-    results = check_project(files, Settings(), 1)
+    results = check_project(files, Settings(preview=True), 1)
     got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
     want = {
         (path.name, line, code)
@@ -96,7 +96,7 @@ def wrapped(tmp_path: Path) -> Path:
 def test_a_wrapper_built_in_another_module_reaches_what_it_stores(
     wrapped: Path,
 ) -> None:
-    code, out, _ = run("check", ".", cwd=wrapped)
+    code, out, _ = run("check", "--preview", ".", cwd=wrapped)
     assert code == 1
     (finding,) = [line for line in out.splitlines() if "GL101" in line]
     assert finding.startswith("pkg/steps.py:2:12: GL101")
@@ -106,8 +106,25 @@ def test_a_wrapper_built_in_another_module_reaches_what_it_stores(
     ) in finding
 
 
+def test_handoffs_are_followed_in_preview_only(wrapped: Path) -> None:
+    """Off by default (not yet judged precise on every tree): the region reaches no
+    project function; on with ``--preview`` or ``preview = true``, and
+    ``--no-preview`` wins over the configuration."""
+    code, out, _ = run("check", ".", cwd=wrapped)
+    assert code == 0 and "GL101" not in out
+    (wrapped / "pyproject.toml").write_text("[tool.graphlint]\npreview = true\n")
+    code, out, _ = run("check", ".", cwd=wrapped)
+    assert code == 1 and "pkg/steps.py:2:12: GL101" in out
+    code, out, _ = run("check", "--no-preview", ".", cwd=wrapped)
+    assert code == 0 and "GL101" not in out
+    (wrapped / "pyproject.toml").write_text('[tool.graphlint]\npreview = "yes"\n')
+    code, _, err = run("check", ".", cwd=wrapped)
+    assert code == 2 and "'preview' in [tool.graphlint]" in err
+    assert "must be true or false" in err
+
+
 def test_show_reach_lists_the_handoffs(wrapped: Path) -> None:
-    _, out, _ = run("check", "--show-reach", ".", cwd=wrapped)
+    _, out, _ = run("check", "--preview", "--show-reach", ".", cwd=wrapped)
     listing = out.split("Capture regions (1):\n")[1].split("Calls not followed")[0]
     assert listing.splitlines() == [
         "  pkg/wrap.py:10: torch.cuda.graph region",
@@ -116,7 +133,9 @@ def test_show_reach_lists_the_handoffs(wrapped: Path) -> None:
         "    handed over by Wrapper(step) at pkg/train.py:6",
         "    handed over by Wrapper(clean) at pkg/train.py:7",
     ]
-    _, out, _ = run("check", "--format", "lsp", "--show-reach", ".", cwd=wrapped)
+    _, out, _ = run(
+        "check", "--preview", "--format", "lsp", "--show-reach", ".", cwd=wrapped
+    )
     (region,) = json.loads(out)["reach"]["regions"]
     assert [(h["path"], h["line"], h["call"]) for h in region["handoffs"]] == [
         ("pkg/train.py", 6, "Wrapper(step)"),
@@ -125,7 +144,7 @@ def test_show_reach_lists_the_handoffs(wrapped: Path) -> None:
 
 
 def test_lsp_relates_the_handoff_location(wrapped: Path) -> None:
-    _, out, _ = run("check", "--format", "lsp", ".", cwd=wrapped)
+    _, out, _ = run("check", "--preview", "--format", "lsp", ".", cwd=wrapped)
     (found,) = [d for f in json.loads(out) for d in f["diagnostics"]]
     related = [
         (r["location"]["uri"].rsplit("/", 2)[-2:], r["location"]["range"]["start"])
@@ -143,10 +162,10 @@ def test_lsp_relates_the_handoff_location(wrapped: Path) -> None:
 
 
 def test_a_cached_run_says_the_same(wrapped: Path) -> None:
-    fresh = run("check", "--no-cache", ".", cwd=wrapped)
+    fresh = run("check", "--preview", "--no-cache", ".", cwd=wrapped)
     assert "via Wrapper(step) at pkg/train.py:6" in fresh[1]
-    assert run("check", ".", cwd=wrapped) == fresh  # written to the cache
-    assert run("check", ".", cwd=wrapped) == fresh  # read from it
+    assert run("check", "--preview", ".", cwd=wrapped) == fresh  # written to the cache
+    assert run("check", "--preview", ".", cwd=wrapped) == fresh  # read from it
 
 
 def test_a_helper_that_captures_its_argument_passed_on(tmp_path: Path) -> None:
@@ -180,7 +199,7 @@ def test_a_helper_that_captures_its_argument_passed_on(tmp_path: Path) -> None:
                 """,
         },
     )
-    code, out, _ = run("check", ".", cwd=tmp_path)
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
     assert code == 1
     assert (
         "steps.py:2:12: GL101 `x.sum().item()` copies a device tensor to the host: "
@@ -226,7 +245,7 @@ def test_handed_to_code_that_never_captures_it(tmp_path: Path) -> None:
                 """,
         },
     )
-    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
     assert code == 0
     assert "  lib.py:15: torch.cuda.graph region (reaches no project function)" in out
     assert "handed over" not in out
@@ -250,7 +269,7 @@ def test_a_value_that_cannot_be_resolved_is_not_followed(tmp_path: Path) -> None
                 """,
         },
     )
-    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
     assert code == 0
     assert "  wrap.py:10: torch.cuda.graph region (reaches no project function)" in out
     assert (
@@ -308,7 +327,7 @@ def test_a_factory_result_rebound_around_the_wrapper(tmp_path: Path) -> None:
                 """,
         },
     )
-    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
     assert code == 1
     assert (
         "proj/core/steps.py:2:12: GL101 `x.sum().item()` copies a device tensor to "
@@ -354,7 +373,7 @@ def test_only_files_that_import_the_capturing_code_are_summarised(
         "from pkg.wrap import *\n\n\ndef main(fn):\n    return Wrapper(fn)\n"
     )
     summarised = _summarised(monkeypatch)
-    results = check_project(sorted(wrapped.rglob("*.py")), Settings(), 1)
+    results = check_project(sorted(wrapped.rglob("*.py")), Settings(preview=True), 1)
     found = [(Path(r.path).name, d.code) for r in results for d in r.diagnostics]
     assert found == [("steps.py", "GL101")]
     assert "train.py" in summarised and "star.py" in summarised
@@ -429,7 +448,7 @@ def test_a_self_attribute_hands_over_what_it_holds_at_the_hand_off(
                 """,
         },
     )
-    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
     assert code == 1
     found = [line for line in out.splitlines() if ": GL" in line]
     assert len(found) == 1, found
@@ -475,7 +494,7 @@ def test_a_local_rebound_from_itself_again_and_again_resolves_once(
                 """,
         },
     )
-    code, out, _ = run("check", ".", cwd=tmp_path)
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
     assert code == 1
     assert "GL005" not in out
     assert "GL101" in out

@@ -340,6 +340,7 @@ def _survey_project(
             prefetch=summaries.prefetch,
             sources=files,
             read=partial(_source, max_size=settings.max_file_size),
+            handoffs=settings.preview,
         )
         declared = _declared(project, capture_roots, base, warn)
         work = [

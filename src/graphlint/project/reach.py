@@ -367,6 +367,7 @@ class Project:
         prefetch: Callable[[list[tuple[Path, str]]], None] | None = None,
         sources: Sequence[Path] = (),
         read: Callable[[Path], bytes | None] = lambda path: None,
+        handoffs: bool = False,
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
         self._prefetch = prefetch
@@ -374,6 +375,9 @@ class Project:
         self._root_of_file: dict[str, Path | None] = {}
         self.load = load
         self.eager = eager
+        # preview: follow code handed over to a capture (``_hand_over``) and what a
+        # factory returns
+        self.handoffs = handoffs
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
         self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
         # what ``module`` found, by the root preferred and the name; the root
@@ -870,7 +874,8 @@ class Project:
             if isinstance(value, _Cls) and not value.instance and ref.arguments:
                 for init in self.called(value):  # ``Wrapper(fn)``: its ``__init__``
                     self.pass_arguments(init, ref.arguments, module, fn)
-            if isinstance(value, _Fn) and value.fn.results:  # a factory's names
+            if self.handoffs and isinstance(value, _Fn) and value.fn.results:
+                # a factory's names
                 returned = value.fn.results
                 found.extend(self.refs(value.module, value.fn, returned, depth))
                 continue
@@ -1764,6 +1769,8 @@ class Project:
         hand-off. A caller that passes its own parameter on captures too (the next
         round looks for its callers). Only the project's files whose text names
         the function are summarised. Whether a call was found."""
+        if not self.handoffs:
+            return False
         todo = [
             (path, name)
             for path, name, _ in self._demanded
