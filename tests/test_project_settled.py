@@ -11,7 +11,7 @@ from graphlint.diagnostics import Hop, RegionKind
 from graphlint.engine import analyse_source
 from graphlint.facts.guards import Settled
 from graphlint.project.check import check_project
-from graphlint.project.reach import Reached
+from graphlint.project.reach import Reached, _Fn, _memoises
 from graphlint.project.summary import Nullness, summarize
 from graphlint.settings import Settings
 from tests.conftest import expectations
@@ -268,3 +268,89 @@ def test_a_conditional_expression_evaluates_one_branch_under_capture() -> None:
     found = analyse_source(source, "run.py").diagnostics
     got = {(d.line, d.code) for d in found if d.code != "GL703"}
     assert got == expectations(source)
+
+
+def test_calls_in_blocks_that_settle_their_own_test_are_marked() -> None:
+    _, fn = _summary(
+        """\
+        def f(self, key, seen, memo):
+            if self.mgr is None:
+                self.mgr = lazy()
+            if key not in memo:
+                memo[key] = probe(key)
+            if key not in seen:
+                seen.add(key)
+                audit(key)
+            if not hasattr(self, "table"):
+                self.table = build()
+            if not self.ready:
+                warm()
+                self.ready = True
+            if self.mgr is not None:
+                kept()
+            else:
+                self.mgr = other()
+            if self.buf is None:
+                made_again()  # nothing stores it: the test stays true
+            if self.buf is None:
+                self.other = elsewhere()
+            if key in memo:
+                memo[key] = wrong()  # a key that is there already
+            def later():
+                called_later()
+            self.hook = lambda: deferred()
+            if key is None:  # a local: the next call tests it anew
+                key = fresh()
+            cache = {}
+            if key not in cache:
+                cache[key] = fresh_too()
+        """,
+        "f",
+    )
+    settled = {c.callee for c in fn.calls if c.settled}
+    assert settled == {"lazy", "probe", "seen.add", "audit", "build", "warm", "other"}
+    _, g = _summary(
+        """\
+        _MGR = None
+        def g():
+            global _MGR
+            if _MGR is None:
+                _MGR = make()
+        """,
+        "g",
+    )
+    assert [c.settled for c in g.calls] == [True]
+
+
+def test_a_memoising_decorator_is_told_from_a_wrapper_that_calls_every_time() -> None:
+    module, _ = _summary(
+        """\
+        def cache_once(fn):
+            memo = {}
+            def wrapper(*args):
+                if args not in memo:
+                    memo[args] = fn(*args)
+                return memo[args]
+            return wrapper
+
+        def traced(fn):
+            def wrapper(*args):
+                print(args)
+                return fn(*args)
+            return wrapper
+
+        def both(fn):
+            memo = {}
+            def wrapper(*args):
+                if args not in memo:
+                    memo[args] = fn(*args)
+                return fn(*args)
+            return wrapper
+        """,
+        "cache_once",
+    )
+    found = {
+        name: _memoises(_Fn(module, module.functions[name]))
+        for name in ("cache_once", "traced", "both")
+    }
+    assert found == {"cache_once": True, "traced": False, "both": False}

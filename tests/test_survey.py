@@ -143,7 +143,12 @@ def test_show_reach_json(tree: Path) -> None:
     uris = {entry["uri"] for entry in document["files"]}
     assert (tree / "train.py").resolve().as_uri() in uris
     reach = document["reach"]
-    assert reach["counts"] == {"files": 2, "regions": 1, "unfollowed": 3}
+    assert reach["counts"] == {
+        "files": 2,
+        "regions": 1,
+        "unfollowed": 3,
+        "reaching_nothing": 0,
+    }
     (region,) = reach["regions"]
     assert region == {
         "kind": "torch.cuda.graph",
@@ -167,6 +172,7 @@ def test_show_reach_json(tree: Path) -> None:
                 "region": False,
             },
         ],
+        "handoffs": [],
     }
     assert [
         (c["line"], c["column"], c["callee"], c["reason"]) for c in reach["unfollowed"]

@@ -41,9 +41,13 @@ from graphlint.read import ReadError, read_bounded
 # callees (why a call is not followed); 5 adds diagnostics' related locations; 6 adds
 # compile wrappers; 7 adds call arguments and files' results; 8 adds whole runs and
 # screening verdicts; 9 adds suppressions to results (GL008); 10 adds the change
-# time to the stamps of files and folders; 11 adds the device tensors region calls
-# pass (``Entry.tensors``)
-FORMAT = 11
+# time to the stamps of files and folders; 11 adds hand-offs to chains
+# (``Hop.handoff``), and lambdas and dict literals to summaries; 12 adds what
+# functions return (``FunctionSummary.results``); 13 adds where each ``self.``
+# attribute is bound (``ClassSummary.attrs_at``); 14 adds calls made in blocks that
+# settle their own test (``CallSite.settled``); 15 adds the device tensors
+# region calls pass (``Entry.tensors``)
+FORMAT = 15
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

@@ -200,6 +200,16 @@ def check(
             show_default=False,
         ),
     ] = None,
+    preview: Annotated[
+        bool | None,
+        typer.Option(
+            "--preview/--no-preview",
+            help="Follow code handed over to a capture elsewhere (a wrapper's stored "
+            "callable, a factory's returned function): more found, not yet judged "
+            "precise on every tree (default: preview in the configuration, else off).",
+            show_default=False,
+        ),
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -300,6 +310,7 @@ def check(
         target_version,
         alone,
         limits=limits,
+        preview=preview,
     )
     targets = paths or [Path(".")]
     given: dict[str, bytes] = {}

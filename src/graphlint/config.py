@@ -59,6 +59,9 @@ KEYS = {
     "between graph pieces: calls into them are not followed",
     "per-file-ignores": "codes or prefixes to disable in the files a gitignore-style "
     'pattern matches: {"tests/**" = ["GL1"]}',
+    "preview": "true to follow code handed over to a capture elsewhere in the project "
+    "(a wrapper's stored callable, a factory's returned function): more found, not "
+    "yet judged precise on every tree",
     "extend": "another configuration file whose values this one starts from (its "
     "paths stay relative to it)",
 }
@@ -117,6 +120,7 @@ class Config:
     target_version: Version = RUNNING
     source_roots: tuple[Path, ...] = ()
     eager_functions: tuple[str, ...] = ()
+    preview: bool = False
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the folders ``exclude`` and ``per-file-ignores`` patterns are relative to, when
     # they come from an extended configuration (None: ``root``)
@@ -172,6 +176,7 @@ class Config:
             timeout=self.timeout,
             max_memory=self.max_memory,
             target=self.target_version,
+            preview=self.preview,
         )
 
 
@@ -431,6 +436,7 @@ def load(
         target_version=_version(table, where),
         source_roots=_source_roots(table, path, where, confined, warn),
         eager_functions=_strings(table, "eager-functions", where),
+        preview=_flag(table, "preview", where),
         per_file_ignores=_per_file(table, where),
         limit_origins=tuple((key, f"from {where}") for key in LIMITS if key in table),
     )
@@ -549,6 +555,13 @@ def _per_file(
     return tuple(
         (pattern, tuple(code_of(c) for c in codes)) for pattern, codes in value.items()
     )
+
+
+def _flag(table: dict[str, Any], key: str, where: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"'{key}' in {where} must be true or false")
+    return value
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

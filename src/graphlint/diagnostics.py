@@ -56,6 +56,23 @@ class Hop:
     line: int  # 1-based
     col: int  # 0-based
     function: str  # what it calls: "step()", "Block.forward()"
+    # a hand-off, not a call: where the code a capture runs was passed to the code
+    # that captures it (``function`` is that call: "Wrapper(step)", "capture(fn)")
+    handoff: bool = False
+
+    @property
+    def shown(self) -> str:
+        """As a chain shows it: ``step()``, or ``Wrapper(step) at train.py:12``."""
+        if self.handoff:
+            return f"{self.function} at {self.path}:{self.line}"
+        return self.function
+
+    def note(self, first: bool) -> str:
+        """What the hop's location is, for a related location (LSP, SARIF)."""
+        if self.handoff:
+            return f"hands the captured code over: {self.function}"
+        where = " inside the capture region" if first else ""
+        return f"calls {self.function}{where}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +88,11 @@ class RegionRef:
     @property
     def chain(self) -> str:
         """``reached from train.py:42 via step() -> Block.forward()``."""
-        if not self.via:
+        calls = [hop for hop in self.via if not hop.handoff]
+        if not calls:
             return ""
-        first = self.via[0]
-        hops = " -> ".join(hop.function for hop in self.via)
+        first = calls[0]
+        hops = " -> ".join(hop.shown for hop in self.via)
         return f"reached from {first.path}:{first.line} via {hops}"
 
 
@@ -250,6 +268,9 @@ class RegionReach:
 
     region: RegionSite
     reached: tuple[ReachedFunction, ...]
+    # the hand-offs followed: where code it runs was passed to the code that
+    # captures it (``Wrapper(step)`` elsewhere in the project)
+    handoffs: tuple[Hop, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,7 @@ class Choices:
     alone: bool = False
     # --max-file-size, --timeout, --max-memory: (key, value) pairs, checked
     limits: tuple[tuple[str, float], ...] = ()
+    preview: bool | None = None  # --preview / --no-preview
 
 
 def plan(
@@ -101,6 +102,8 @@ def plan(
         config = limited(config, named_limits, trusted, warn)
         if target_version is not None:
             config = replace(config, target_version=parse_version(target_version))
+        if chosen.preview is not None:
+            config = replace(config, preview=chosen.preview)
         settings = config.settings()
     except ConfigError as error:
         raise LintError(str(error)) from None
@@ -346,6 +349,7 @@ def describe(
         "eager-functions": list(config.eager_functions),
         "source-roots": [str(root) for root in config.source_roots],
         "target-version": "{}.{}".format(*config.target_version),
+        "preview": config.preview,
     }
     limits = run or config
     return [

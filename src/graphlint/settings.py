@@ -33,6 +33,8 @@ class Settings:
     timeout: float = DEFAULT_TIMEOUT
     max_memory: int = DEFAULT_MAX_MEMORY  # MiB
     target: Version = RUNNING  # the Python version the checked code is written for
+    # analyses not yet judged precise on every tree (``preview`` in the configuration)
+    preview: bool = False
 
 
 @dataclass(frozen=True)

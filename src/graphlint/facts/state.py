@@ -407,6 +407,27 @@ class HostState(cst.CSTVisitor):
                         current = current[1] if current[0] in ("attr", "item") else None
         return self._holders
 
+    def made_by_the_call(self, key: Key) -> bool:
+        """Whether ``key`` (``inputs``, ``inputs[k]``, ``ctx.seen``) lies in a local
+        of a function that every binding makes anew (a list, set or dict, a
+        comprehension, a number) while capturing: per-call scratch state, which
+        the call and its closures use and drop, not host state that replays miss.
+        A local bound to anything else (``pending = self.pending``) may be the
+        state of the module or the instance."""
+        base: object = key
+        while isinstance(base, tuple) and base[0] in ("item", "attr"):
+            base = base[1]
+        if not isinstance(base, tuple) or base[0] != "name":
+            return False
+        bindings = [w for w in self.writes.get(base, ()) if w.how != "augment"]
+        return bool(bindings) and all(
+            w.how == "assign"
+            and w.region is not None
+            and w.function is not self.module
+            and _made(w.value)
+            for w in bindings
+        )
+
     def region_function(self, region: Region) -> cst.CSTNode:
         root = region.root
         if root is None:
@@ -479,6 +500,34 @@ class _TestReads(cst.CSTVisitor):
                 walk(arg.value, self)
             return False
         return not isinstance(node, (cst.Lambda, cst.BaseComp))
+
+
+_CONTAINERS = frozenset(
+    {"list", "dict", "set", "deque", "defaultdict", "OrderedDict", "Counter"}
+)
+
+
+def _made(value: cst.BaseExpression | None) -> bool:
+    """Whether evaluating ``value`` makes a new container or a number."""
+    if isinstance(
+        value,
+        (
+            cst.List,
+            cst.Dict,
+            cst.Set,
+            cst.ListComp,
+            cst.SetComp,
+            cst.DictComp,
+            cst.Integer,
+            cst.Float,
+        ),
+    ):
+        return True
+    if isinstance(value, cst.Call):
+        func = value.func
+        name = func.attr if isinstance(func, cst.Attribute) else func
+        return isinstance(name, cst.Name) and name.value in _CONTAINERS
+    return False
 
 
 def within(read: Key, key: Key) -> bool:

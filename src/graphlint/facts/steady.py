@@ -218,21 +218,27 @@ class Settled:
         self.reaching = state.reaching
         # each test, with the value it must have, -> the block that runs then
         self.blocks: dict[tuple[cst.BaseExpression, bool], cst.CSTNode] = {}
+        # after an early exit (``if k in seen: return``), the statements that run
+        # when it is not taken
+        self.rest: dict[tuple[cst.BaseExpression, bool], list[cst.CSTNode]] = {}
         for block, tests in conditions.items():
             for test, holds in tests:
                 if isinstance(block, (cst.IndentedBlock, cst.Else)):
                     self.blocks.setdefault((test, holds), block)
+                elif isinstance(block, cst.SimpleStatementLine):
+                    self.rest.setdefault((test, holds), []).append(block)
 
     def settles(self, test: cst.BaseExpression, holds: bool) -> bool:
         """Whether the block that runs when ``test`` is ``holds`` makes it false."""
         block = self.blocks.get((test, holds))
         if block is None:
-            return False
-        if isinstance(block, cst.Else):
-            block = block.body
-        if not isinstance(block, cst.IndentedBlock):
-            return False
-        body = block.body
+            body: Sequence[cst.CSTNode] = self.rest.get((test, holds), [])
+        else:
+            if isinstance(block, cst.Else):
+                block = block.body
+            if not isinstance(block, cst.IndentedBlock):
+                return False
+            body = block.body
         writes = [
             small
             for line in body

@@ -235,8 +235,22 @@ NEVER_NONE_GENERICS: Final = _words(
 )
 
 
+# classes of nn.Module outside ``torch.nn``: TorchScript's modules
+_SCRIPT_MODULES = frozenset(
+    {
+        "torch.jit.ScriptModule",
+        "torch.jit.RecursiveScriptModule",
+        "torch.jit._script.ScriptModule",
+        "torch.jit._script.RecursiveScriptModule",
+    }
+)
+
+
 def is_module_class(q: str) -> bool:
-    """``torch.nn.Linear``, ``torch.nn.Module``, DDP ...: classes of nn.Module."""
+    """``torch.nn.Linear``, ``torch.nn.Module``, DDP, ``torch.jit.ScriptModule``
+    ...: classes of nn.Module."""
+    if q in _SCRIPT_MODULES:
+        return True
     if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
         return False
     if not q.startswith("torch.nn."):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphlint.diagnostics import Diagnostic, FileResult, Survey
+from graphlint.diagnostics import Diagnostic, FileResult, Hop, Survey
 from graphlint.docs import doc_path
 from graphlint.output.escape import encodable_json, inert_json
 
@@ -90,15 +90,19 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
                         "end": {"line": hop.line - 1, "character": hop.col},
                     },
                 },
-                "message": f"calls {hop.function}"
-                + (" inside the capture region" if i == 0 else ""),
+                "message": hop.note(hop is _first_call(d.region.via)),
             }
-            for i, hop in enumerate(d.region.via)
+            for hop in d.region.via
         ]
     doc = doc_path(d.code)
     if doc is not None:
         item["codeDescription"] = {"href": doc.as_uri()}
     return {key: encodable_json(value) for key, value in item.items()}
+
+
+def _first_call(via: tuple[Hop, ...]) -> Hop | None:
+    """The call made inside the region (a chain may start with a hand-off)."""
+    return next((hop for hop in via if not hop.handoff), None)
 
 
 def _uri(path: str) -> str:
@@ -115,6 +119,7 @@ def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
             "files": checked,
             "regions": len(survey.regions),
             "unfollowed": len(survey.unfollowed),
+            "reaching_nothing": sum(1 for r in survey.regions if not r.reached),
         },
         "regions": [
             {
@@ -132,6 +137,15 @@ def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
                         "region": fn.region,
                     }
                     for fn in reach.reached
+                ],
+                "handoffs": [
+                    {
+                        "path": hop.path,
+                        "line": hop.line,
+                        "column": hop.col + 1,
+                        "call": hop.function,
+                    }
+                    for hop in reach.handoffs
                 ],
             }
             for reach in survey.regions

@@ -65,10 +65,9 @@ def _location(path: str, line: int, col: int | None = None) -> dict[str, Any]:
 
 
 def _hop(hop: Hop, first: bool) -> dict[str, Any]:
-    where = " inside the capture region" if first else ""
     return {
         **_location(hop.path, hop.line, hop.col),
-        "message": {"text": f"calls {hop.function}{where}"},
+        "message": {"text": hop.note(first)},
     }
 
 
@@ -90,7 +89,9 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
         {**_location(d.path, other.line, other.col), "message": {"text": other.message}}
         for other in d.related
     ]
-    hops = [_hop(hop, i == 0) for i, hop in enumerate(d.region.via if d.region else ())]
+    via = d.region.via if d.region else ()
+    first = next((hop for hop in via if not hop.handoff), None)
+    hops = [_hop(hop, hop is first) for hop in via]
     related += hops
     result: dict[str, Any] = {
         "ruleId": d.code,

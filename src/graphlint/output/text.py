@@ -66,7 +66,7 @@ def format_region(reach: RegionReach, color: bool = False) -> str:
         line += f" [{printable(site.kind.value)}]"
     if site.targets:
         line += f" capturing {printable(', '.join(site.targets))}"
-    if not reach.reached:
+    if not reach.reached and not reach.handoffs:
         return line + " (reaches no project function)"
     lines = [line]
     for fn in reach.reached:
@@ -76,6 +76,11 @@ def format_region(reach: RegionReach, color: bool = False) -> str:
             f"    reaches {shown_path(fn.path)}:{fn.line} {printable(fn.function)}"
             f"{note}"
         )
+    lines.extend(
+        f"    handed over by {printable(hop.function)} at "
+        f"{shown_path(hop.path)}:{hop.line}"
+        for hop in reach.handoffs
+    )
     return "\n".join(lines)
 
 
@@ -104,9 +109,16 @@ def format_survey(survey: Survey, color: bool = False) -> str:
 
 
 def _seen(survey: Survey, show_reach: bool) -> str:
-    """``4 capture regions, 2 calls not followed (--show-reach)``."""
+    """``4 capture regions, 1 reaching no project function, 2 calls not followed
+    (--show-reach)``."""
+    return _regions(survey) + _not_followed(survey, show_reach, ", ")
+
+
+def _regions(survey: Survey) -> str:
+    """``4 capture regions``, and how many of them reach no project function."""
     text = _plural(len(survey.regions), "capture region")
-    return text + _not_followed(survey, show_reach, ", ")
+    empty = sum(1 for r in survey.regions if not r.reached)
+    return f"{text}, {empty} reaching no project function" if empty else text
 
 
 def _not_followed(survey: Survey, show_reach: bool, lead: str) -> str:
@@ -164,7 +176,7 @@ def summary_line(
             "your own).\n"
         )
     if total == 0 and survey is not None:
-        regions = _plural(len(survey.regions), "capture region")
+        regions = _regions(survey)
         return (
             f"No CUDA-graph capture hazards found in {regions} ({checked} {noun} "
             f"checked){_not_followed(survey, show_reach, '; ')}.\n"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import ParamSpec
 
@@ -330,11 +331,16 @@ def _survey_project(
     with open_pool(workers, settings, progress) as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
-            [*roots, *(source_root(f) for f in files)],
+            # the project's folder last: a namespace package (``megatron/`` with
+            # no ``__init__.py``) is imported from there
+            [*roots, *(source_root(f) for f in files), *([base] if base else [])],
             summaries,
             eager=eager,
             checks=settings.checks,
             prefetch=summaries.prefetch,
+            sources=files,
+            read=partial(_source, max_size=settings.max_file_size),
+            handoffs=settings.preview,
         )
         declared = _declared(project, capture_roots, base, warn)
         work = [
@@ -398,6 +404,13 @@ def _survey_project(
     results = settle_warmups(results, extra, survey, project.followed, lost)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _source(path: Path, max_size: int) -> bytes | None:
+    """A checked file's text, for the hand-off screen (None: it cannot be read,
+    and its own diagnostic says why)."""
+    data = read_file(path, str(path), max_size)
+    return None if isinstance(data, Diagnostic) else data
 
 
 def _pass_one(

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -66,7 +67,7 @@ from graphlint.project.summary import (
     Nullness,
     Ref,
 )
-from graphlint.read import overlay_contents
+from graphlint.read import module_of, overlay_contents
 
 T = TypeVar("T")
 
@@ -137,10 +138,17 @@ class Reached:
 
 
 # -- values of the tiny resolver -------------------------------------------------------
+# A value that came in through a hand-off (``Wrapper(step)`` elsewhere in the project,
+# read as ``self.fn`` under capture) keeps the hand-offs it came through, outermost
+# first, for its chain; they are not part of its identity.
+_Handoff = tuple[Hop, ...]
+
+
 @dataclass(frozen=True)
 class _Fn:
     module: ModuleSummary
     fn: FunctionSummary
+    handoff: _Handoff = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,7 @@ class _Cls:
     module: ModuleSummary
     cls: ClassSummary
     instance: bool
+    handoff: _Handoff = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,15 @@ class _Mod:
 @dataclass(frozen=True)
 class _Items:
     items: tuple[object, ...]
+
+
+def _handed(value: object, hops: _Handoff) -> object:
+    """``value`` as passed through the hand-offs ``hops`` (outermost first)."""
+    if isinstance(value, (_Fn, _Cls)):
+        return replace(value, handoff=(*hops, *value.handoff))
+    if isinstance(value, _Items):
+        return _Items(tuple(_handed(item, hops) for item in value.items))
+    return value
 
 
 @dataclass(frozen=True)
@@ -213,14 +231,20 @@ _Param = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class _Passed:
-    """An argument a call passes, with the code it is resolved in."""
+    """An argument a call passes, with the code it is resolved in; ``handoff``:
+    the call, where it hands code over to a capture (not part of its identity)."""
 
     module: ModuleSummary
     fn: FunctionSummary | None
     ref: Ref
+    handoff: _Handoff = field(default=(), compare=False)
 
 
+# decorators that keep what the function returned for each argument list
+_MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
 _MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
+_MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
+_ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
 
 # a binding: ("local", module, function, name), ("global", module, name), ("import",
 # module, name), ("attribute", module, class, name) or ("parameter", module,
@@ -341,6 +365,9 @@ class Project:
         eager: frozenset[str] = frozenset(),
         checks: frozenset[str] = frozenset(),
         prefetch: Callable[[list[tuple[Path, str]]], None] | None = None,
+        sources: Sequence[Path] = (),
+        read: Callable[[Path], bytes | None] = lambda path: None,
+        handoffs: bool = False,
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
         self._prefetch = prefetch
@@ -348,8 +375,17 @@ class Project:
         self._root_of_file: dict[str, Path | None] = {}
         self.load = load
         self.eager = eager
+        # preview: follow code handed over to a capture (``_hand_over``) and what a
+        # factory returns
+        self.handoffs = handoffs
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
         self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
+        # what ``module`` found, by the root preferred and the name; the root
+        # orders it tries; how many loads are under way (their lookups may meet a
+        # cycle, and are not kept)
+        self._found: dict[tuple[Path | None, str], ModuleSummary | None] = {}
+        self._order: dict[Path | None, list[Path]] = {}
+        self._loading = 0
         self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
@@ -387,10 +423,30 @@ class Project:
         # what the calls followed pass each parameter: ``_TENSOR``, a caller's
         # parameter (``CALLER``), or anything else ("")
         self._tensors: dict[_Param, set[_Null]] = {}
-        # the functions that hold regions: what their parameters hold under
+        # the functions that hold regions (or hand a parameter on to one that
+        # does), and those they are nested in: what their parameters hold under
         # capture is up to every caller, under capture or not
         self._holders: set[tuple[str, str]] = set()
         self._classes: dict[tuple[str, str, str], bool] = {}  # ``Config(...)``
+        self._memoised: dict[tuple[str, str], bool] = {}  # by (file, function)
+        # hand-offs: the project's files (``sources``, screened by text with
+        # ``read``); the functions whose calls capture (they hold a region, or hand
+        # a parameter on to one that does) and the classes whose methods do; their
+        # parameters read under capture (an ``__init__``'s: through ``self.fn``),
+        # the functions whose callers were looked for, and the hand-offs each
+        # reader followed (for ``survey``)
+        self.sources = sources
+        self._read = read
+        self._entries: list[Entry] = []
+        self._capturing: set[tuple[str, str | None]] | None = None
+        self._entry_regions: dict[tuple[str, str], tuple[str, int, str, str]] = {}
+        self._holder_classes: set[tuple[str, str]] = set()
+        self._demanded: dict[_Param, None] = {}
+        self._searched: set[tuple[str, str]] = set()
+        self._rounds = 0
+        self._by_path: dict[str, ModuleSummary] = {}
+        self.handed: dict[tuple[str, str], list[Hop]] = {}
+        self._import_words: dict[Path, frozenset[bytes]] | None = None  # by ``_naming``
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -404,17 +460,35 @@ class Project:
         module that imports it (``near``): sibling example folders may each have a
         ``model.py``, and an import means the one beside it."""
         first = prefer or (self._root_of.get(id(near)) if near is not None else None)
-        roots = [first, *(r for r in self.roots if r != first)] if first else self.roots
+        known = self._found.get((first, name), self)
+        if known is not self:  # asked before, with no load under way then
+            return known  # type: ignore[return-value]
         parts = name.split(".")
-        for root in roots:
+        found: ModuleSummary | None = None
+        settled = not self._loading  # not a lookup a load in progress made
+        for root in self._roots_from(first):
             key = (root, name)
             if key not in self._modules:
                 self._modules[key] = None  # a cycle or a miss
-                self._modules[key] = self._load(root, parts, name)
+                self._loading += 1
+                try:
+                    self._modules[key] = self._load(root, parts, name)
+                finally:
+                    self._loading -= 1
             found = self._modules[key]
             if found is not None:
-                return found
-        return None
+                break
+        if settled:
+            self._found[(first, name)] = found
+        return found
+
+    def _roots_from(self, first: Path | None) -> list[Path]:
+        """The source roots in the order a lookup preferring ``first`` tries them."""
+        order = self._order.get(first)
+        if order is None:
+            order = [first, *(r for r in self.roots if r != first)] if first else []
+            self._order[first] = order = order or self.roots
+        return order
 
     def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
         candidate = self._file(root, parts)
@@ -423,6 +497,7 @@ class Project:
         summary = self.load(candidate, name)
         if summary is not None:
             self._root_of[id(summary)] = root
+            self._by_path.setdefault(summary.path, summary)
         else:
             self._unsummarised.setdefault(name, candidate)
         return summary
@@ -458,11 +533,8 @@ class Project:
         """The file ``module(name, prefer=...)`` would summarise next, if any."""
         if not name:
             return []
-        roots = (
-            [prefer, *(r for r in self.roots if r != prefer)] if prefer else self.roots
-        )
         parts = name.split(".")
-        for root in roots:
+        for root in self._roots_from(prefer):
             if (root, name) in self._modules:
                 return []  # loaded, or looked for and missing there
             found = self._file(root, parts)
@@ -624,6 +696,8 @@ class Project:
         key = (module.path, fn.path, name)
         if self._reading is not None:
             self._readers.setdefault(key, set()).add(self._reading)
+            if self._captures(module, fn):  # its callers hand code to a capture
+                self._demanded.setdefault(key)
         passed = self._passed.get(key)
         if not passed:
             return []
@@ -632,7 +706,11 @@ class Project:
         )
 
     def _passed_values(self, passed: list[_Passed], depth: int) -> list[object]:
-        values = [v for p in passed for v in self.ref(p.module, p.fn, p.ref, depth + 1)]
+        values = [
+            _handed(v, p.handoff)
+            for p in passed
+            for v in self.ref(p.module, p.fn, p.ref, depth + 1)
+        ]
         if all(isinstance(v, _Opaque) and not v.qualified for v in values):
             return []
         return values
@@ -644,11 +722,13 @@ class Project:
         module: ModuleSummary,
         fn: FunctionSummary | None,
         chain: Reached | None = None,
+        handoff: _Handoff = (),
     ) -> None:
         """Record what a call of ``target`` made in ``fn`` passes to its
         parameters; the reached functions that read one of them are followed again
         (``_stale``), ``target`` itself through this call (``chain``: how the call
-        reaches it) so that what it then reaches says where the value came from."""
+        reaches it) so that what it then reaches says where the value came from.
+        ``handoff``: the call, where it hands code over to a capture."""
         if arguments is None:
             return
         callee = target.fn
@@ -661,10 +741,16 @@ class Project:
                 continue
             key = (target.module.path, callee.path, name)
             passed = self._passed.setdefault(key, [])
-            argument = _Passed(module, fn, ref)
-            if argument in passed or len(passed) >= _MAX_PASSED:
+            argument = _Passed(module, fn, ref, handoff)
+            if argument in passed:  # the hand-off of a call already passed
+                index = passed.index(argument)
+                if not handoff or passed[index].handoff:
+                    continue
+                passed[index] = argument
+            elif len(passed) >= _MAX_PASSED:
                 continue
-            passed.append(argument)
+            else:
+                passed.append(argument)
             self._bindings.changed()  # what the parameter holds
             for reader in self._readers.get(key, ()):
                 mine = reader == (target.module.path, callee.path)
@@ -738,7 +824,12 @@ class Project:
             return self._bindings.too_deep()
         if ref.kind == "name":
             return self.dotted(module, fn, ref.target, depth + 1)
-        if ref.kind == "items":
+        if ref.kind == "either":  # one of these bindings of a name
+            return [v for r in ref.items for v in self.ref(module, fn, r, depth + 1)]
+        if ref.kind == "scoped":  # a binding of ``self.x`` made in another method
+            where = module.functions.get(ref.target)
+            return self.ref(module, where, ref.items[0], depth + 1)
+        if ref.kind in ("items", "calls"):  # a lambda is called as what it calls
             return [
                 _Items(
                     tuple(
@@ -759,6 +850,10 @@ class Project:
                     found.append(value.attribute("[]"))
             return found
         # an instance: of a project class, or a container of items
+        partial_of = ref.arguments.positional[:1] if ref.arguments else ()
+        if partial_of and self.qualify(module, ref.target) == "functools.partial":
+            first = partial_of[0]  # calling ``partial(step, x)`` runs ``step``
+            return self.ref(module, fn, first, depth + 1) if first else []
         if (
             ref.target == "dict"
             or self.qualify(module, ref.target) in MODULE_CONTAINERS
@@ -779,6 +874,11 @@ class Project:
             if isinstance(value, _Cls) and not value.instance and ref.arguments:
                 for init in self.called(value):  # ``Wrapper(fn)``: its ``__init__``
                     self.pass_arguments(init, ref.arguments, module, fn)
+            if self.handoffs and isinstance(value, _Fn) and value.fn.results:
+                # a factory's names
+                returned = value.fn.results
+                found.extend(self.refs(value.module, value.fn, returned, depth))
+                continue
             result = self._result(value, ref.target)
             if result is not None:
                 found.append(result)
@@ -790,7 +890,7 @@ class Project:
         instance of a project class; an opaque value (the reason carries over);
         nothing it models from a project function or instance."""
         if isinstance(value, _Cls) and not value.instance:
-            return _Cls(value.module, value.cls, True)
+            return replace(value, instance=True)
         if isinstance(value, _Opaque):
             return value.attribute("()") if value.qualified else value
         if isinstance(value, (_Fn, _Cls)):
@@ -847,15 +947,18 @@ class Project:
             own = [] if isinstance(value, _Super) else [(value.module, value.cls)]
             classes = [*own, *found]
             instance = isinstance(value, _Super) or value.instance
+            handoff = value.handoff if isinstance(value, _Cls) else ()
             for module, cls in classes:
                 if attr in cls.methods:
-                    return [_Fn(module, module.functions[cls.methods[attr]])]
+                    method = module.functions[cls.methods[attr]]
+                    return [_Fn(module, method, handoff)]
                 if attr in cls.attrs and instance:
                     init = module.functions.get(f"{cls.name}.__init__")
-                    return self._bindings.values(
+                    held = self._bindings.values(
                         ("attribute", module, cls, attr),
                         partial(self.refs, module, init, cls.attrs[attr], depth),
                     )
+                    return [_handed(v, handoff) for v in held] if handoff else held
             return [self._missing(value.cls, classes, library, attr)]
         if isinstance(value, _Fn):  # ``outer.Inner``: defined in the function
             inner = f"{value.fn.path}.{attr}"
@@ -934,7 +1037,7 @@ class Project:
             ]:
                 hit = next((cls.methods[n] for n in name if n in cls.methods), None)
                 if hit is not None:
-                    yield _Fn(module, module.functions[hit])
+                    yield _Fn(module, module.functions[hit], value.handoff)
                     return
 
     def resolve(
@@ -1065,6 +1168,10 @@ class Project:
     ) -> tuple[list[_Fn], _Opaque | None]:
         values = self.dotted(module, fn, callee)
         found = [t for value in values for t in self.called(value)]
+        handed = [hop for t in found for hop in t.handoff]
+        if handed and self._reading is not None:  # each, though targets are one
+            known = self.handed.setdefault(self._reading, [])
+            known.extend(hop for hop in dict.fromkeys(handed) if hop not in known)
         if found:
             return list(dict.fromkeys(found)), None
         if not values:  # ``h = h.float()`` only, ``fn: Callable[...]``
@@ -1360,6 +1467,29 @@ class Project:
             self.qualify(target.module, d) in self.eager for d in target.fn.decorators
         )
 
+    def memoised(self, target: _Fn) -> bool:
+        """Whether a decorator of ``target`` memoises it (``functools.cache``,
+        ``lru_cache``, or a project decorator whose wrappers call it only in a block
+        that settles its own test: ``if key not in memo: memo[key] = fn(*args)``).
+        Its body then runs at warm-up; the capture takes the result kept then, as
+        for any block that settles its test. Not under torch.compile, which traces
+        what the first call runs."""
+        key = (target.module.path, target.fn.path)
+        known = self._memoised.get(key)
+        if known is None:
+            known = self._memoised[key] = any(
+                self._memoiser(target.module, d) for d in target.fn.decorators
+            )
+        return known
+
+    def _memoiser(self, module: ModuleSummary, decorator: str) -> bool:
+        if self.qualify(module, decorator) in _MEMOISERS:
+            return True
+        values = self._budgeted(
+            lambda: self.dotted(module, None, decorator), None, lambda _: []
+        )
+        return bool(values) and all(isinstance(v, _Fn) and _memoises(v) for v in values)
+
     def untraced(self, target: _Fn) -> bool:
         """Whether ``target`` is decorated ``@torch.compiler.disable``: a compiled
         caller graph-breaks at its call and runs it eagerly."""
@@ -1411,6 +1541,19 @@ class Project:
             if not lazy:
                 detail = f"Dynamo does not trace into {names}: it runs eagerly"
                 why = _Opaque(Reason.EAGER, detail)
+        capturing = [t for t in lazy if self.captures(t)]
+        if capturing:
+            lazy = [t for t in lazy if t not in capturing]
+            if not lazy:
+                names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in capturing)
+                detail = f"{names} makes a capture of its own: no capture runs it"
+                why = _Opaque(Reason.EAGER, detail)
+        if kind != RegionKind.COMPILE.value and any(self.memoised(t) for t in lazy):
+            memo = [t for t in lazy if self.memoised(t)]
+            lazy = [t for t in lazy if t not in memo]
+            if not lazy:
+                names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in memo)
+                detail = f"{names} is memoised: warm-up runs it, the capture reuses it"
         if kind == RegionKind.COMPILE.value and any(self.untraced(t) for t in lazy):
             names = ", ".join(
                 f"`{t.module.name}.{t.fn.path}`" for t in lazy if self.untraced(t)
@@ -1437,6 +1580,19 @@ class Project:
             self.pass_nullness(target, call, module, fn)
             self.pass_tensors(target, site, call, module, fn)
         return lazy
+
+    def captures(self, target: _Fn) -> bool:
+        """Whether ``target`` makes a manual capture itself (a region's call lies in
+        it). Captures do not nest: a capture that seems to reach it reaches it
+        through a value resolved too widely (``self.model``, one of several
+        wrappers)."""
+        if self._capturing is None:
+            self._capturing = {
+                (entry.module, entry.function)
+                for entry in self._entries
+                if entry.function and entry.kind == RegionKind.MANUAL.value
+            }
+        return (target.module.name, target.fn.path) in self._capturing
 
     def _cut(
         self, why: _Opaque, path: str, site: CallSite | Entry, how: Reached | None
@@ -1481,50 +1637,26 @@ class Project:
         makes (``starts``) and those of each reached function (``edges``). A reached
         function whose parameters get a new argument is followed again."""
         queue: deque[tuple[_Fn, Reached]] = deque()
-        regions = self._unfollowed_in.setdefault(("", ""), [])
         # the functions holding regions whose callers were read (``_pass_to_region``)
         bound: set[tuple[str, str]] = set()
-        for entry in entries:
+        self._entries = list(entries)
+        self._capturing = None
+        for entry in self._entries:
             module = self.module(entry.module, prefer=self.root_of_file(entry.path))
             holder = (entry.path, entry.function or "")
             if module is not None and entry.function and holder not in bound:
                 bound.add(holder)
+                self._hold(module, entry.function)
                 self._pass_to_region(module, entry.function)
-            if module is None:
-                why = "the file could not be summarised"
-                regions.append(
-                    Unfollowed(
-                        entry.path,
-                        entry.line,
-                        entry.col,
-                        entry.callee,
-                        Reason.UNSUMMARISED,
-                        why,
-                    )
-                )
-                continue
-            fn = module.functions.get(entry.function) if entry.function else None
-            if fn is not None:
-                self._holders.add((module.path, fn.path))
-            site = _site_of(entry, fn.calls if fn is not None else module.calls)
-            targets = self._follow(module, fn, entry, entry.path, regions, site)
-            self.starts.setdefault(entry.region, []).extend(
-                (t.module.path, t.fn.path) for t in targets
-            )
-            for target in targets:
-                hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
-                how = Reached(
-                    entry.kind,
-                    entry.label,
-                    entry.path,
-                    entry.region_line,
-                    (hop,),
-                    entry.confidence,
-                )
-                queue.append((target, how))
+        for index in range(len(self._entries)):
+            queue.extend(self._enter(index))
         reached: dict[str, dict[str, Reached]] = {}
         followed: dict[tuple[str, str], tuple[_Fn, Reached]] = {}
-        while queue:
+        while True:
+            if not queue:  # what got new arguments, or was handed over
+                queue.extend(self._again(followed))
+            if not queue:
+                break
             target, how = queue.popleft()
             key = (target.module.path, target.fn.path)
             if (target.module.name, target.fn.path) in roots:
@@ -1535,12 +1667,6 @@ class Project:
                 reached.setdefault(target.module.path, {})[target.fn.path] = how
                 self.lines[key] = target.fn.line
                 queue.extend(self._calls_of(target, how))
-            if not queue:  # what got a new argument is followed again
-                stale, self._stale = self._stale, {}
-                for again, chain in sorted(stale.items(), key=lambda kv: kv[0]):
-                    if again in followed:
-                        target, how = followed[again]
-                        queue.extend(self._calls_of(target, chain or how))
         for target, how in followed.values():
             settled = self.settled(target)
             tensors = self.tensor_params(target)
@@ -1550,6 +1676,193 @@ class Project:
                     how, settled=settled, tensors=tensors
                 )
         return reached
+
+    def _enter(self, index: int) -> list[tuple[_Fn, Reached]]:
+        """The functions the region call ``index`` runs, each with how it is
+        reached; the calls it does not follow are recorded anew (it is followed
+        again when a parameter it reads gets a new argument)."""
+        entry = self._entries[index]
+        reader = (_ENTRY, str(index))
+        self._entry_regions[reader] = entry.region
+        unfollowed = self._unfollowed_in[reader] = []
+        module = self.module(entry.module, prefer=self.root_of_file(entry.path))
+        if module is None:
+            why = "the file could not be summarised"
+            unfollowed.append(
+                Unfollowed(
+                    entry.path,
+                    entry.line,
+                    entry.col,
+                    entry.callee,
+                    Reason.UNSUMMARISED,
+                    why,
+                )
+            )
+            return []
+        fn = module.functions.get(entry.function) if entry.function else None
+        site = _site_of(entry, fn.calls if fn is not None else module.calls)
+        self._reading = reader
+        try:
+            targets = self._follow(module, fn, entry, entry.path, unfollowed, site)
+        finally:
+            self._reading = None
+        self.starts.setdefault(entry.region, []).extend(
+            (t.module.path, t.fn.path) for t in targets
+        )
+        found: list[tuple[_Fn, Reached]] = []
+        for target in targets:
+            hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
+            how = Reached(
+                entry.kind,
+                entry.label,
+                entry.path,
+                entry.region_line,
+                (*target.handoff, hop),
+                entry.confidence,
+            )
+            found.append((target, how))
+        return found
+
+    def _again(
+        self, followed: dict[tuple[str, str], tuple[_Fn, Reached]]
+    ) -> list[tuple[_Fn, Reached]]:
+        """What to follow once the queue is empty: the reached functions and region
+        calls that read a parameter that got a new argument, again; when there are
+        none, the next round of hand-offs (``_hand_over``), then those."""
+        while True:
+            stale, self._stale = self._stale, {}
+            found: list[tuple[_Fn, Reached]] = []
+            for again, chain in sorted(stale.items(), key=lambda kv: kv[0]):
+                if again[0] == _ENTRY:
+                    found.extend(self._enter(int(again[1])))
+                elif again in followed:
+                    target, how = followed[again]
+                    found.extend(self._calls_of(target, chain or how))
+            if found or not self._hand_over():
+                return found
+
+    def _hold(self, module: ModuleSummary, path: str) -> None:
+        """Calling the function ``path`` (or a method of its class) captures: so do
+        the functions and classes it is nested in."""
+        parts = path.split(".")
+        for end in range(len(parts), 0, -1):
+            scope = ".".join(parts[:end])
+            if scope in module.functions:
+                self._holders.add((module.path, scope))
+            elif scope in module.classes:
+                self._holder_classes.add((module.path, scope))
+
+    def _captures(self, module: ModuleSummary, fn: FunctionSummary) -> bool:
+        """Whether what calls of ``fn`` pass may run under capture wherever they
+        are made: it holds a region (or hands a parameter on to one), or it is the
+        ``__init__`` of a class whose methods do (``self.fn = fn``)."""
+        if (module.path, fn.path) in self._holders:
+            return True
+        owner, _, name = fn.path.rpartition(".")
+        return name == "__init__" and (module.path, owner) in self._holder_classes
+
+    def _hand_over(self) -> bool:
+        """One round of hand-offs: the calls, anywhere in the project, of the
+        capturing functions whose parameters were read under capture and not yet
+        looked for (``Wrapper(step)`` for ``self.fn`` of ``Wrapper.__call__``,
+        ``capture(step)``); each parameter then holds what they pass, through that
+        hand-off. A caller that passes its own parameter on captures too (the next
+        round looks for its callers). Only the project's files whose text names
+        the function are summarised. Whether a call was found."""
+        if not self.handoffs:
+            return False
+        todo = [
+            (path, name)
+            for path, name, _ in self._demanded
+            if (path, name) not in self._searched
+        ]
+        if not todo or self._rounds >= _MAX_ROUNDS:
+            return False
+        self._rounds += 1
+        self._searched.update(todo)
+        wanted: dict[str, list[tuple[str, str]]] = {}  # as called -> functions
+        # a file that calls one from elsewhere imports it, its class (a method) or
+        # its module: ``run`` alone is in every other file
+        imports: dict[str, set[str]] = {}
+        homes: list[ModuleSummary] = []  # where they are defined
+        for path, name in todo:
+            called = _called_as(name)
+            home = self._by_path.get(path)
+            if called is None or home is None:
+                continue
+            wanted.setdefault(called, []).append((path, name))
+            homes.append(home)
+            owner = name.rpartition(".")[0]
+            words = imports.setdefault(called, set())
+            words.add(home.name.rpartition(".")[2])
+            words.add(owner.partition(".")[0] if owner else called)
+        found = False
+        saved, self._reading = self._reading, None  # the search captures nothing
+        try:
+            for module in dict.fromkeys([*homes, *self._naming(imports)]):
+                aliases = {
+                    local: wanted[qualified.rpartition(".")[2]]
+                    for local, qualified in module.imports.items()
+                    if qualified.rpartition(".")[2] in wanted
+                }
+                for caller, site in _sites(module):
+                    last = site.callee.rpartition(".")[2]
+                    slots = aliases.get(last) or wanted.get(last)
+                    if site.arguments is None or not slots:
+                        continue
+                    for target in self.resolve(
+                        module, caller, site.callee, (site.line, site.col)
+                    ):
+                        if (target.module.path, target.fn.path) not in slots:
+                            continue
+                        found = True
+                        hop = Hop(
+                            module.path,
+                            site.line,
+                            site.col,
+                            _handing(site),
+                            handoff=True,
+                        )
+                        cls = self.class_of(module, caller) if caller else None
+                        arguments = _before(site, caller, cls)
+                        self.pass_arguments(
+                            target, arguments, module, caller, handoff=(hop,)
+                        )
+                        if caller is not None:
+                            self._hold(module, caller.path)
+        finally:
+            self._reading = saved
+        return found
+
+    def _naming(self, names: dict[str, set[str]]) -> list[ModuleSummary]:
+        """The summaries of the project's files that import one of the words a name
+        of ``names`` maps to (that name, its class, its module) and whose text names
+        it, as ``grep -w`` would: the others are not summarised. Each file's
+        imports are read once a run."""
+        if not names:
+            return []
+        if self._import_words is None:
+            self._import_words = {}
+            for path in self.sources:
+                data = self._read(path)
+                if data is not None:
+                    self._import_words[path] = imported_words(data)
+        asked = {n.encode(): {w.encode() for w in ws} for n, ws in names.items()}
+        hits: list[tuple[str, Path | None]] = []
+        for path, words in self._import_words.items():
+            star = b"*" in words
+            named = [n for n, ws in asked.items() if star or not ws.isdisjoint(words)]
+            if not named:
+                continue
+            data = self._read(path)
+            if data is not None and any(_names(data, n) for n in named):
+                hits.append((module_of(path), self.root_of_file(str(path))))
+        if self._prefetch is not None:
+            self._prefetch(
+                [m for name, root in hits for m in self._next_load(name, root)]
+            )
+        found = (self.module(name, prefer=root) for name, root in hits)
+        return list(dict.fromkeys(m for m in found if m is not None))
 
     def _pass_to_region(self, module: ModuleSummary, path: str) -> None:
         """What the calls, in its own module, of a function that holds a region
@@ -1578,9 +1891,14 @@ class Project:
         edges = self.edges[key] = []
         unfollowed = self._unfollowed_in[key] = []
         found: list[tuple[_Fn, Reached]] = []
+        # under torch.compile, which traces what the first call runs, a block that
+        # settles its own test is not skipped (as in the file pass: ``Rule.region``)
+        compiled = how.kind == RegionKind.COMPILE.value
         self._reading = key
         try:
             for site in target.fn.calls:
+                if site.settled and not compiled:  # warm-up's, not the capture's
+                    continue
                 dropped = len(self.abandoned)
                 skipped = self.guarded(target, site)
                 if len(self.abandoned) > dropped:  # a condition over the budget
@@ -1614,6 +1932,12 @@ class Project:
                     continue
                 seen.add(key)
                 todo.extend(self.edges.get(key, ()))  # none from a region
+            readers = [r for r, k in self._entry_regions.items() if k == site.key]
+            handed = [
+                hop
+                for reader in [*readers, *sorted(seen)]
+                for hop in self.handed.get(reader, ())
+            ]
             reached = sorted(
                 (
                     ReachedFunction(
@@ -1627,7 +1951,9 @@ class Project:
                 ),
                 key=lambda r: (r.path, r.line, r.function),
             )
-            found.append(RegionReach(site, tuple(reached)))
+            found.append(
+                RegionReach(site, tuple(reached), tuple(dict.fromkeys(handed)))
+            )
         return found
 
 
@@ -1644,7 +1970,148 @@ def _through(how: Reached, path: str, site: CallSite | Entry, callee: _Fn) -> Re
     """How ``callee`` is reached: as the function making the call ``site`` (in the
     file ``path``) is, then through that call."""
     hop = Hop(path, site.line, site.col, f"{callee.fn.path}()")
-    return replace(how, via=(*how.via, hop))
+    return replace(how, via=(*how.via, *callee.handoff, hop))
+
+
+# an import statement, from ``import``'s right: ``from a.b import (c, d as e)``
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+"
+    rb"(\([^)]*\)|(?:[^\\\n]|\\(?:\r?\n|.))*)",
+    re.MULTILINE,
+)
+_WORD = re.compile(rb"\w+")
+
+
+def imported_words(data: bytes) -> frozenset[bytes]:
+    """The words of a file's import statements right of ``import``: the names and
+    modules it imports (each part of ``a.b.c``) and their aliases; ``*`` for a star
+    import, which may import anything."""
+    words: set[bytes] = set()
+    start = 0  # the regular expression is tried only on lines that say ``import``
+    while (at := data.find(b"import", start)) != -1:
+        match = _IMPORT.match(data, data.rfind(b"\n", 0, at) + 1)
+        start = max(at + 6, match.end()) if match is not None else at + 6
+        if match is not None:
+            imported = match.group(1)
+            words.update(_WORD.findall(imported))
+            if b"*" in imported:
+                words.add(b"*")
+    return frozenset(words)
+
+
+def _names(data: bytes, name: bytes) -> bool:
+    """Whether the text ``data`` has the word ``name``."""
+    return re.search(rb"\b" + re.escape(name) + rb"\b", data) is not None
+
+
+def _called_as(path: str) -> str | None:
+    """The name calls of the function ``path`` are written with: a class's for
+    its ``__init__`` (``Wrapper(step)``), the function's or method's own; None
+    for another special method (``obj(x)`` names no method)."""
+    owner, _, name = path.rpartition(".")
+    if name == "__init__":
+        return owner.rpartition(".")[2] or None
+    return None if name.startswith("__") and name.endswith("__") else name
+
+
+def _sites(module: ModuleSummary) -> Iterator[tuple[FunctionSummary | None, CallSite]]:
+    """Every call site of a module, with the function that makes it."""
+    for site in module.calls:
+        yield None, site
+    for fn in module.functions.values():
+        for site in fn.calls:
+            yield fn, site
+
+
+def _before(
+    site: CallSite, caller: FunctionSummary | None, cls: ClassSummary | None
+) -> Arguments | None:
+    """What a hand-off passes, where a name it passes is bound again later (``f =
+    get_step(); f = Wrapper(f); ...; f = Other()``): the bindings made before the
+    call, not the later ones (the wrapper itself among them). ``self.model`` of
+    the caller's class ``cls`` (``self.model = Wrapper(self.model)`` in an ``if``,
+    ``self.model = Other(self.model)`` in its ``elif``): the bindings the caller
+    made before the call, else those of the class's other methods."""
+    arguments = site.arguments
+    if arguments is None or caller is None:
+        return arguments
+
+    def earlier(ref: Ref | None) -> Ref | None:
+        if ref is None or ref.kind != "name":
+            return ref
+        head, _, attr = ref.target.partition(".")
+        if head == "self" and cls is not None and attr in cls.attrs:
+            return _attribute_before(site, caller, cls, attr) or ref
+        if ref.target not in caller.names:
+            return ref
+        lines = caller.bound_at.get(ref.target, [])
+        refs = caller.names[ref.target]
+        if len(lines) != len(refs) or ref.target in caller.params:
+            return ref
+        kept = tuple(r for r, line in zip(refs, lines, strict=True) if line < site.line)
+        return Ref("either", items=kept) if len(kept) < len(refs) else ref
+
+    return Arguments(
+        tuple(earlier(r) for r in arguments.positional),
+        tuple((k, r) for k, r in ((k, earlier(r)) for k, r in arguments.keywords) if r),
+    )
+
+
+def _attribute_before(
+    site: CallSite, caller: FunctionSummary, cls: ClassSummary, attr: str
+) -> Ref | None:
+    """What ``self.attr`` holds at the call ``site`` in ``caller``, a method of
+    ``cls``: the bindings ``caller`` made before it, else those made in the other
+    methods; None when the summary does not say where each binding is."""
+    refs = cls.attrs[attr]
+    places = cls.attrs_at.get(attr, [])
+    if len(places) != len(refs):
+        return None
+    bound = list(zip(refs, places, strict=True))
+    mine = [r for r, (fn, line) in bound if fn == caller.path and line < site.line]
+    kept = mine or [
+        Ref("scoped", fn, (r,)) for r, (fn, _) in bound if fn != caller.path
+    ]
+    return Ref("either", items=tuple(kept))
+
+
+def _handing(site: CallSite) -> str:
+    """A hand-off as a chain shows it: ``Wrapper(step)``, ``Wrapper(step, ...)``
+    (keywords too), ``capture(fn=step)``."""
+    arguments = site.arguments or Arguments()
+    shown = [_shown(r) if r is not None else "..." for r in arguments.positional]
+    if shown and arguments.keywords:
+        shown.append("...")
+    elif not shown:
+        shown = [f"{k}={_shown(r)}" for k, r in arguments.keywords]
+    return f"{site.callee}({', '.join(shown)})"
+
+
+def _shown(ref: Ref) -> str:
+    """A value passed, briefly: ``step``, ``Model(...)``, ``[...]``, ``lambda``."""
+    if ref.kind == "name":
+        return ref.target
+    if ref.kind == "instance":
+        return f"{ref.target}(...)"
+    return {"calls": "lambda", "element": "...[...]"}.get(ref.kind, "[...]")
+
+
+def _memoises(decorator: _Fn) -> bool:
+    """Whether a decorator ``def cache_once(fn)`` calls what it decorates only in
+    blocks of its nested functions that settle their own test (``if key not in
+    memo: memo[key] = fn(*args)``), and at least once."""
+    params = decorator.fn.params
+    if not params:
+        return False
+    prefix = f"{decorator.fn.path}."
+    calls = [
+        site
+        for path, inner in decorator.module.functions.items()
+        if path.startswith(prefix)
+        for site in inner.calls
+        if site.callee == params[0]
+    ]
+    return bool(calls) and all(site.settled for site in calls)
 
 
 _TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)

@@ -15,6 +15,7 @@ import builtins
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from graphlint.diagnostics import Diagnostic
@@ -46,7 +47,10 @@ class Ref:
     ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
     containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
-    list or tuple of ``items``) or "element" (what iterating ``items[0]`` yields).
+    list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
+    ``items`` name) or "element" (what iterating ``items[0]`` yields). The resolver
+    makes two more: "either" (one of ``items``) and "scoped" (``items[0]`` as the
+    function ``target`` of the same module sees it).
     An instance also keeps the arguments it was built with (``Arguments``): they
     are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
@@ -141,6 +145,10 @@ class CallSite:
     arguments: Arguments | None = None
     # whether what it passes may be None (None: a call without arguments)
     nullness: Nullness | None = None
+    # made in a block that settles its own test (``if self.mgr is None: self.mgr =
+    # Manager()``, ``if key not in memo: memo[key] = fn(*args)``): warm-up runs it
+    # and leaves the test false, so the capture does not (``_settles``)
+    settled: bool = False
 
 
 @dataclass(eq=False)
@@ -176,6 +184,12 @@ class FunctionSummary:
     # and the line from which a parameter may no longer hold what was passed
     tested: list[str] = field(default_factory=list)
     rebound: dict[str, int] = field(default_factory=dict)
+    # what calling it gives, where every ``return`` gives a name (``return
+    # forward_backward_no_pipelining``, a local bound to functions): those names,
+    # resolved in the function; empty when one returns anything else
+    results: list[Ref] = field(default_factory=list)
+    # the line of the statement making each binding in ``names``, in its order
+    bound_at: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -184,6 +198,8 @@ class ClassSummary:
     bases: list[str]
     methods: dict[str, str] = field(default_factory=dict)  # name -> function path
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
+    # the method and line of the statement making each binding in ``attrs``
+    attrs_at: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     # ``self.`` attributes bound to a value ``attrs`` does not model
     untracked: list[str] = field(default_factory=list)
     # attributes declared in the class body with an annotation that rules None out
@@ -240,10 +256,8 @@ def ref_of(node: ast.expr) -> Ref | None:
         refs, keyword_refs = _argument_refs(node)
         items = list(refs)
         for arg, ref in zip(node.args, refs, strict=True):  # nn.ModuleList([...])
-            if isinstance(arg, (ast.List, ast.Tuple)) and ref is not None:
+            if isinstance(arg, (ast.List, ast.Tuple, ast.Dict)) and ref is not None:
                 items.extend(ref.items)
-        if len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
-            items.extend(ref_of(v) for v in node.args[0].values if v is not None)
         if target == "dict":  # dict(wte=nn.Embedding(...), h=nn.ModuleList(...))
             items.extend(ref for _, ref in keyword_refs)
         members = tuple(i for i in items if i is not None)
@@ -255,6 +269,12 @@ def ref_of(node: ast.expr) -> Ref | None:
     if isinstance(node, (ast.List, ast.Tuple)):
         members = tuple(r for r in (ref_of(el) for el in node.elts) if r is not None)
         return Ref("items", items=members) if members else None
+    if isinstance(node, ast.Dict):  # ``{"fwd": step, "bwd": backward}``
+        members = tuple(r for r in (ref_of(v) for v in node.values) if r is not None)
+        return Ref("items", items=members) if members else None
+    if isinstance(node, ast.Lambda):  # calling it runs what its body calls
+        calls = _lambda_calls(node)
+        return Ref("calls", items=calls) if calls else None
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         inner = ref_of(node.elt)
         return Ref("items", items=(inner,)) if inner is not None else None
@@ -262,6 +282,19 @@ def ref_of(node: ast.expr) -> Ref | None:
         inner = ref_of(node.value)
         return Ref("element", items=(inner,)) if inner is not None else None
     return None
+
+
+def _lambda_calls(node: ast.Lambda) -> tuple[Ref, ...]:
+    """The callees of the calls in a lambda's body, by name (not those of its own
+    parameters, whose values come from its callers)."""
+    own = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    found: list[Ref] = []
+    for inner in ast.walk(node.body):
+        if isinstance(inner, ast.Call):
+            callee = dotted(inner.func)
+            if callee is not None and callee.split(".")[0] not in own:
+                found.append(Ref("name", callee))
+    return tuple(dict.fromkeys(found))
 
 
 class _Summarizer(ast.NodeVisitor):
@@ -279,7 +312,10 @@ class _Summarizer(ast.NodeVisitor):
         self._bindings: dict[ast.AST, _Bindings] = {}
         self.walrus = True  # the source may hold ``:=`` (summarize says)
         self._deferred = 0  # inside a lambda: runs later, when called
+        self._settled = 0  # inside blocks that settle their own test
+        self._shared: dict[ast.AST, set[str]] = {}  # ``global``/``nonlocal`` names
         self._aliases: dict[str, ast.expr] = {}  # module-level ``Name = value``
+        self.line = 0  # of the statement being summarised
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -333,6 +369,7 @@ class _Summarizer(ast.NodeVisitor):
             annotated = _annotated_class(arg.annotation)
             if annotated is not None:
                 summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
+                summary.bound_at.setdefault(arg.arg, []).append(node.lineno)
             else:
                 summary.untracked.append(arg.arg)
         summary.decorators = [
@@ -355,7 +392,11 @@ class _Summarizer(ast.NodeVisitor):
         self.classes.append(None)
         self.functions.append(summary)
         saved, self.guards = self.guards, []
+        settled, self._settled = self._settled, 0  # a call of it runs it anew
         self.enclosing.append(node)
+        results = [ref_of(r) for r in _returned(node.body)]
+        if all(r is not None and r.kind == "name" for r in results):
+            summary.results = [r for r in results if r is not None]
         returned = _only_return(node.body)
         if returned is not None:
             test = formula(returned, self.local)
@@ -370,6 +411,7 @@ class _Summarizer(ast.NodeVisitor):
             self.compile_facts(node, summary)
         self.enclosing.pop()
         self.guards = saved
+        self._settled = settled
         self.functions.pop()
         self.classes.pop()
         self.stack.pop()
@@ -383,8 +425,12 @@ class _Summarizer(ast.NodeVisitor):
 
     # -- names -----------------------------------------------------------------------
     def bind(self, name: str, ref: Ref) -> None:
-        scope = self.functions[-1].names if self.functions else self.module.names
-        scope.setdefault(name, []).append(ref)
+        if self.functions:
+            fn = self.functions[-1]
+            fn.names.setdefault(name, []).append(ref)
+            fn.bound_at.setdefault(name, []).append(self.line)
+        else:
+            self.module.names.setdefault(name, []).append(ref)
 
     def assign(self, target: ast.expr, value: ast.expr | None) -> None:
         ref = ref_of(value) if value is not None else None
@@ -397,6 +443,8 @@ class _Summarizer(ast.NodeVisitor):
             if cls is not None and dotted(target.value) == "self":
                 if ref is not None:
                     cls.attrs.setdefault(target.attr, []).append(ref)
+                    at = (self.functions[-1].path, self.line)
+                    cls.attrs_at.setdefault(target.attr, []).append(at)
                 elif target.attr not in cls.untracked:
                     cls.untracked.append(target.attr)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
@@ -558,18 +606,29 @@ class _Summarizer(ast.NodeVisitor):
         is_capturing(): return``, ``assert not is_capturing()``) the rest of the
         block runs only when that condition does not hold."""
         depth = len(self.guards)
-        for statement in body:
+        settled = False
+        for index, statement in enumerate(body):
+            self.line = statement.lineno
             self.visit(statement)
             after = _guard_after(statement, self.local, self.tested)
             if after is not None:
                 self.guards.append(after)
+            if not settled and _exit_settled(
+                statement, body[index + 1 :], self.persistent
+            ):
+                settled = True  # ``if k in seen: return``; ``seen.add(k)``; ...
+                self._settled += 1
+        self._settled -= settled
         del self.guards[depth:]
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         test = formula(node.test, self.local, passed=self.tested)
-        self.guarded_block(node.body, test)
-        self.guarded_block(node.orelse, guards.negate(test))
+        settles = partial(_settles, node.test, persistent=self.persistent)
+        self.guarded_block(node.body, test, settles(True, node.body))
+        self.guarded_block(
+            node.orelse, guards.negate(test), settles(False, node.orelse)
+        )
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
@@ -625,6 +684,36 @@ class _Summarizer(ast.NodeVisitor):
         if found is None:
             found = self._bindings[function] = _bindings(function, self.walrus)
         return found
+
+    def persistent(self, location: ast.expr) -> bool:
+        """Whether ``location`` (``x``, ``x.a``, ``x[k]``) outlives a call of the
+        enclosing function, so that a block settling a test of it stays settled for
+        the next call: not a local name, nor an item of a local the function binds
+        (``d = {}; d[k] = ...``); an attribute of a local is (``slot.buf`` of
+        ``slot = self.slots[i]``)."""
+        if not self.enclosing:
+            return True  # module-level code: its names are the module's
+        root, attribute = location, False
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            attribute = attribute or isinstance(root, ast.Attribute)
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        function = self.enclosing[-1]
+        shared = self._shared.get(function)
+        if shared is None:
+            shared = self._shared[function] = {
+                name
+                for node in ast.walk(function)
+                if isinstance(node, (ast.Global, ast.Nonlocal))
+                for name in node.names
+            }
+        if root.id in shared:
+            return True
+        bound = self.bindings().values
+        if root is location:
+            return root.id not in bound and root.id not in self.functions[-1].params
+        return attribute or root.id not in bound
 
     def tested(self, node: ast.Name) -> bool:
         """``passed``, for a test of the parameter, which the summary then lists."""
@@ -727,15 +816,22 @@ class _Summarizer(ast.NodeVisitor):
         return MAYBE
 
     def guarded_block(
-        self, body: list[ast.stmt] | ast.expr, test: guards.Formula
+        self,
+        body: list[ast.stmt] | ast.expr,
+        test: guards.Formula,
+        settled: bool = False,
     ) -> None:
+        """A block (or an expression) run where ``test`` holds; ``settled``: the
+        block settles its test (``_settles``)."""
         kept = guards.mentions_call(test, or_none=True)
         if kept:
             self.guards.append(guards.encode(test))
+        self._settled += settled
         if isinstance(body, list):
             self.block(body)
         else:
             self.visit(body)
+        self._settled -= settled
         if kept:
             self.guards.pop()
 
@@ -749,6 +845,7 @@ class _Summarizer(ast.NodeVisitor):
                 tuple(self.guards),
                 arguments=arguments_of(node),
                 nullness=self.nullness_of(node),
+                settled=bool(self._settled) and not self._deferred,
             )
         elif _is_computed(node.func):
             text = shorten(ast.unparse(node.func))
@@ -1241,6 +1338,144 @@ def _guard_after(statement: ast.stmt, local: Local, passed: Passed) -> str | Non
     if found is None or not guards.mentions_call(found, or_none=True):
         return None
     return guards.encode(found)
+
+
+def _exit_settled(
+    statement: ast.stmt, rest: list[ast.stmt], persistent: Callable[[ast.expr], bool]
+) -> bool:
+    """Whether ``statement`` is an early exit (``if k in seen: return``) that the
+    statements after it settle (``seen.add(k)``): warm-up runs them and leaves the
+    exit taken, so the capture does not run them."""
+    if not isinstance(statement, ast.If) or not rest:
+        return False
+    if _always_exits(statement.body) and not statement.orelse:
+        return _settles(statement.test, False, rest, persistent)
+    return False
+
+
+def _settles(
+    test: ast.expr,
+    holds: bool,
+    body: list[ast.stmt],
+    persistent: Callable[[ast.expr], bool],
+) -> bool:
+    """Whether the block ``body``, run when ``test`` is ``holds``, makes it not so
+    by a statement of its own: ``if self.mgr is None: ...; self.mgr = Manager()``,
+    ``if key not in memo: memo[key] = fn(*args)``, ``if k not in seen: seen.add(k)``,
+    ``if not hasattr(o, "a"): o.a = ...``, ``if dirty: ...; dirty = False``, ``if p
+    != cache["p"]: cache["p"] = p``. Warm-up runs it and leaves the test false; the
+    capture skips it. The same patterns as the file pass's ``facts.steady.Settled``,
+    on ``ast`` and by source text, of locations that outlive the call
+    (``persistent``): ``if sizes is None: sizes = ...`` settles nothing for the
+    next call."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _settles(test.operand, not holds, body, persistent)
+    return any(
+        _undoes(test, holds, statement)
+        and all(persistent(t) for t in _written(statement))
+        for statement in body
+    )
+
+
+def _written(statement: ast.stmt) -> list[ast.expr]:
+    """The locations a settling statement writes: its target, or an item of the
+    container ``seen.add(k)`` adds to (``seen`` may be a parameter: the object
+    passed outlives the call)."""
+    if isinstance(statement, ast.Assign):
+        return list(statement.targets)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute):
+            return [ast.Subscript(func.value, ast.Constant(None), ast.Load())]
+    return []
+
+
+def _undoes(test: ast.expr, holds: bool, statement: ast.stmt) -> bool:
+    """Whether ``statement``, run when ``test`` is ``holds``, leaves it not so."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        return _adds(test, holds, statement.value)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return False
+    target, value = statement.targets[0], statement.value
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+            missing = isinstance(op, (ast.Is, ast.Eq)) == holds
+            if _is_none(right) and _same(left, target):
+                return missing and not _is_none(value)  # ``x is None``
+            if not missing:  # ``a != cache["key"]``: store it, then equal
+                return any(
+                    _same(mine, target) and ast.unparse(other) == ast.unparse(value)
+                    for mine, other in ((left, right), (right, left))
+                )
+            return False
+        if isinstance(op, (ast.In, ast.NotIn)):  # ``k not in cache``
+            absent = isinstance(op, ast.NotIn) == holds
+            return (
+                absent
+                and isinstance(target, ast.Subscript)
+                and _same(right, target.value)
+                and ast.unparse(target.slice) == ast.unparse(left)
+            )
+        return False
+    if isinstance(test, ast.Call) and dotted(test.func) == "hasattr":
+        args = test.args
+        return (
+            not holds
+            and len(args) == 2
+            and isinstance(target, ast.Attribute)
+            and isinstance(args[1], ast.Constant)
+            and args[1].value == target.attr
+            and _same(args[0], target.value)
+        )
+    truth = _truth(value)  # ``if dirty: ...; dirty = False``
+    return truth is not None and truth is not holds and _same(test, target)
+
+
+def _adds(test: ast.expr, holds: bool, call: ast.Call) -> bool:
+    """``if k not in seen: ...; seen.add(k)``."""
+    func = call.func
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.In, ast.NotIn))
+        and isinstance(func, ast.Attribute)
+        and func.attr in ("add", "append", "setdefault")
+        and call.args
+    ):
+        return False
+    absent = isinstance(test.ops[0], ast.NotIn) == holds
+    return (
+        absent
+        and _same(test.comparators[0], func.value)
+        and ast.unparse(call.args[0]) == ast.unparse(test.left)
+    )
+
+
+def _same(a: ast.expr, b: ast.expr) -> bool:
+    """Two expressions naming one location (``self.ready``, ``cache["k"]``)."""
+    return (
+        isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
+        and isinstance(b, (ast.Name, ast.Attribute, ast.Subscript))
+        and ast.unparse(a) == ast.unparse(b)
+    )
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
+
+
+def _truth(expr: ast.expr) -> bool | None:
+    """The truth value of a literal: ``False``, ``None``, ``0``, ``""``, ``[]``..."""
+    if isinstance(expr, ast.Constant) and (
+        expr.value is None or isinstance(expr.value, (bool, int, float, str))
+    ):
+        return bool(expr.value)
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return bool(expr.elts)
+    if isinstance(expr, ast.Dict):
+        return bool(expr.keys)
+    return None
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:

@@ -11,6 +11,8 @@ from graphlint.files import is_test_module
 from graphlint.matchers import method
 from graphlint.rule import Rule
 
+# ``d.setdefault(k, v)`` is not among them: it writes only a missing key, a memo
+# that warm-up fills (``if k not in d: d[k] = v`` in one call)
 _MUTATORS = frozenset(
     {
         "append",
@@ -20,7 +22,6 @@ _MUTATORS = frozenset(
         "remove",
         "clear",
         "update",
-        "setdefault",
         "add",
         "discard",
         "appendleft",
@@ -129,13 +130,15 @@ class HostStateMutated(Rule):
         self, expr: cst.BaseExpression, node: cst.CSTNode, region: Region
     ) -> bool:
         """A container or counter the captured code makes itself is scratch state:
-        it does not outlive the capture, so nothing is lost on replay. A write only
+        it does not outlive the capture, so nothing is lost on replay (also a
+        list one captured call makes and its closures fill). A write only
         done when a test of the same state says so (``if k not in cache:``, ``if
         self.buf is None:``) is a memo or lazy initialisation: warm-up did it, and the
         capture finds it done."""
         key = self.state.key_of(expr)
         return key is not None and (
-            any(
+            self.state.made_by_the_call(key)
+            or any(
                 write.region == region and write.how in ("assign", "iterate")
                 for write in self.state.writes.get(key, ())
             )

@@ -1,0 +1,500 @@
+"""Hand-offs: code passed, anywhere in the project, to code that captures it (a
+wrapper storing a callable, a capture helper, a runner) is followed as captured,
+with the hand-off in its chain."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from graphlint.project import check
+from graphlint.project.check import check_project
+from graphlint.project.reach import imported_words
+from graphlint.settings import Settings
+from tests.conftest import FIXTURES, expectations
+from tests.test_cli import run
+
+HANDOFF = FIXTURES / "_handoff"
+
+WRAPPER = """\
+import torch
+
+
+class Wrapper:
+    def __init__(self, fn):
+        self.fn = fn
+        self.graph = torch.cuda.CUDAGraph()
+
+    def __call__(self, *args):
+        with torch.cuda.graph(self.graph):
+            out = self.fn(*args)
+        return out
+"""
+
+STEPS = """\
+def step(x):
+    return x.sum().item()
+
+
+def clean(x):
+    return x * 2
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def test_the_fixture_reports_exactly_its_markers() -> None:
+    """Every shape of hand-off in fixtures/_handoff reaches its hazard, and the good
+    twins (clean code handed over, code handed to what never captures it, code run
+    after the capture) stay clean."""
+    files = sorted(HANDOFF.rglob("*.py"))
+    results = check_project(files, Settings(preview=True), 1)
+    got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
+    want = {
+        (path.name, line, code)
+        for path in files
+        for line, code in expectations(path.read_text(encoding="utf-8"))
+    }
+    assert want, "the fixture marks its hazards"
+    assert got == want
+
+
+@pytest.fixture
+def wrapped(tmp_path: Path) -> Path:
+    """A wrapper in one package module, given a function in another."""
+    return _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/wrap.py": WRAPPER,
+            "pkg/steps.py": STEPS,
+            "pkg/train.py": """\
+                from pkg.steps import clean, step
+                from pkg.wrap import Wrapper
+
+
+                def main(x):
+                    fast = Wrapper(step)
+                    Wrapper(clean)(x)
+                    return fast(x)
+                """,
+        },
+    )
+
+
+def test_a_wrapper_built_in_another_module_reaches_what_it_stores(
+    wrapped: Path,
+) -> None:
+    code, out, _ = run("check", "--preview", ".", cwd=wrapped)
+    assert code == 1
+    (finding,) = [line for line in out.splitlines() if "GL101" in line]
+    assert finding.startswith("pkg/steps.py:2:12: GL101")
+    assert (
+        "[torch.cuda.graph region at pkg/wrap.py:10, reached from pkg/wrap.py:11 "
+        "via Wrapper(step) at pkg/train.py:6 -> step()]"
+    ) in finding
+
+
+def test_handoffs_are_followed_in_preview_only(wrapped: Path) -> None:
+    """Off by default (not yet judged precise on every tree): the region reaches no
+    project function; on with ``--preview`` or ``preview = true``, and
+    ``--no-preview`` wins over the configuration."""
+    code, out, _ = run("check", ".", cwd=wrapped)
+    assert code == 0 and "GL101" not in out
+    (wrapped / "pyproject.toml").write_text("[tool.graphlint]\npreview = true\n")
+    code, out, _ = run("check", ".", cwd=wrapped)
+    assert code == 1 and "pkg/steps.py:2:12: GL101" in out
+    code, out, _ = run("check", "--no-preview", ".", cwd=wrapped)
+    assert code == 0 and "GL101" not in out
+    (wrapped / "pyproject.toml").write_text('[tool.graphlint]\npreview = "yes"\n')
+    code, _, err = run("check", ".", cwd=wrapped)
+    assert code == 2 and "'preview' in [tool.graphlint]" in err
+    assert "must be true or false" in err
+
+
+def test_show_reach_lists_the_handoffs(wrapped: Path) -> None:
+    _, out, _ = run("check", "--preview", "--show-reach", ".", cwd=wrapped)
+    listing = out.split("Capture regions (1):\n")[1].split("Calls not followed")[0]
+    assert listing.splitlines() == [
+        "  pkg/wrap.py:10: torch.cuda.graph region",
+        "    reaches pkg/steps.py:1 step",
+        "    reaches pkg/steps.py:5 clean",
+        "    handed over by Wrapper(step) at pkg/train.py:6",
+        "    handed over by Wrapper(clean) at pkg/train.py:7",
+    ]
+    _, out, _ = run(
+        "check", "--preview", "--format", "lsp", "--show-reach", ".", cwd=wrapped
+    )
+    (region,) = json.loads(out)["reach"]["regions"]
+    assert [(h["path"], h["line"], h["call"]) for h in region["handoffs"]] == [
+        ("pkg/train.py", 6, "Wrapper(step)"),
+        ("pkg/train.py", 7, "Wrapper(clean)"),
+    ]
+
+
+def test_lsp_relates_the_handoff_location(wrapped: Path) -> None:
+    _, out, _ = run("check", "--preview", "--format", "lsp", ".", cwd=wrapped)
+    (found,) = [d for f in json.loads(out) for d in f["diagnostics"]]
+    related = [
+        (r["location"]["uri"].rsplit("/", 2)[-2:], r["location"]["range"]["start"])
+        for r in found["relatedInformation"]
+    ]
+    messages = [r["message"] for r in found["relatedInformation"]]
+    assert related == [
+        (["pkg", "train.py"], {"line": 5, "character": 11}),
+        (["pkg", "wrap.py"], {"line": 10, "character": 18}),
+    ]
+    assert messages == [
+        "hands the captured code over: Wrapper(step)",
+        "calls step() inside the capture region",
+    ]
+
+
+def test_a_cached_run_says_the_same(wrapped: Path) -> None:
+    fresh = run("check", "--preview", "--no-cache", ".", cwd=wrapped)
+    assert "via Wrapper(step) at pkg/train.py:6" in fresh[1]
+    assert run("check", "--preview", ".", cwd=wrapped) == fresh  # written to the cache
+    assert run("check", "--preview", ".", cwd=wrapped) == fresh  # read from it
+
+
+def test_a_helper_that_captures_its_argument_passed_on(tmp_path: Path) -> None:
+    """``capture(fn)`` captures ``fn``; ``helper(fn)`` hands its own parameter on to
+    it, so what is passed to ``helper`` in another module is captured too."""
+    _write(
+        tmp_path,
+        {
+            "lib.py": """\
+                import torch
+
+                g = torch.cuda.CUDAGraph()
+
+
+                def capture(fn, x):
+                    with torch.cuda.graph(g):
+                        return fn(x)
+
+
+                def helper(fn, x):
+                    return capture(fn, x)
+                """,
+            "steps.py": STEPS,
+            "main.py": """\
+                from lib import helper
+                from steps import step
+
+
+                def main(x):
+                    return helper(step, x)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
+    assert code == 1
+    assert (
+        "steps.py:2:12: GL101 `x.sum().item()` copies a device tensor to the host: "
+        "fails capture [torch.cuda.graph region at lib.py:7, reached from lib.py:8 "
+        "via capture(fn, x) at lib.py:12 -> helper(step, x) at main.py:6 -> step()]"
+    ) in out
+
+
+def test_handed_to_code_that_never_captures_it(tmp_path: Path) -> None:
+    """A wrapper that stores a callable but never captures it, and a helper that
+    captures something else and runs its argument afterwards: nothing is reached."""
+    _write(
+        tmp_path,
+        {
+            "lib.py": """\
+                import torch
+
+                g = torch.cuda.CUDAGraph()
+
+
+                class Keeper:
+                    def __init__(self, fn):
+                        self.fn = fn
+
+                    def __call__(self, x):
+                        return self.fn(x)
+
+
+                def capture_then(fn, x):
+                    with torch.cuda.graph(g):
+                        y = x * 2
+                    return fn(y)
+                """,
+            "steps.py": STEPS,
+            "main.py": """\
+                from lib import Keeper, capture_then
+                from steps import step
+
+
+                def main(x):
+                    Keeper(step)(x)
+                    return capture_then(step, x)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
+    assert code == 0
+    assert "  lib.py:15: torch.cuda.graph region (reaches no project function)" in out
+    assert "handed over" not in out
+    assert out.endswith(
+        "No CUDA-graph capture hazards found in 1 capture region, 1 reaching no "
+        "project function (3 files checked).\n"
+    )
+
+
+def test_a_value_that_cannot_be_resolved_is_not_followed(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "wrap.py": WRAPPER,
+            "main.py": """\
+                from wrap import Wrapper
+
+
+                def main(make, x):
+                    return Wrapper(make())(x)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
+    assert code == 0
+    assert "  wrap.py:10: torch.cuda.graph region (reaches no project function)" in out
+    assert (
+        "  wrap.py:11:19: `self.fn` not followed, parameter: `fn` is a parameter of "
+        "`Wrapper.__init__`"
+    ) in out
+    assert "handed over" not in out
+    assert out.endswith(
+        "No CUDA-graph capture hazards found in 1 capture region, 1 reaching no "
+        "project function (2 files checked); 1 call not followed.\n"
+    )
+
+
+def test_a_factory_result_rebound_around_the_wrapper(tmp_path: Path) -> None:
+    """In a namespace package (no ``__init__.py`` at its top, imported from the
+    project's folder): ``f = get_step()`` returns one of the project's functions,
+    ``f = Wrapper(f)`` hands it over, and ``f = Other()`` later in the function is
+    not what was handed over."""
+    _write(
+        tmp_path,
+        {
+            "proj/core/__init__.py": "",
+            "proj/core/wrap.py": WRAPPER,
+            "proj/core/steps.py": STEPS
+            + textwrap.dedent(
+                """\
+
+
+                def get_step(fast):
+                    if fast:
+                        chosen = step
+                    else:
+                        chosen = clean
+                    return chosen
+
+
+                class Other:
+                    def __call__(self, x):
+                        return x.max().item()
+                """
+            ),
+            "proj/train/__init__.py": "",
+            "proj/train/loop.py": """\
+                from proj.core.steps import Other, get_step
+                from proj.core.wrap import Wrapper
+
+
+                def main(x, graphs):
+                    f = get_step(True)
+                    if graphs:
+                        f = Wrapper(f)
+                    else:
+                        f = Other()
+                    return f(x)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
+    assert code == 1
+    assert (
+        "proj/core/steps.py:2:12: GL101 `x.sum().item()` copies a device tensor to "
+        "the host: fails capture [torch.cuda.graph region at proj/core/wrap.py:10, "
+        "reached from proj/core/wrap.py:11 via Wrapper(f) at proj/train/loop.py:8 "
+        "-> step()]"
+    ) in out
+    assert "Other.__call__" not in out
+    assert "steps.py:22" not in out
+
+
+def _summarised(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The files the resolver has summarised during the test, by name."""
+    names: set[str] = set()
+    call, prefetch = check._Summaries.__call__, check._Summaries.prefetch
+
+    def called(self: check._Summaries, path: Path, name: str) -> object:
+        names.add(path.name)
+        return call(self, path, name)
+
+    def fetched(self: check._Summaries, modules: Iterable[tuple[Path, str]]) -> None:
+        modules = list(modules)
+        names.update(path.name for path, _ in modules)
+        prefetch(self, modules)
+
+    monkeypatch.setattr(check._Summaries, "__call__", called)
+    monkeypatch.setattr(check._Summaries, "prefetch", fetched)
+    return names
+
+
+def test_only_files_that_import_the_capturing_code_are_summarised(
+    wrapped: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that only names the wrapper (a comment, a word of its own) is not
+    summarised in the search for hand-offs: a call from another file imports the
+    wrapper or its module."""
+    (wrapped / "pkg" / "notes.py").write_text(
+        "# Wrapper(step) keeps a step; wrap is a word\n"
+        "def Wrapper(step):\n"
+        "    return step\n"
+    )
+    (wrapped / "pkg" / "star.py").write_text(
+        "from pkg.wrap import *\n\n\ndef main(fn):\n    return Wrapper(fn)\n"
+    )
+    summarised = _summarised(monkeypatch)
+    results = check_project(sorted(wrapped.rglob("*.py")), Settings(preview=True), 1)
+    found = [(Path(r.path).name, d.code) for r in results for d in r.diagnostics]
+    assert found == [("steps.py", "GL101")]
+    assert "train.py" in summarised and "star.py" in summarised
+    assert "notes.py" not in summarised
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("import a.b.c as d\n", {b"a", b"b", b"c", b"as", b"d"}),
+        ("from a.b import c\n", {b"c"}),
+        (
+            "    from . import (\n        c,\n        d as e,\n    )\n",
+            {b"c", b"d", b"as", b"e"},
+        ),
+        ("from a import b, \\\n    c\n", {b"b", b"c"}),
+        ("from a import *\n", {b"*"}),
+        ("x = 'import'\nimported = 1\n", set()),
+    ],
+)
+def test_the_words_an_import_names(source: str, words: set[bytes]) -> None:
+    assert imported_words(source.encode()) == words
+
+
+def test_a_self_attribute_hands_over_what_it_holds_at_the_hand_off(
+    tmp_path: Path,
+) -> None:
+    """``self.model = Wrapper(self.model)`` hands over what ``self.model`` holds
+    there: the bindings the method made before it (or, where it made none, those of
+    the class's other methods), not the alternatives bound after it in that method
+    (another wrapper in an ``elif``), nor the wrapper itself."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/wrap.py": WRAPPER,
+            "pkg/steps.py": STEPS
+            + textwrap.dedent(
+                """\
+
+
+                class Other:
+                    def __init__(self, fn):
+                        self.fn = fn
+
+                    def __call__(self, x):
+                        return x.max().item()
+                """
+            ),
+            "pkg/runner.py": """\
+                from pkg.steps import Other, clean, step
+                from pkg.wrap import Wrapper
+
+
+                class Runner:
+                    def __init__(self):
+                        self.model = clean
+                        self.other = clean
+
+                    def load(self, full, split):
+                        self.model = step
+                        if full:
+                            self.model = Wrapper(self.model)
+                        elif split:
+                            self.model = Other(self.model)
+
+                    def later(self, graphs):
+                        if graphs:
+                            self.other = Wrapper(self.other)
+                        else:
+                            self.other = Other(self.other)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
+    assert code == 1
+    found = [line for line in out.splitlines() if ": GL" in line]
+    assert len(found) == 1, found
+    assert found[0].startswith("pkg/steps.py:2:12: GL101")
+    assert "via Wrapper(self.model) at pkg/runner.py:13 -> step()" in found[0]
+    listing = out.split("Capture regions (1):\n")[1].split("Calls not followed")[0]
+    assert listing.splitlines() == [
+        "  pkg/wrap.py:10: torch.cuda.graph region",
+        "    reaches pkg/steps.py:1 step",
+        "    reaches pkg/steps.py:5 clean",
+        "    handed over by Wrapper(self.model) at pkg/runner.py:13",
+        "    handed over by Wrapper(self.other) at pkg/runner.py:19",
+    ]
+
+
+def test_a_local_rebound_from_itself_again_and_again_resolves_once(
+    tmp_path: Path,
+) -> None:
+    """``q = q.reshape(...)`` many times over: each binding reads the name it binds,
+    and resolving ``q`` anew inside each one grew without bound until the budget
+    gave up on the call (GL005)."""
+    rebinds = "".join(
+        f"    q = q.{m}(2, -1)\n    k = k.{m}(2, -1)\n"
+        for m in ["reshape", "view", "flatten", "unflatten"] * 3
+    )
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/norm.py": "def norm(q, k):\n"
+            + rebinds
+            + "    q = q.contiguous()\n    return q.view(-1), k.view(-1).sum().item()\n",
+            "pkg/run.py": """\
+                import torch
+
+                from pkg.norm import norm
+
+
+                def main(q, k):
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        norm(q, k)
+                """,
+        },
+    )
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
+    assert code == 1
+    assert "GL005" not in out
+    assert "GL101" in out
