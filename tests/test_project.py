@@ -931,3 +931,45 @@ def test_parameters_are_typed_by_what_the_calls_under_capture_pass(
     results = check_project([tmp_path / "case.py"], Settings(), 1)
     got = {(d.line, d.code) for r in results for d in r.diagnostics}
     assert got == set(expectations(source))
+
+
+def test_a_capture_check_helper_imported_into_a_region_guards_its_block(
+    tmp_path: Path,
+) -> None:
+    """``if not is_capturing(): print(...)`` in the region itself, with
+    ``is_capturing`` defined in another module of the project, keeps the block out
+    of the capture; a helper that checks something else does not."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text(
+        "import os\nimport torch\n\n"
+        "def is_capturing() -> bool:\n"
+        "    return torch.cuda.is_current_stream_capturing()\n\n"
+        "def is_debug() -> bool:\n"
+        "    return bool(os.environ.get('DEBUG'))\n"
+    )
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        from pkg.util import is_capturing, is_debug
+
+        x = torch.zeros(4, device="cuda")
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            y = x * 2
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = x * 2
+            if not is_capturing():
+                print("loss", y.sum().item())
+            if is_debug():
+                print("debug")  # expect: GL401
+        g.replay()
+        """
+    )
+    (pkg / "train.py").write_text(source)
+    results = check_project(sorted(pkg.glob("*.py")), Settings(), 1)
+    got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
+    assert got == {("train.py", line, code) for line, code in expectations(source)}

@@ -43,11 +43,12 @@ from graphlint.diagnostics import (
     Unfollowed,
     WarmupVerdict,
 )
+from graphlint.facts import guards
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
 from graphlint.project.reach import Dropped, Entry, Project, Reached
 from graphlint.project.sites import CompileSite, defines_wrapper
-from graphlint.project.summary import ModuleSummary
+from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups
 from graphlint.read import (
     forget_paths,
@@ -357,6 +358,13 @@ def _survey_project(
         results = _pass_one(
             checked, work, settings, whole, lambda paths: _wrap(summaries, paths)
         )
+        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+        again = _helpers_used(project, entries)
+        if again:  # pass one did not know them: those files again, knowing them
+            checks = project.checks()
+            redo = [replace(j, checks=checks) for j in work if str(j.path) in again]
+            redone = {r.path: r for r in checked.run(redo)}
+            results = [redone.get(r.path, r) for r in results]
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
@@ -404,6 +412,38 @@ def _survey_project(
     results = settle_warmups(results, extra, survey, project.followed, lost)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
+    """The files with regions whose conditions call a capture-check helper that the
+    project defines elsewhere (``if not is_capturing(): print(...)`` with
+    ``is_capturing`` imported): pass one, which reads one file, took the call for
+    anything. Asking ``project.is_check`` of each condition's calls records the
+    helpers (``project.checks()``)."""
+    found: set[str] = set()
+    for path, name in dict.fromkeys((e.path, e.module) for e in entries):
+        module = project.module(name, prefer=project.root_of_file(path))
+        if module is None:
+            continue
+        for fn in [None, *module.functions.values()]:
+            for site in module.calls if fn is None else fn.calls:
+                for text in site.guards:
+
+                    def helper(
+                        callee: str,
+                        module: ModuleSummary = module,
+                        fn: FunctionSummary | None = fn,
+                        at: tuple[int, int] = (site.line, site.col),
+                        path: str = path,
+                    ) -> bool:
+                        if not project.is_check(module, fn, callee, at=at):
+                            return False
+                        if project.qualify(module, callee) not in project.known:
+                            found.add(path)
+                        return True
+
+                    guards.under_capture(guards.decode(text), helper)
+    return found
 
 
 def _source(path: Path, max_size: int) -> bytes | None:
