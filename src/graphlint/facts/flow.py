@@ -1013,7 +1013,7 @@ class Flow(cst.CSTVisitor):
                     self._region_calls.setdefault(region, []).append(node)
         return list(self._region_calls.get(capture, ()))
 
-    def unwarmed(self, capture: Region) -> bool:
+    def unwarmed(self, capture: Region) -> Site | None:
         """Whether a whole way to a capture is visible in this file (from module code,
         a test or ``main``, or from a function that replays the graph after making
         it) and runs none of the captured code before it, on any stream: no warm-up.
@@ -1022,7 +1022,7 @@ class Flow(cst.CSTVisitor):
         function this file never calls is a library's, set up by its callers."""
         root = self.sites.get(capture.root) if capture.root is not None else None
         if root is None:
-            return False
+            return None
         inside = self.region_calls(capture)
         names = {
             name
@@ -1068,10 +1068,14 @@ class Flow(cst.CSTVisitor):
         return self._visible_without(root, ready, lazy=True)
 
     def _replays_after(self, site: Site) -> bool:
-        """Whether ``site``'s function replays a graph after it: it makes the graph on
-        its first call, and replays it on that call and the next ones."""
+        return self.replay_after(site) is not None
+
+    def replay_after(self, site: Site) -> Site | None:
+        """The first replay of a graph in ``site``'s function after it, if any: the
+        function makes the graph on its first call, and replays it on that call and
+        the next ones."""
         events = self.events.get(site.function, _Events())
-        return any(replay.start > site.start for replay, _ in events.replays)
+        return next((r for r, _ in events.replays if r.start > site.start), None)
 
     def _captures_in(self, block: Site) -> bool:
         """Whether a side-stream block is (or holds) a capture: not a warm-up."""
@@ -1100,7 +1104,7 @@ class Flow(cst.CSTVisitor):
                 s.start <= site.start <= s.end for s in events.streams
             )
 
-        return self._visible_without(root, ready)
+        return self._visible_without(root, ready) is not None
 
     def _visible_without(
         self,
@@ -1109,20 +1113,22 @@ class Flow(cst.CSTVisitor):
         depth: int = 0,
         *,
         lazy: bool = False,
-    ) -> bool:
-        """Whether a way from an entry to ``site`` is visible with no step ``ready``;
-        with ``lazy``, a function that replays after the step is an entry too."""
+    ) -> Site | None:
+        """The step of a way from an entry to ``site`` with no step ``ready`` where
+        the way starts (in the entry), if one is visible; with ``lazy``, a function
+        that replays after the step is an entry too."""
         if ready(site):
-            return False
+            return None
         function = site.function
         if _is_entry(function) or (lazy and self._replays_after(site)):
-            return True
+            return site
         if depth >= _CALLER_DEPTH:
-            return False
-        return any(
-            self._visible_without(call, ready, depth + 1, lazy=lazy)
-            for call in self.callers(function)
-        )
+            return None
+        for call in self.callers(function):
+            found = self._visible_without(call, ready, depth + 1, lazy=lazy)
+            if found is not None:
+                return found
+        return None
 
     def _calls_named(self, function: Function, names: set[str]) -> bool:
         """Whether ``function`` or what it calls makes a call by one of ``names``."""

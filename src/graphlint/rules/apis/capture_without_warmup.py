@@ -9,6 +9,7 @@ import libcst as cst
 from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
 from graphlint.diagnostics import WarmupVerdict as Settle
 from graphlint.facts import torchapi as api
+from graphlint.facts.flow import Site
 from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
 from graphlint.facts.warmup import Op, Verdict, Warmup
@@ -74,15 +75,31 @@ class CaptureWithoutWarmup(Rule):
                 region.kind is not RegionKind.MANUAL
                 or region.root is None
                 or region.open  # a primitive: the captured work is its caller's
-                or not self.flow.unwarmed(region)
             ):
+                continue
+            start = self.flow.unwarmed(region)
+            if start is None:
                 continue
             verdict = warmup.of(nodes.get(region, []))
             if verdict.safe:
                 continue  # nothing in it needs a warm-up
-            self.check(region, verdict)
+            self.check(region, verdict, self.first_call(start))
 
-    def check(self, region: Region, verdict: Verdict) -> None:
+    def first_call(self, start: Site) -> str:
+        """Where the way to the capture starts, when that is a function that makes the
+        graph on its first call and replays it: said, since nothing else shows that
+        no warm-up can come before (module code, a test and ``main`` show it)."""
+        replay = self.flow.replay_after(start)
+        function = start.function
+        if replay is None or not isinstance(function, cst.FunctionDef):
+            return ""
+        name = self.context.facts.paths.get(function, function.name.value)
+        return (
+            f"; `{name}` captures on its first call and replays at line "
+            f"{self.line(replay.node)}, so no caller can warm it up"
+        )
+
+    def check(self, region: Region, verdict: Verdict, first_call: str = "") -> None:
         assert region.root is not None
         site = self.flow.sites[region.root]
         if verdict.need is not None:
@@ -103,7 +120,7 @@ class CaptureWithoutWarmup(Rule):
             if isinstance(site.function, cst.Module)
             else Confidence.MEDIUM,
             consequence=consequence,
-            detail=detail,
+            detail=detail + first_call,
             extra=(
                 "; `torch.backends.cudnn.benchmark = True` autotunes inside the capture"
                 if self.context.facts.setup.cudnn_benchmark
