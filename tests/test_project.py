@@ -973,3 +973,63 @@ def test_a_capture_check_helper_imported_into_a_region_guards_its_block(
     results = check_project(sorted(pkg.glob("*.py")), Settings(), 1)
     got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
     assert got == {("train.py", line, code) for line, code in expectations(source)}
+
+
+OVERRIDE_BASE = """\
+    import torch
+
+
+    class Runner:
+        def __init__(self):
+            self.x = torch.zeros(4, device="cuda")
+            self.g = torch.cuda.CUDAGraph()
+
+        def step(self, x):
+            return x * 2
+
+        def capture(self):
+            with torch.cuda.graph(self.g):
+                self.out = self.step(self.x)
+"""
+
+
+def test_a_base_method_runs_the_overrides_of_its_subclasses(tmp_path: Path) -> None:
+    """``self.step(x)`` in a base class's capture runs every subclass's ``step``:
+    one in the same module always, one in another module in preview (the files
+    that name the base are read for them)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    same = textwrap.dedent(OVERRIDE_BASE) + textwrap.dedent(
+        """\
+
+
+        class Near(Runner):
+            def step(self, x):
+                return x * x.sum().item()  # expect: GL101
+        """
+    )
+    (pkg / "base.py").write_text(same)
+    far = textwrap.dedent(
+        """\
+        from pkg.base import Runner
+
+
+        class Far(Runner):
+            def step(self, x):
+                return x * x.max().item()  # expect: GL101
+        """
+    )
+    (pkg / "far.py").write_text(far)
+    files = sorted(pkg.glob("*.py"))
+
+    def found(settings: Settings) -> set[tuple[str, int, str]]:
+        results = check_project(files, settings, 1)
+        return {
+            (Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics
+        }
+
+    near = {("base.py", line, code) for line, code in expectations(same)}
+    assert found(Settings()) == near
+    far_found = {("far.py", line, code) for line, code in expectations(far)}
+    assert found(Settings(preview=True)) == near | far_found

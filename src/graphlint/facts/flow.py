@@ -599,7 +599,7 @@ class Flow(cst.CSTVisitor):
         )
         later = self._points(function, graph.replays.get(function, []), graph.replayers)
         confidence = graph.confidence
-        entry = _is_entry(function)
+        entry = is_entry(function)
         marked = capture.root in self.marked
         for w in writes:
             for r in later:
@@ -1120,7 +1120,7 @@ class Flow(cst.CSTVisitor):
         if ready(site):
             return None
         function = site.function
-        if _is_entry(function) or (lazy and self._replays_after(site)):
+        if is_entry(function) or (lazy and self._replays_after(site)):
             return site
         if depth >= _CALLER_DEPTH:
             return None
@@ -1175,7 +1175,7 @@ def _is_len(expr: cst.BaseExpression) -> bool:
     )
 
 
-def _is_entry(function: Function) -> bool:
+def is_entry(function: Function) -> bool:
     """Code nothing in the project calls first: module code, a test, ``main``."""
     if isinstance(function, cst.Module):
         return True
@@ -1206,4 +1206,4 @@ def _shared_loop(a: _Point, b: _Point) -> cst.CSTNode | None:
     return shared
 
 
-__all__ = ["Change", "Flow", "Site"]
+__all__ = ["Change", "Flow", "Site", "is_entry"]

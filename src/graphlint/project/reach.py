@@ -48,6 +48,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.facts.torchapi import MODULE_CONTAINERS, TENSOR_METHODS
+from graphlint.files import is_test_module
 from graphlint.project import dynamo
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
@@ -157,6 +158,9 @@ class _Cls:
     cls: ClassSummary
     instance: bool
     handoff: _Handoff = field(default=(), compare=False)
+    # ``self`` in a method of ``cls``: an instance of it or of any subclass, whose
+    # overrides its methods' calls run too
+    open: bool = False
 
 
 @dataclass(frozen=True)
@@ -420,6 +424,9 @@ class Project:
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
         # whether what each call followed passes a parameter may be None
         self._nulls: dict[_Param, set[_Null]] = {}
+        self._subclasses: dict[
+            tuple[str, str], list[tuple[ModuleSummary, ClassSummary]]
+        ] = {}
         # what the calls followed pass each parameter: ``_TENSOR``, a caller's
         # parameter (``CALLER``), or anything else ("")
         self._tensors: dict[_Param, set[_Null]] = {}
@@ -626,7 +633,7 @@ class Project:
         if fn is not None:
             if name == "self":
                 cls = self.class_of(module, fn)
-                return [_Cls(module, cls, True)] if cls is not None else []
+                return [_Cls(module, cls, True, open=True)] if cls is not None else []
             if name == "super()":
                 cls = self.class_of(module, fn)
                 return [_Super(module, cls)] if cls is not None else []
@@ -951,7 +958,16 @@ class Project:
             for module, cls in classes:
                 if attr in cls.methods:
                     method = module.functions[cls.methods[attr]]
-                    return [_Fn(module, method, handoff)]
+                    found_fn: list[object] = [_Fn(module, method, handoff)]
+                    if isinstance(value, _Cls) and value.open:
+                        found_fn.extend(
+                            _Fn(sub_module, sub_module.functions[sub.methods[attr]])
+                            for sub_module, sub in self.subclasses(
+                                value.module, value.cls
+                            )
+                            if attr in sub.methods
+                        )
+                    return found_fn
                 if attr in cls.attrs and instance:
                     init = module.functions.get(f"{cls.name}.__init__")
                     held = self._bindings.values(
@@ -986,6 +1002,40 @@ class Project:
             return base.attribute(attr)
         detail = f"`{cls.name}` defines no `{attr}`"
         return _Opaque(Reason.ATTRIBUTE, detail)
+
+    def subclasses(
+        self, module: ModuleSummary, cls: ClassSummary
+    ) -> list[tuple[ModuleSummary, ClassSummary]]:
+        """The project classes that derive from ``cls``, nearest first: those of its
+        own module, and (in preview) those of the files that name it. A test's
+        subclasses (test doubles) are not what code outside the tests runs."""
+        key = (module.path, cls.name)
+        known = self._subclasses.get(key)
+        if known is not None:
+            return known
+        self._subclasses[key] = []  # a cycle of bases finds nothing more
+        modules = [module]
+        if self.handoffs:
+            short = cls.name.rpartition(".")[2]
+            words = {module.name.rpartition(".")[2], short}
+            tests = is_test_module(module.path)
+            modules.extend(
+                m
+                for m in self._naming({short: words})
+                if m is not module and (tests or not is_test_module(m.path))
+            )
+        found = [
+            (other, candidate)
+            for other in modules
+            for candidate in other.classes.values()
+            if candidate is not cls
+            and any(
+                c is cls and m.path == module.path
+                for m, c in self.bases(other, candidate)
+            )
+        ]
+        self._subclasses[key] = found
+        return found
 
     def class_of(
         self, module: ModuleSummary, fn: FunctionSummary

@@ -9,7 +9,7 @@ import libcst as cst
 from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
 from graphlint.diagnostics import WarmupVerdict as Settle
 from graphlint.facts import torchapi as api
-from graphlint.facts.flow import Site
+from graphlint.facts.flow import Site, is_entry
 from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
 from graphlint.facts.warmup import Op, Verdict, Warmup
@@ -91,7 +91,11 @@ class CaptureWithoutWarmup(Rule):
         no warm-up can come before (module code, a test and ``main`` show it)."""
         replay = self.flow.replay_after(start)
         function = start.function
-        if replay is None or not isinstance(function, cst.FunctionDef):
+        if (
+            replay is None
+            or not isinstance(function, cst.FunctionDef)
+            or is_entry(function)
+        ):
             return ""
         name = self.context.facts.paths.get(function, function.name.value)
         return (
