@@ -123,10 +123,14 @@ class Client:
         diagnostics: list[Message] = found["params"]["diagnostics"]
         return diagnostics
 
-    def initialize(self, root: Path) -> Any:
+    def initialize(self, root: Path, capabilities: Message | None = None) -> Any:
         result = self.request(
             "initialize",
-            {"processId": None, "rootUri": root.as_uri(), "capabilities": {}},
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "capabilities": capabilities or {},
+            },
         )
         self.notify("initialized", {})
         return result

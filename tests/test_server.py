@@ -35,6 +35,33 @@ def test_initialize_says_what_the_server_does(project: Path) -> None:
     assert client.close() == 0
 
 
+def test_configuration_files_are_watched_where_the_client_lets_it(
+    project: Path,
+) -> None:
+    """A client that supports dynamic registration is asked to watch the
+    configuration files; one that does not is asked nothing, and then the server
+    still answers."""
+    client = Client(project)
+    client.initialize(
+        project,
+        {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}},
+    )
+    asked = client._until(lambda m: m.get("method") == "client/registerCapability", 60)
+    (registration,) = asked["params"]["registrations"]
+    assert registration["method"] == "workspace/didChangeWatchedFiles"
+    globs = [w["globPattern"] for w in registration["registerOptions"]["watchers"]]
+    assert globs == ["**/.graphlint.toml", "**/graphlint.toml", "**/pyproject.toml"]
+    assert client.close() == 0
+    client = Client(project)
+    client.initialize(project)
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert len(client.diagnostics(uri, version=1)) == 1
+    assert not any(
+        m.get("method") == "client/registerCapability" for m in client.received
+    )
+    assert client.close() == 0
+
+
 def test_a_file_that_a_region_elsewhere_reaches(client: Client, project: Path) -> None:
     """Opening the model file shows the hazard the region in train.py makes, with
     the region and the call as related locations."""

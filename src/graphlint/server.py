@@ -8,7 +8,8 @@
   each call on the way as ``relatedInformation``.
 - Saving any file, or a change of configuration (``workspace/didChangeConfiguration``,
   a watched ``pyproject.toml`` or ``graphlint.toml``), checks every open document
-  again: what one file does changes what another file's regions reach.
+  again: what one file does changes what another file's regions reach. The server
+  registers those watchers itself when the client supports dynamic registration.
 - Code actions: "Ignore GLxxx on this line" for each graphlint diagnostic in range.
 - Hover on a diagnostic: the rule's summary, the fix and the rule's page.
 - Closing a document clears its diagnostics.
@@ -340,6 +341,35 @@ def as_saved(text: str) -> bytes:
 
 
 server = GraphlintServer()
+
+
+@server.feature(types.INITIALIZED)
+async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> None:
+    """Ask the client to watch the configuration files, where it can: most editors
+    send ``workspace/didChangeWatchedFiles`` only for the patterns a server
+    registers (ruff's server does the same)."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    watchers = [
+        types.FileSystemWatcher(glob_pattern=f"**/{name}")
+        for name in sorted(CONFIGURATION)
+    ]
+    registration = types.Registration(
+        id="graphlint-configuration",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers),
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams([registration])
+        )
+    except Exception as error:  # a client may refuse it: the checks go on
+        ls._log(
+            types.MessageType.Log,
+            f"graphlint: configuration files are not watched: {error}",
+        )
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
