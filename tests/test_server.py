@@ -62,6 +62,23 @@ def test_configuration_files_are_watched_where_the_client_lets_it(
     assert client.close() == 0
 
 
+def test_an_unsaved_edit_updates_the_other_open_files(
+    client: Client, project: Path
+) -> None:
+    """Taking the capture out of train.py's unsaved buffer updates model.py, open
+    beside it, whose hazard no region reaches any more; putting it back restores
+    it. Nothing is saved."""
+    model = client.open(project / "pkg" / "model.py", MODEL)
+    assert len(client.diagnostics(model, version=1)) == 1
+    train = client.open(project / "pkg" / "train.py", TRAIN)
+    client.diagnostics(train, version=1)
+    client.change(train, TRAIN.replace("y = step(x)", "y = x * 2"), version=2)
+    assert client.diagnostics(model, version=1) == []
+    client.change(train, TRAIN, version=3)
+    assert len(client.diagnostics(model, version=1)) == 1
+    assert client.close() == 0
+
+
 def test_a_file_that_a_region_elsewhere_reaches(client: Client, project: Path) -> None:
     """Opening the model file shows the hazard the region in train.py makes, with
     the region and the call as related locations."""

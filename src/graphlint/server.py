@@ -1,11 +1,13 @@
 """``graphlint server``: a language server over stdio (LSP, with pygls).
 
 - A document is checked when it opens, when it changes (its unsaved text, once typing
-  has paused for ``DEBOUNCE`` seconds) and when it is saved. The analysis reads every
-  open document's unsaved text instead of the disk's (``read.overlay``) and checks a
-  document within its project, as ``graphlint check FILE`` does: a model file that a
-  region elsewhere captures shows the hazards that region makes, with the region and
-  each call on the way as ``relatedInformation``.
+  has paused for ``DEBOUNCE`` seconds) and when it is saved, together with the other
+  open documents of its project: their diagnostics are sent again where the edit
+  changed them (an unsaved edit to the code a region calls, or to the region). The
+  analysis reads every open document's unsaved text instead of the disk's
+  (``read.overlay``) and checks a document within its project, as ``graphlint check
+  FILE`` does: a model file that a region elsewhere captures shows the hazards that
+  region makes, with the region and each call on the way as ``relatedInformation``.
 - Saving any file, or a change of configuration (``workspace/didChangeConfiguration``,
   a watched ``pyproject.toml`` or ``graphlint.toml``), checks every open document
   again: what one file does changes what another file's regions reach. The server
@@ -66,8 +68,10 @@ from pygls.workspace import TextDocument
 from graphlint import __version__
 from graphlint.codes import CODES
 from graphlint.comments import add_ignore
+from graphlint.config import ConfigError, find, folder_of
 from graphlint.diagnostics import Diagnostic
 from graphlint.docs import doc_path
+from graphlint.files import project_root
 from graphlint.lint import LintError, lint
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay
@@ -252,20 +256,36 @@ class GraphlintServer(LanguageServer):
             path = file_path(uri)
             if document is None or path is None:
                 return
-            version = document.version
+            versions = {uri: document.version}
+            others: dict[str, str] = {}  # open documents of the same project
+            for other in list(self.workspace.text_documents.values()):
+                other_path = file_path(other.uri)
+                if other.uri != uri and other_path is not None:
+                    others[other.uri] = other_path
+                    versions[other.uri] = other.version
             buffers = self._buffers()
             loop = asyncio.get_running_loop()
-            found = await loop.run_in_executor(None, self._check, path, buffers)
+            found = await loop.run_in_executor(
+                None, self._check, path, buffers, list(others.values())
+            )
             if found is None:
                 return
-            document = self.document(uri)
-            if document is None or document.version != version:
-                return  # changed or closed meanwhile: a newer check publishes
-            diagnostics = [self._to_lsp(d, document) for d in found]
-            self.published[uri] = diagnostics
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri, diagnostics, version=version)
-            )
+            for each, each_path in [(uri, path), *others.items()]:
+                document = self.document(each)
+                if document is None or document.version != versions[each]:
+                    continue  # changed or closed meanwhile: a newer check publishes
+                real = os.path.realpath(each_path)
+                if each != uri and real not in found:
+                    continue  # not checked with it (another project)
+                diagnostics = [self._to_lsp(d, document) for d in found.get(real, [])]
+                if each != uri and diagnostics == self.published.get(each):
+                    continue  # what an edit elsewhere did not change is not sent again
+                self.published[each] = diagnostics
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(
+                        each, diagnostics, version=versions[each]
+                    )
+                )
 
     def _buffers(self) -> dict[str, bytes]:
         """Every open file document's text, as the analysis should read it."""
@@ -276,12 +296,17 @@ class GraphlintServer(LanguageServer):
                 buffers[path] = as_saved(document.source)
         return buffers
 
-    def _check(self, path: str, buffers: dict[str, bytes]) -> list[Diagnostic] | None:
-        """The diagnostics located in ``path``; None when the check could not run
-        (said to the client)."""
+    def _check(
+        self, path: str, buffers: dict[str, bytes], others: Sequence[str] = ()
+    ) -> dict[str, list[Diagnostic]] | None:
+        """The diagnostics of ``path``, and of those ``others`` that the same
+        configuration governs (one analysis: an unsaved edit to one file updates
+        what another open file's regions reach), by real path; None when the check
+        could not run (said to the client)."""
+        targets = [path, *_same_project(path, others)]
         try:
             with overlay(buffers):
-                checked = lint([Path(path)], warn=self._warn)
+                checked = lint([Path(t) for t in targets], warn=self._warn)
         except LintError as error:  # shown once, not at every keystroke
             if str(error) not in self.said:
                 self.said.add(str(error))
@@ -294,13 +319,12 @@ class GraphlintServer(LanguageServer):
             self._log(types.MessageType.Error, traceback.format_exc())
             return None
         self.said.clear()  # a later error is news again
-        real = os.path.realpath(path)
-        return [
-            d
-            for result in checked.results
-            if os.path.realpath(result.path) == real
-            for d in result.diagnostics
-        ]
+        found: dict[str, list[Diagnostic]] = {os.path.realpath(t): [] for t in targets}
+        for result in checked.results:
+            real = os.path.realpath(result.path)
+            if real in found:
+                found[real].extend(result.diagnostics)
+        return found
 
     def _warn(self, message: str) -> None:
         self._log(types.MessageType.Warning, f"graphlint: {message}")
@@ -316,6 +340,29 @@ class GraphlintServer(LanguageServer):
         codec = document.position_codec
         found.range = codec.range_to_client_units(document.lines, found.range)
         return found
+
+
+def _same_project(path: str, others: Sequence[str]) -> list[str]:
+    """Those of ``others`` in the project of ``path`` that the same configuration
+    governs, as checking them with it still finds (nothing closer to ``path`` that
+    their common folder would miss): checked together, they are one project."""
+    try:
+        mine = find(Path(path))
+        root = mine.parent if mine is not None else project_root(folder_of(Path(path)))
+        if root is None:
+            return []
+        near = [
+            other
+            for other in others
+            if Path(os.path.realpath(other)).is_relative_to(root)
+            and find(Path(other)) == mine
+        ]
+        if not near:
+            return []
+        common = Path(os.path.commonpath([os.path.realpath(p) for p in [path, *near]]))
+        return near if find(common) == mine else []
+    except (ConfigError, OSError, ValueError):
+        return []
 
 
 def file_path(uri: str) -> str | None:
