@@ -1615,10 +1615,19 @@ class Project:
                 )
                 why = _Opaque(Reason.EAGER, detail)
         if why is not None:
+            detail = why.detail
+            handed = "." not in site.callee or site.callee.startswith("self.")
+            if (
+                why.reason is Reason.PARAMETER
+                and how is None
+                and handed
+                and not self.handoffs
+            ):
+                # the region's own code runs what it was handed: a wrapper's stored
+                # callable, a capture helper's argument
+                detail += " (`--preview` follows what callers hand over)"
             into.append(
-                Unfollowed(
-                    path, site.line, site.col, site.callee, why.reason, why.detail
-                )
+                Unfollowed(path, site.line, site.col, site.callee, why.reason, detail)
             )
             self._cut(why, path, site, how)
         if lazy:
