@@ -25,12 +25,8 @@ from graphlint.diagnostics import (
     RegionReach,
     WarmupVerdict,
 )
-from graphlint.rules.apis.capture_without_warmup import (
-    CaptureWithoutWarmup,
-    settled_message,
-)
+from graphlint.rules.apis.warmup_wording import CODE, settled_message
 
-CODE = CaptureWithoutWarmup.code
 Place = tuple[str, int]  # a file, a line
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
@@ -14,30 +12,22 @@ from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
 from graphlint.facts.warmup import Op, Verdict, Warmup
 from graphlint.rule import Rule
-
-NEED = "; `{call}` at line {line} needs them ({what}: {why})"
-NEED_THROUGH = (
-    "; `{through}` at line {through_line} runs `{call}` (line {line}), which needs "
-    "them ({what}: {why})"
-)
-NEED_ELSEWHERE = "; it runs `{call}` at {path}:{line}, which needs them ({what}: {why})"
-UNCHECKED = "; the code it runs could not be checked (`{call}` at line {line})"
-UNCHECKED_THROUGH = (
-    "; the code it runs could not be checked (`{through}` at line {through_line} "
-    "runs `{call}`, line {line})"
-)
-FAILS = "fails capture"
-RECORDED = "the graph records that set-up, and every replay does it again"
-UNSURE = "may fail capture or record one-time set-up that every replay does again"
-_UNCHECKED = re.compile(
-    r"; the code it runs could not be checked \(`.*?` at line \d+\)"
+from graphlint.rules.apis.warmup_wording import (
+    CODE,
+    FAILS,
+    NEED,
+    NEED_THROUGH,
+    RECORDED,
+    UNCHECKED,
+    UNCHECKED_THROUGH,
+    UNSURE,
 )
 
 
 class CaptureWithoutWarmup(Rule):
     """A `torch.cuda.graph` capture of code that needs a warm-up, none before it."""
 
-    code = "GL703"
+    code = CODE
     message = "capture without warm-up iterations before it{detail}{extra}"
     fix_title = (
         "Run the captured code 3 times (11 with DDP) inside "
@@ -200,19 +190,3 @@ class CaptureWithoutWarmup(Rule):
         if isinstance(root, cst.With):
             return root.items[0].item
         return root
-
-
-def settled_message(message: str, settle: Settle, path: str) -> str:
-    """A pass-one GL703 message whose capture runs code in other files, once the
-    project pass found there what needs a warm-up (``settle``, a function of
-    ``path``)."""
-    detail = NEED_ELSEWHERE.format(
-        call=settle.need,
-        path=path,
-        line=settle.need_line,
-        what=settle.need_what,
-        why=settle.need_why,
-    )
-    consequence = FAILS if settle.need_why in api.WARMUP_FAILS else RECORDED
-    head = message.removesuffix(f": {UNSURE}")
-    return f"{_UNCHECKED.sub(lambda _: detail, head, count=1)}: {consequence}"
