@@ -418,31 +418,41 @@ def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
     """The files with regions whose conditions call a capture-check helper that the
     project defines elsewhere (``if not is_capturing(): print(...)`` with
     ``is_capturing`` imported): pass one, which reads one file, took the call for
-    anything. Asking ``project.is_check`` of each condition's calls records the
-    helpers (``project.checks()``)."""
+    anything. Asking ``project.is_check`` of the calls in the conditions of each
+    region's own calls records the helpers (``project.checks()``); each name is
+    asked once per function."""
     found: set[str] = set()
-    for path, name in dict.fromkeys((e.path, e.module) for e in entries):
-        module = project.module(name, prefer=project.root_of_file(path))
+    asked: set[tuple[str, str, str]] = set()
+    for entry in entries:
+        module = project.module(entry.module, prefer=project.root_of_file(entry.path))
         if module is None:
             continue
-        for fn in [None, *module.functions.values()]:
-            for site in module.calls if fn is None else fn.calls:
-                for text in site.guards:
+        fn = module.functions.get(entry.function) if entry.function else None
+        site = reach.site_of(entry, fn.calls if fn is not None else module.calls)
+        if site is None or not site.guards:
+            continue
+        scope = fn.path if fn is not None else ""
 
-                    def helper(
-                        callee: str,
-                        module: ModuleSummary = module,
-                        fn: FunctionSummary | None = fn,
-                        at: tuple[int, int] = (site.line, site.col),
-                        path: str = path,
-                    ) -> bool:
-                        if not project.is_check(module, fn, callee, at=at):
-                            return False
-                        if project.qualify(module, callee) not in project.known:
-                            found.add(path)
-                        return True
+        def helper(
+            callee: str,
+            module: ModuleSummary = module,
+            fn: FunctionSummary | None = fn,
+            at: tuple[int, int] = (site.line, site.col),
+            path: str = entry.path,
+            scope: str = scope,
+        ) -> bool:
+            key = (module.path, scope, callee)
+            if key in asked:
+                return False  # asked already: said then
+            asked.add(key)
+            if not project.is_check(module, fn, callee, at=at):
+                return False
+            if project.qualify(module, callee) not in project.known:
+                found.add(path)
+            return True
 
-                    guards.under_capture(guards.decode(text), helper)
+        for text in site.guards:
+            guards.under_capture(guards.decode(text), helper)
     return found
 
 

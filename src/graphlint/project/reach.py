@@ -1759,7 +1759,7 @@ class Project:
             )
             return []
         fn = module.functions.get(entry.function) if entry.function else None
-        site = _site_of(entry, fn.calls if fn is not None else module.calls)
+        site = site_of(entry, fn.calls if fn is not None else module.calls)
         self._reading = reader
         try:
             targets = self._follow(module, fn, entry, entry.path, unfollowed, site)
@@ -2184,7 +2184,7 @@ def _positional(fn: FunctionSummary) -> list[str]:
     return names[1:] if method and names[:1] in (["self"], ["cls"]) else names
 
 
-def _site_of(entry: Entry, calls: list[CallSite]) -> CallSite | None:
+def site_of(entry: Entry, calls: list[CallSite]) -> CallSite | None:
     """The summary's record of a region call (what it passes)."""
     same = [c for c in calls if c.line == entry.line and c.callee == entry.callee]
     return next((c for c in same if c.col == entry.col), same[0] if same else None)
