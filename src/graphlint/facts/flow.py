@@ -1014,9 +1014,10 @@ class Flow(cst.CSTVisitor):
         return list(self._region_calls.get(capture, ()))
 
     def unwarmed(self, capture: Region) -> Site | None:
-        """Whether a whole way to a capture is visible in this file (from module code,
-        a test or ``main``, or from a function that replays the graph after making
-        it) and runs none of the captured code before it, on any stream: no warm-up.
+        """Where a whole way to a capture that this file shows starts (module code, a
+        test or ``main``, or a function that replays the graph after making it), when
+        it runs none of the captured code before it, on any stream: no warm-up; None
+        when there is no such way.
         A capture in a loop, or under a condition in a function that also runs the
         captured code eagerly, may follow an eager pass of the same code; one in a
         function this file never calls is a library's, set up by its callers."""
@@ -1047,7 +1048,7 @@ class Flow(cst.CSTVisitor):
             if site.loops:
                 return True
             if self.guard_tests.get(site.node) and (
-                not self._replays_after(site)
+                self.replay_after(site) is None
                 or any(runs_captured(c.node, f) for c, f in events.calls)
                 or any(name in names for _, name in events.named)
             ):
@@ -1066,9 +1067,6 @@ class Flow(cst.CSTVisitor):
             )
 
         return self._visible_without(root, ready, lazy=True)
-
-    def _replays_after(self, site: Site) -> bool:
-        return self.replay_after(site) is not None
 
     def replay_after(self, site: Site) -> Site | None:
         """The first replay of a graph in ``site``'s function after it, if any: the
@@ -1120,7 +1118,7 @@ class Flow(cst.CSTVisitor):
         if ready(site):
             return None
         function = site.function
-        if is_entry(function) or (lazy and self._replays_after(site)):
+        if is_entry(function) or (lazy and self.replay_after(site) is not None):
             return site
         if depth >= _CALLER_DEPTH:
             return None
