@@ -10,7 +10,7 @@ from pathlib import Path
 from graphlint.diagnostics import Hop, RegionKind
 from graphlint.engine import analyse_source
 from graphlint.facts.guards import Settled
-from graphlint.project.check import check_project
+from graphlint.project.check import check_project, survey_project
 from graphlint.project.reach import Reached, _Fn, _memoises
 from graphlint.project.summary import Nullness, summarize
 from graphlint.settings import Settings
@@ -354,3 +354,36 @@ def test_a_memoising_decorator_is_told_from_a_wrapper_that_calls_every_time() ->
         for name in ("cache_once", "traced", "both")
     }
     assert found == {"cache_once": True, "traced": False, "both": False}
+
+
+def test_a_memoised_function_is_listed_as_not_followed_with_why(tmp_path: Path) -> None:
+    """A call of a ``functools.cache`` function under capture is not followed, and
+    ``--show-reach`` says why: warm-up ran it, the capture reuses what it kept."""
+    (tmp_path / "plan.py").write_text(
+        textwrap.dedent(
+            """\
+            import functools
+
+            import torch
+
+
+            @functools.cache
+            def plan(n):
+                print("planning", n)
+                return n * 2
+
+
+            x = torch.zeros(4, device="cuda")
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                y = x * plan(4)
+            """
+        )
+    )
+    checked = survey_project([tmp_path / "plan.py"], Settings(), 1)
+    assert not [d for r in checked.results for d in r.diagnostics if d.code == "GL401"]
+    (call,) = [u for u in checked.survey.unfollowed if u.callee == "plan"]
+    assert call.reason.value == "eager function"
+    assert (
+        call.detail == "`plan.plan` is memoised: warm-up runs it, the capture reuses it"
+    )

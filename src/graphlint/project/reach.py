@@ -71,6 +71,9 @@ from graphlint.project.summary import (
 from graphlint.read import module_of, overlay_contents
 
 T = TypeVar("T")
+_V = TypeVar(
+    "_V", str, bool
+)  # what a parameter is passed (``Project._through_callers``)
 
 _MAX_DEPTH = 24  # resolution steps for one name: ends chains too long to follow
 BUDGET = 100_000  # steps for one call: real calls take tens
@@ -1379,35 +1382,46 @@ class Project:
 
     def _tensor_code(self, key: _Param) -> str | None:
         """``_TENSOR`` or ``_TENSORS`` where every call passes that, else None."""
-        seen: set[_Param] = set()
-        todo = [key]
-        codes: set[str] = set()
-        while todo:
-            current = todo.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            passed = self._tensors.get(current)
-            if not passed or current[:2] in self._holders:
-                return None  # a region's own function: it runs under any caller
-            for null in passed:
-                if null.code in (_TENSOR, _TENSORS):
-                    codes.add(null.code)
-                elif null.code.startswith(CALLER) and null.fn is not None:
-                    name = null.code[len(CALLER) :]
-                    todo.append((null.module.path, null.fn.path, name))
-                else:
-                    return None
-        return codes.pop() if len(codes) == 1 else None
+
+        def value(null: _Null) -> list[str | _Param | None]:
+            if null.code in (_TENSOR, _TENSORS):
+                return [null.code]
+            if null.code.startswith(CALLER) and null.fn is not None:
+                return [(null.module.path, null.fn.path, null.code[len(CALLER) :])]
+            return [None]
+
+        found = self._through_callers(key, self._tensors, value)
+        return found.pop() if found is not None and len(found) == 1 else None
 
     def is_none(self, key: _Param) -> bool | None:
         """Whether every call followed passes the parameter None (True), or every
         one a value that cannot be None (False); None when it is not known. What
         a caller passes on from its own parameters counts as what its own callers
         pass. The function being followed reads each parameter it asks about."""
+
+        def value(null: _Null) -> list[bool | _Param | None]:
+            return [
+                self._null_value(code, null.module, null.fn)
+                for code in null.code.split(OR)
+            ]
+
+        found = self._through_callers(key, self._nulls, value)
+        return found.pop() if found is not None and len(found) == 1 else None
+
+    def _through_callers(
+        self,
+        key: _Param,
+        table: dict[_Param, set[_Null]],
+        value: Callable[[_Null], list[_V | _Param | None]],
+    ) -> set[_V] | None:
+        """What the calls followed pass the parameter ``key`` (as ``value`` reads
+        each record of ``table``: a value, a caller's parameter to follow, or None
+        for unknown), also through callers that pass on their own parameter; None
+        when something is not known. The function being followed reads each
+        parameter asked about."""
         seen: set[_Param] = set()
         todo = [key]
-        found: set[bool] = set()
+        found: set[_V] = set()
         while todo:
             current = todo.pop()
             if current in seen:
@@ -1415,21 +1429,18 @@ class Project:
             seen.add(current)
             if self._reading is not None:
                 self._readers.setdefault(current, set()).add(self._reading)
-            nulls = self._nulls.get(current)
-            if not nulls or current[:2] in self._holders:
+            passed = table.get(current)
+            if not passed or current[:2] in self._holders:
                 return None  # a region's own function: it runs under any caller
-            for null in nulls:
-                for code in null.code.split(OR):
-                    value = self._null_value(code, null.module, null.fn)
-                    if isinstance(value, tuple):
-                        todo.append(value)
-                    elif value is None:
+            for null in passed:
+                for each in value(null):
+                    if each is None:
                         return None
+                    if isinstance(each, tuple):
+                        todo.append(each)
                     else:
-                        found.add(value)
-            if len(found) > 1:
-                return None
-        return found.pop() if found else None
+                        found.add(each)
+        return found
 
     def _null_value(
         self, code: str, module: ModuleSummary, fn: FunctionSummary | None
@@ -1572,8 +1583,9 @@ class Project:
             )
         lazy = [t for t in targets if not self.is_eager(t)]
         if targets and not lazy:
-            names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in targets)
-            why = _Opaque(Reason.EAGER, f"{names} never runs under capture")
+            why = _Opaque(
+                Reason.EAGER, f"{_functions(targets)} never runs under capture"
+            )
         kind = (
             how.kind
             if how is not None
@@ -1581,39 +1593,45 @@ class Project:
             if isinstance(site, Entry)
             else ""
         )
-        if kind == RegionKind.COMPILE.value and any(
-            dynamo.skipped(t.module.name) for t in lazy
-        ):
-            names = ", ".join(
-                f"`{t.module.name}`" for t in lazy if dynamo.skipped(t.module.name)
-            )
-            lazy = [t for t in lazy if not dynamo.skipped(t.module.name)]
-            if not lazy:
-                detail = f"Dynamo does not trace into {names}: it runs eagerly"
-                why = _Opaque(Reason.EAGER, detail)
-        capturing = [t for t in lazy if self.captures(t)]
-        if capturing:
-            lazy = [t for t in lazy if t not in capturing]
-            if not lazy:
-                names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in capturing)
-                detail = f"{names} makes a capture of its own: no capture runs it"
-                why = _Opaque(Reason.EAGER, detail)
-        if kind != RegionKind.COMPILE.value and any(self.memoised(t) for t in lazy):
-            memo = [t for t in lazy if self.memoised(t)]
-            lazy = [t for t in lazy if t not in memo]
-            if not lazy:
-                names = ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in memo)
-                detail = f"{names} is memoised: warm-up runs it, the capture reuses it"
-        if kind == RegionKind.COMPILE.value and any(self.untraced(t) for t in lazy):
-            names = ", ".join(
-                f"`{t.module.name}.{t.fn.path}`" for t in lazy if self.untraced(t)
-            )
-            lazy = [t for t in lazy if not self.untraced(t)]
-            if not lazy:
-                detail = (
-                    f"{names} is excluded from tracing (`disable`): it runs eagerly"
-                )
-                why = _Opaque(Reason.EAGER, detail)
+        compiled = kind == RegionKind.COMPILE.value
+        # what runs eagerly even though the capture calls it, and why
+        eager: list[tuple[bool, Callable[[_Fn], bool], Callable[[list[_Fn]], str]]] = [
+            (
+                compiled,
+                lambda t: dynamo.skipped(t.module.name),
+                lambda gone: (
+                    f"Dynamo does not trace into {_modules(gone)}: it runs eagerly"
+                ),
+            ),
+            (
+                True,
+                self.captures,
+                lambda gone: (
+                    f"{_functions(gone)} makes a capture of its own: no capture runs it"
+                ),
+            ),
+            (
+                not compiled,  # torch.compile traces what the first call runs
+                self.memoised,
+                lambda gone: (
+                    f"{_functions(gone)} is memoised: warm-up runs it, the "
+                    "capture reuses it"
+                ),
+            ),
+            (
+                compiled,
+                self.untraced,
+                lambda gone: (
+                    f"{_functions(gone)} is excluded from tracing "
+                    "(`disable`): it runs eagerly"
+                ),
+            ),
+        ]
+        for applies, runs_eagerly, said in eager:
+            gone = [t for t in lazy if applies and runs_eagerly(t)]
+            lazy = [t for t in lazy if t not in gone]
+            if gone and not lazy:
+                why = _Opaque(Reason.EAGER, said(gone))
         if why is not None:
             detail = why.detail
             handed = "." not in site.callee or site.callee.startswith("self.")
@@ -2171,6 +2189,15 @@ def _memoises(decorator: _Fn) -> bool:
         if site.callee == params[0]
     ]
     return bool(calls) and all(site.settled for site in calls)
+
+
+def _functions(found: list[_Fn]) -> str:
+    """The functions as a reason names them: `pkg.mod.fn`, `pkg.mod.Cls.method`."""
+    return ", ".join(f"`{t.module.name}.{t.fn.path}`" for t in found)
+
+
+def _modules(found: list[_Fn]) -> str:
+    return ", ".join(f"`{t.module.name}`" for t in found)
 
 
 _TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)
