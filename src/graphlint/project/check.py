@@ -365,8 +365,8 @@ def _survey_project(
             redo = [replace(j, checks=checks) for j in work if str(j.path) in again]
             redone = {r.path: r for r in checked.run(redo)}
             results = [redone.get(r.path, r) for r in results]
+            entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
-        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
         project.prefetch(entries, compiles)
         entries.extend(project.compiled(compiles))
