@@ -208,6 +208,7 @@ class Flow(cst.CSTVisitor):
         self._tests: list[tuple[Condition, ...]] = [()]
         self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
+        self._eager: dict[Function, frozenset[Function]] = {}
         self._skip: set[cst.CSTNode] = set()  # not references to functions
         # the names of the methods of this file's classes: ``x.name`` may be one
         self._method_names = frozenset(
@@ -306,9 +307,33 @@ class Flow(cst.CSTVisitor):
             self._pushed_tests.discard(original_node)
             self._tests.pop()
 
+    def callee_name(self, func: cst.BaseExpression) -> str | None:
+        """A callee by name: dotted (``self.model``); an element of a collection by
+        the collection, so that ``blocks[0]`` and ``blk`` of ``for blk in blocks``
+        (or ``enumerate(blocks)``) both name ``blocks[]``."""
+        if isinstance(func, cst.Subscript):
+            base = dotted(func.value)
+            return f"{base}[]" if base is not None else None
+        if isinstance(func, cst.Name):
+            scope = self.values.scope_of.get(func)
+            bindings = scope.lookup(func.value) if scope is not None else None
+            if bindings and len(bindings) == 1 and bindings[0].how == "iterate":
+                it, path = bindings[0].value, bindings[0].path
+                if (
+                    isinstance(it, cst.Call)
+                    and dotted(it.func) == "enumerate"
+                    and it.args
+                    and path == (1,)
+                ):
+                    it, path = it.args[0].value, ()
+                base = dotted(it) if it is not None and not path else None
+                if base is not None:
+                    return f"{base}[]"
+        return dotted(func)
+
     def _call(self, node: cst.Call) -> None:
         func = node.func
-        name = dotted(func)
+        name = self.callee_name(func)
         if name is not None and node not in self.regions:
             self.here().named.append((self.sites[node], name))
         if isinstance(func, cst.Attribute) and func.attr.value == "replay":
@@ -411,22 +436,26 @@ class Flow(cst.CSTVisitor):
         ]
 
     # -- reach -----------------------------------------------------------------------
-    def reach(self, function: Function) -> frozenset[Function]:
-        """``function`` and every function of this file it calls, transitively."""
-        known = self._reach.get(function)
+    def reach(self, function: Function, *, eager: bool = False) -> frozenset[Function]:
+        """``function`` and every function of this file it calls, transitively; with
+        ``eager``, only through calls made outside captures (what it runs eagerly)."""
+        cache = self._eager if eager else self._reach
+        known = cache.get(function)
         if known is not None:
             return known
         seen: set[Function] = {function}
         todo: list[Function] = [function]
         while todo:
             events = self.events.get(todo.pop())
-            for _, callees in events.calls if events else ():
+            for site, callees in events.calls if events else ():
+                if eager and site.node in self.regions:
+                    continue
                 for callee in callees:
                     if callee not in seen:
                         seen.add(callee)
                         todo.append(callee)
         found = frozenset(seen)
-        self._reach[function] = found
+        cache[function] = found
         return found
 
     def _points(
@@ -1028,31 +1057,34 @@ class Flow(cst.CSTVisitor):
         names = {
             name
             for call in inside
-            if (name := dotted(call.func))
+            if (name := self.callee_name(call.func))
             and not (self.values.qualify(call.func) or "").startswith("torch.")
         }
         reached = {
             f for call in inside for c in self.callees(call) for f in self.reach(c)
         }
 
-        def runs_captured(call: cst.CSTNode, callees: tuple[Function, ...]) -> bool:
+        def runs_code(call: cst.CSTNode, callees: tuple[Function, ...]) -> bool:
+            """Whether ``call`` runs some of the captured code eagerly."""
             return call not in self.regions and any(
-                self.reach(c) & reached
-                or self._calls_named(c, names)
-                or self._has_stream(c)
+                self.reach(c, eager=True) & reached or self._calls_named(c, names)
                 for c in callees
             )
+
+        def runs_captured(call: cst.CSTNode, callees: tuple[Function, ...]) -> bool:
+            """... or a side-stream block: a warm-up, when it comes before."""
+            return runs_code(call, callees) or (
+                call not in self.regions and any(self._has_stream(c) for c in callees)
+            )
+
+        eager = self._eager_runs(capture, runs_code, names)
 
         def ready(site: Site) -> bool:
             events = self.events.get(site.function, _Events())
             if site.loops:
                 return True
-            if self.guard_tests.get(site.node) and (
-                self.replay_after(site) is None
-                or any(runs_captured(c.node, f) for c, f in events.calls)
-                or any(name in names for _, name in events.named)
-            ):
-                return True
+            if self.guard_tests.get(site.node) and eager:
+                return True  # the condition may hold only after those runs
             if any(
                 s.end < site.start and not self._captures_in(s) for s in events.streams
             ):
@@ -1067,6 +1099,53 @@ class Flow(cst.CSTVisitor):
             )
 
         return self._visible_without(root, ready, lazy=True)
+
+    def _eager_runs(
+        self,
+        capture: Region,
+        runs_code: Callable[[cst.CSTNode, tuple[Function, ...]], bool],
+        names: set[str],
+    ) -> bool:
+        """Whether this file runs some of ``capture``'s code eagerly where that can
+        come before the capture: anywhere, except after a call that captures on a
+        function's first call (``if self.graph is None: self._capture()``) and
+        replays then, which captures before those runs. A call of a function on the
+        way to the capture is not counted: what that function runs is, at its sites."""
+        way = self._way_to(capture)
+        for events in self.events.values():
+            first = min(
+                (
+                    site.start
+                    for site, callees in events.calls
+                    if any(c in way for c in callees)
+                    and self.replay_after(site) is not None
+                    and _first_call(self.guard_tests.get(site.node, ()))
+                ),
+                default=None,
+            )
+            runs = [
+                c
+                for c, f in events.calls
+                if not any(g in way for g in f) and runs_code(c.node, f)
+            ]
+            runs += [c for c, name in events.named if name in names]
+            if any(first is None or c.start < first for c in runs):
+                return True
+        return False
+
+    def _way_to(self, capture: Region) -> frozenset[Function]:
+        """The functions of this file whose calls can lead to ``capture``."""
+        root = self.sites.get(capture.root) if capture.root is not None else None
+        if root is None:
+            return frozenset()
+        seen: set[Function] = {root.function}
+        todo = [root.function]
+        while todo:
+            for site in self.callers(todo.pop()):
+                if site.function not in seen:
+                    seen.add(site.function)
+                    todo.append(site.function)
+        return frozenset(seen)
 
     def replay_after(self, site: Site) -> Site | None:
         """The first replay of a graph in ``site``'s function after it, if any: the
@@ -1132,7 +1211,7 @@ class Flow(cst.CSTVisitor):
         """Whether ``function`` or what it calls makes a call by one of ``names``."""
         return any(
             name in names
-            for f in self.reach(function)
+            for f in self.reach(function, eager=True)
             for _, name in self.events.get(f, _Events()).named
         )
 
@@ -1144,6 +1223,59 @@ class Flow(cst.CSTVisitor):
             for f in self.reach(function)
             for s in self.events.get(f, _Events()).streams
         )
+
+
+def _first_call(tests: Iterable[Condition]) -> bool:
+    """Whether a call under ``tests`` runs on the first call of its function: one of
+    them holds when something is not made yet (``if self.graph is None:``, ``if not
+    self.ready or ...``), and the others are the same on every call (a mode, a
+    type, an ``assert``), not a count that grows."""
+    tests = list(tests)
+    made = [t for t, holds in tests if holds and _when_not_made(t)]
+    return not tests or (bool(made) and all(t in made or _stable(t) for t, _ in tests))
+
+
+def _when_not_made(test: cst.BaseExpression) -> bool:
+    """``a is None or b``: holds when something is not made yet."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        if _not_made(test.left):
+            return True
+        test = test.right
+    return _not_made(test)
+
+
+def _stable(test: cst.BaseExpression) -> bool:
+    """A test of a mode, an identity or a local flag (``self.mode is Mode.FULL``,
+    ``x.device.type == "cuda"``, ``not is_ddp``), not of a count."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _stable(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _stable(test.left) and _stable(test.right)
+    if isinstance(test, cst.Name):
+        return True
+    if isinstance(test, cst.Comparison):
+        return all(
+            isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+            or (
+                isinstance(c.operator, (cst.Equal, cst.NotEqual))
+                and isinstance(c.comparator, cst.SimpleString)
+            )
+            for c in test.comparisons
+        )
+    return False
+
+
+def _not_made(test: cst.BaseExpression) -> bool:
+    """``x.attr is None`` or ``not x.attr``: an attribute not made yet."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return isinstance(test.expression, cst.Attribute)
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Attribute)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and is_none(test.comparisons[0].comparator)
+    )
 
 
 def _argument(

@@ -187,6 +187,14 @@ class CaptureWithoutWarmup(Rule):
     def anchor(self, region: Region) -> cst.CSTNode:
         root = region.root
         assert root is not None
-        if isinstance(root, cst.With):
-            return root.items[0].item
+        if isinstance(root, cst.With):  # the item that captures, if it is written out
+            return next(
+                (
+                    item.item
+                    for item in root.items
+                    if isinstance(item.item, cst.Call)
+                    and any(a.value is region.graph_expr for a in item.item.args)
+                ),
+                root.items[0].item,
+            )
         return root
