@@ -1858,18 +1858,27 @@ class Project:
         self._rounds += 1
         self._searched.update(todo)
         wanted: dict[str, list[tuple[str, str]]] = {}  # as called -> functions
+        # ``obj(x)`` of a ``__call__``: any call may be one, in a file that names
+        # the class (where its objects are made)
+        objects: list[tuple[str, str]] = []
         # a file that calls one from elsewhere imports it, its class (a method) or
         # its module: ``run`` alone is in every other file
         imports: dict[str, set[str]] = {}
         homes: list[ModuleSummary] = []  # where they are defined
         for path, name in todo:
+            owner, _, method = name.rpartition(".")
             called = _called_as(name)
             home = self._by_path.get(path)
-            if called is None or home is None:
+            if home is None:
                 continue
-            wanted.setdefault(called, []).append((path, name))
+            if called is None and method == "__call__" and owner:
+                objects.append((path, name))
+                called = owner.rpartition(".")[2]  # the text names the class
+            elif called is None:
+                continue
+            else:
+                wanted.setdefault(called, []).append((path, name))
             homes.append(home)
-            owner = name.rpartition(".")[0]
             words = imports.setdefault(called, set())
             words.add(home.name.rpartition(".")[2])
             words.add(owner.partition(".")[0] if owner else called)
@@ -1884,7 +1893,7 @@ class Project:
                 }
                 for caller, site in _sites(module):
                     last = site.callee.rpartition(".")[2]
-                    slots = aliases.get(last) or wanted.get(last)
+                    slots = aliases.get(last) or wanted.get(last) or objects
                     if site.arguments is None or not slots:
                         continue
                     for target in self.resolve(
