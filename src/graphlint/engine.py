@@ -61,11 +61,13 @@ def lint_source(
     source: str,
     path: str = "<string>",
     settings: Settings | None = None,
-    *,
-    package: str | None = None,
 ) -> list[Diagnostic]:
-    """Run the enabled rules on source that CPython compiles. Bugs raise."""
-    return analyse_source(source, path, settings, package=package).diagnostics
+    """Check source that CPython compiles as ``graphlint check PATH`` checks the
+    file ``path`` alone, given this text: its regions' calls into its own functions
+    are followed, in this process. Bugs raise."""
+    from graphlint.project.check import check_source  # noqa: PLC0415 (a cycle)
+
+    return check_source(source, path, settings or Settings())
 
 
 @dataclass(frozen=True)

@@ -601,6 +601,29 @@ def _crash_detail(code: int | None, said: str, settings: Settings) -> str:
     return f"the parser crashed (worker exit code {code})"
 
 
+class Inline:
+    """Runs jobs in this process, one after the other, as a ``Pool`` would run them
+    in its workers: for ``lint_source``, which checks one text, where starting a
+    worker would cost more than the check. A graphlint bug raises."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def call(self, job: Work) -> Outcome:
+        if isinstance(job, SummaryJob):
+            return _summarize(job, self.settings)
+        return check_file(job, self.settings)
+
+    def run(
+        self, jobs: Sequence[Work], on_result: Callable[[int, Outcome], None]
+    ) -> None:
+        for index, job in enumerate(jobs):
+            on_result(index, self.call(job))
+
+
+Workers = Pool | Inline  # what runs the jobs of a check
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -656,7 +679,7 @@ def check_files(
         return run_files(workers, files)
 
 
-def run_files(pool: Pool, files: Sequence[Path | Job]) -> list[FileResult]:
+def run_files(pool: Workers, files: Sequence[Path | Job]) -> list[FileResult]:
     """Check ``files`` on ``pool``; results come back in input order."""
     work = [f if isinstance(f, Job) else Job(f) for f in files]
     results: list[FileResult | None] = [None] * len(work)

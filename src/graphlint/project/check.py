@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -53,6 +54,7 @@ from graphlint.project.warmup import settle_warmups
 from graphlint.read import (
     forget_paths,
     module_of,
+    overlay,
     package_folders,
     package_of,
     read_file,
@@ -61,7 +63,14 @@ from graphlint.read import (
     tool_diagnostic,
 )
 from graphlint.rules.tool.file_checks import UNANALYSED, ParserLimitExceeded
-from graphlint.runner import Pool, SummaryJob, default_jobs, open_pool, run_files
+from graphlint.runner import (
+    Inline,
+    SummaryJob,
+    Workers,
+    default_jobs,
+    open_pool,
+    run_files,
+)
 from graphlint.settings import Job, Settings
 
 P = ParamSpec("P")
@@ -116,7 +125,7 @@ class _Results:
     and how), the settings, and graphlint's own code; a pass-one result depends on
     nothing else."""
 
-    def __init__(self, pool: Pool, settings: Settings, cache: Cache | None) -> None:
+    def __init__(self, pool: Workers, settings: Settings, cache: Cache | None) -> None:
         self.pool = pool
         self.settings = settings
         self.cache = cache
@@ -160,7 +169,7 @@ class _Summaries:
 
     def __init__(
         self,
-        pool: Pool,
+        pool: Workers,
         settings: Settings,
         cache: Cache | None,
         display: Callable[[Path], str],
@@ -248,10 +257,12 @@ def survey_project(
     folders: Sequence[Path] = (),
     context: bytes = b"",
     progress: Callable[[int, int], None] | None = None,
+    inline: bool = False,
 ) -> Checked:
     """Check ``files`` and the project code their capture regions reach, and say
     what the analysis saw (``Checked.survey``); ``progress`` is told how many of the
-    workers' jobs are done, of how many asked so far.
+    workers' jobs are done, of how many asked so far. With ``inline``, the jobs run
+    in this process (``runner.Inline``), and a graphlint bug raises.
 
     ``capture_roots`` ("module:qualname") are functions a framework captures; their
     modules are looked up as imports are, first under ``base`` (the folder of the
@@ -303,6 +314,7 @@ def survey_project(
         warn=said,
         folders=folders,
         progress=progress,
+        inline=inline,
     )
     if runs is not None:
         runs.put(done, [*read, *package_folders()], warnings)
@@ -325,11 +337,17 @@ def _survey_project(
     warn: Callable[[str], None],
     folders: Sequence[Path],
     progress: Callable[[int, int], None] | None,
+    inline: bool,
 ) -> Checked:
     """``survey_project``'s work; adds to ``read`` the files and folders it read
     besides ``files``."""
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
-    with open_pool(workers, settings, progress) as pool:
+    runs = (
+        nullcontext(Inline(settings))
+        if inline
+        else open_pool(workers, settings, progress)
+    )
+    with runs as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
             # the project's folder last: a namespace package (``megatron/`` with
@@ -542,6 +560,21 @@ def _results_of(survey: Callable[P, Checked]) -> Callable[P, list[FileResult]]:
 check_project = _results_of(survey_project)
 
 
+def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]:
+    """``source`` checked as ``graphlint check PATH`` checks the file ``path`` alone
+    (given this text, saved or not), in this process: the engine path of
+    ``lint_source``. Its diagnostics, those of code its regions reach included."""
+    file = Path(path)
+    real = real_path(file)
+
+    def display(found: Path) -> str:
+        return path if real_path(found) == real else str(found)
+
+    with overlay({path: source.encode("utf-8", "surrogatepass")}):
+        checked = survey_project([file], settings, 1, display=display, inline=True)
+    return [d for result in checked.results for d in result.diagnostics]
+
+
 def _survey(
     sites: list[RegionSite],
     reached: Sequence[RegionReach] | None = None,
@@ -748,4 +781,4 @@ def _merge(
     return [with_unused(result, enabled) for result in merged]
 
 
-__all__ = ["Checked", "check_project", "survey_project"]
+__all__ = ["Checked", "check_project", "check_source", "survey_project"]

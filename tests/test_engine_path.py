@@ -1,0 +1,85 @@
+"""One engine path: ``lint_source`` checks a text as ``graphlint check PATH`` checks
+that file alone (issue #28), so the fixtures, the doc examples and the snippets of
+the tests see what users see."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphlint.engine import lint_source
+from tests.conftest import FIXTURES
+from tests.test_cli import run
+
+HELPER = """\
+import torch
+
+
+def helper(x):
+    return x.sum().item()
+
+
+def main():
+    x = torch.ones(3, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        helper(x)
+"""
+
+
+def test_a_region_call_into_the_same_file_is_followed() -> None:
+    (found,) = lint_source(HELPER, "t.py")
+    assert (found.path, found.line, found.code) == ("t.py", 5, "GL101")
+    assert found.region is not None and found.region.line == 11
+    assert [hop.function for hop in found.region.via] == ["helper()"]
+
+
+def test_the_text_given_is_checked_not_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.py"
+    path.write_text("x = 1\n")
+    (found,) = lint_source(HELPER, str(path))
+    assert found.code == "GL101"
+    assert lint_source(textwrap.dedent("y = 2\n"), str(path)) == []
+
+
+# fixtures whose findings come from calls followed into the same file, a capture
+# that a runner makes on its first call, and compile wrappers
+SAMPLES = [
+    FIXTURES / "GL101-device-to-host-copy" / "bad.py",
+    FIXTURES / "GL703-capture-without-warmup" / "bad_mode_switch.py",
+    FIXTURES / "GL303-graph-output-kept" / "bad_compiled.py",
+    *sorted((FIXTURES / "_precision").glob("p_*.py"))[:3],
+]
+
+
+def _shown(path: str, line: int, col: int, code: str, message: str) -> str:
+    return f"{Path(path).as_posix()}:{line}:{col}: {code} {message}"
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_lint_source_and_the_cli_agree(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown = str(path.relative_to(FIXTURES.parent))
+    code, out, _ = run(
+        "check",
+        "--format",
+        "json",
+        "--no-cache",
+        "--exit-zero",
+        shown,
+        cwd=FIXTURES.parent,
+    )
+    assert code == 0
+    cli = sorted(
+        _shown(d["path"], d["line"], d["column"], d["code"], d["message"])
+        for d in json.loads(out)
+    )
+    monkeypatch.chdir(FIXTURES.parent)
+    found = lint_source(path.read_text(encoding="utf-8"), shown)
+    lib = sorted(_shown(d.path, d.line, d.col + 1, d.code, d.message) for d in found)
+    assert lib == cli
+    assert lib, "the sample has findings"
