@@ -46,6 +46,7 @@ CASES = {
     "(x * p).sum().backward()\nsgd.step()": None,
     "torch.nn.utils.clip_grad_norm_([p], 1.0)\nsgd.zero_grad()": None,
     "items = [x]\nitems.append(len(items))": None,
+    "y = x + torch.Tensor([1.0]).cuda() + torch.LongTensor([2]).cuda()": None,
     "y = x @ w": "`x @ w` at line 19 needs them (a matmul: cuBLAS",
     "y = x.mm(w)": "(a matmul: cuBLAS",
     "y = torch.einsum('ij,jk->ik', x, w)": "(a matmul: cuBLAS",
@@ -84,6 +85,36 @@ def test_consequence_follows_the_measured_outcome() -> None:
     (unsure,) = lint(SETUP + "    y = np.ones(3)\n", "GL703")
     assert unsure.message.endswith(
         ": may fail capture or record one-time set-up that every replay does again"
+    )
+
+
+@pytest.mark.parametrize(
+    ("guard", "when"), [("if self.graph is None:", "its first call"), ("", "each call")]
+)
+def test_a_runner_says_when_it_captures(guard: str, when: str) -> None:
+    """A function that captures and then replays: on its first call when a test
+    keeps the capture to the first one, else on each call."""
+    body = textwrap.indent(
+        "self.graph = torch.cuda.CUDAGraph()\n"
+        "with torch.cuda.graph(self.graph):\n"
+        "    self.out = self.model(self.x)\n",
+        "    " if guard else "",
+    )
+    source = (
+        "import torch\n\n\n"
+        "class Runner:\n"
+        "    def __init__(self):\n"
+        "        self.model = torch.nn.Linear(8, 8).cuda()\n"
+        "        self.x = torch.zeros(4, 8, device='cuda')\n"
+        "        self.graph = None\n\n"
+        "    def __call__(self):\n"
+        + textwrap.indent((guard + "\n" if guard else "") + body, "        ")
+        + "        self.graph.replay()\n"
+        "        return self.out\n"
+    )
+    (finding,) = lint(source, "GL703")
+    assert f"`Runner.__call__` captures on {when} and replays at line" in (
+        finding.message
     )
 
 

@@ -425,6 +425,8 @@ NO_WARMUP_FUNCTIONS: Final = (
     | NON_TENSOR_FUNCTIONS
     | _words(
         """
+        Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor
+        ShortTensor CharTensor ByteTensor BoolTensor
         cat concat concatenate stack hstack vstack zeros_like ones_like empty_like
         full_like rand_like randn_like randint_like softmax log_softmax relu sigmoid
         tanh exp log clamp where sigmoid_ relu_ nn.functional.relu nn.functional.relu_

@@ -88,8 +88,12 @@ class CaptureWithoutWarmup(Rule):
         ):
             return ""
         name = self.context.facts.paths.get(function, function.name.value)
+        # under a test (``if self.graph is None:``), the first call; else each one
+        when = (
+            "its first call" if self.flow.guard_tests.get(start.node) else "each call"
+        )
         return (
-            f"; `{name}` captures on its first call and replays at line "
+            f"; `{name}` captures on {when} and replays at line "
             f"{self.line(replay.node)}, so no caller can warm it up"
         )
 
