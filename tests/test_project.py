@@ -1033,3 +1033,60 @@ def test_a_base_method_runs_the_overrides_of_its_subclasses(tmp_path: Path) -> N
     assert found(Settings()) == near
     far_found = {("far.py", line, code) for line, code in expectations(far)}
     assert found(Settings(preview=True)) == near | far_found
+
+
+AUTOGRAD = """\
+import torch
+
+
+def helper(x):
+    return x * x.sum().item()
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run, x):
+        return run(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad * grad.max().item()
+"""
+
+
+@pytest.mark.parametrize(
+    ("capture", "want"),
+    [
+        (  # a manual capture of the forward: the backward does not run under it
+            "g = torch.cuda.CUDAGraph()\n"
+            "with torch.cuda.graph(g):\n"
+            "    y = Square.apply(helper, x)\n",
+            {("fn.py", 5)},
+        ),
+        (  # graphed callables capture the backward pass too
+            "class M(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return Square.apply(helper, x)\n\n\n"
+            "m = torch.cuda.make_graphed_callables(M(), (x,))\n",
+            {("fn.py", 5), ("fn.py", 15)},
+        ),
+    ],
+)
+def test_an_autograd_function_runs_its_forward_and_captured_backward(
+    tmp_path: Path, capture: str, want: set[tuple[str, int]]
+) -> None:
+    """``Fn.apply(run, x)`` reaches ``Fn.forward(ctx, run, x)``, which gets ``run``
+    (after ``ctx``), and ``Fn.backward`` where the backward pass is captured."""
+    (tmp_path / "fn.py").write_text(AUTOGRAD)
+    (tmp_path / "main.py").write_text(
+        "import torch\n\nfrom fn import Square, helper\n\n"
+        "x = torch.ones(3, device='cuda', requires_grad=True)\n" + capture
+    )
+    results = check_project([tmp_path / "main.py"], Settings(), 1)
+    got = {
+        (Path(r.path).name, d.line)
+        for r in results
+        for d in r.diagnostics
+        if d.code == "GL101"
+    }
+    assert got == want

@@ -445,6 +445,11 @@ NO_WARMUP_FUNCTIONS: Final = (
 )
 # torch namespaces known not to need one: host-side state and queries
 NO_WARMUP_NAMESPACES: Final = ("torch.cuda.", "torch.backends.", "torch._foreach_")
+# classes of custom autograd functions: ``Fn.apply(...)`` runs ``Fn.forward``, and
+# ``Fn.backward`` when the backward pass runs
+AUTOGRAD_FUNCTIONS: Final = frozenset(
+    {"torch.autograd.Function", "torch.autograd.function.Function"}
+)
 # torch.nn modules (class names) known not to need one
 NO_WARMUP_MODULES: Final = _words(
     """

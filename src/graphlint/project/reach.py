@@ -47,7 +47,11 @@ from graphlint.diagnostics import (
     Unfollowed,
 )
 from graphlint.facts import guards
-from graphlint.facts.torchapi import MODULE_CONTAINERS, TENSOR_METHODS
+from graphlint.facts.torchapi import (
+    AUTOGRAD_FUNCTIONS,
+    MODULE_CONTAINERS,
+    TENSOR_METHODS,
+)
 from graphlint.files import is_test_module
 from graphlint.project import dynamo
 from graphlint.project.sites import CompileSite
@@ -978,6 +982,21 @@ class Project:
                         partial(self.refs, module, init, cls.attrs[attr], depth),
                     )
                     return [_handed(v, handoff) for v in held] if handoff else held
+            if attr == "apply" and any(
+                b.qualified in AUTOGRAD_FUNCTIONS for b in library
+            ):
+                # ``Fn.apply(...)`` runs ``Fn.forward`` now, ``Fn.backward`` when the
+                # graph's backward runs (``_follow`` keeps it where that is captured)
+                found_fn = []
+                for name in ("forward", "backward"):
+                    home, owner = next(
+                        ((m, c) for m, c in classes if name in c.methods),
+                        (None, None),
+                    )
+                    if home is not None and owner is not None:
+                        method = home.functions[owner.methods[name]]
+                        found_fn.append(_Fn(home, method, handoff))
+                return found_fn
             return [self._missing(value.cls, classes, library, attr)]
         if isinstance(value, _Fn):  # ``outer.Inner``: defined in the function
             inner = f"{value.fn.path}.{attr}"
@@ -1581,11 +1600,6 @@ class Project:
             targets, why = self.resolve_why(
                 module, fn, site.callee, (site.line, site.col)
             )
-        lazy = [t for t in targets if not self.is_eager(t)]
-        if targets and not lazy:
-            why = _Opaque(
-                Reason.EAGER, f"{_functions(targets)} never runs under capture"
-            )
         kind = (
             how.kind
             if how is not None
@@ -1593,6 +1607,16 @@ class Project:
             if isinstance(site, Entry)
             else ""
         )
+        applied = site.callee.endswith(".apply")  # an autograd Function's
+        if applied and kind != RegionKind.GRAPHED.value:
+            # its backward runs under capture where the backward pass is captured:
+            # always for graphed callables; elsewhere, not known to be
+            targets = [t for t in targets if not _backward(t)]
+        lazy = [t for t in targets if not self.is_eager(t)]
+        if targets and not lazy:
+            why = _Opaque(
+                Reason.EAGER, f"{_functions(targets)} never runs under capture"
+            )
         compiled = kind == RegionKind.COMPILE.value
         # what runs eagerly even though the capture calls it, and why
         eager: list[tuple[bool, Callable[[_Fn], bool], Callable[[list[_Fn]], str]]] = [
@@ -1653,7 +1677,14 @@ class Project:
         arguments = call.arguments if call is not None else None
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
-            self.pass_arguments(target, arguments, module, fn, chain)
+            passed = arguments
+            if applied and arguments is not None:  # ``forward(ctx, *args)``
+                passed = (
+                    None
+                    if _backward(target)
+                    else replace(arguments, positional=(None, *arguments.positional))
+                )
+            self.pass_arguments(target, passed, module, fn, chain)
             self.pass_nullness(target, call, module, fn)
             self.pass_tensors(target, site, call, module, fn)
         return lazy
@@ -2041,6 +2072,11 @@ class Project:
                 RegionReach(site, tuple(reached), tuple(dict.fromkeys(handed)))
             )
         return found
+
+
+def _backward(target: _Fn) -> bool:
+    """Whether ``target`` is an autograd Function's ``backward``."""
+    return target.fn.path.rpartition(".")[2] == "backward"
 
 
 def _untracked(fn: FunctionSummary, name: str) -> _Opaque:

@@ -14,6 +14,10 @@ _CHECKPOINTS = frozenset(
         "torch.utils.checkpoint.checkpoint_sequential",
     }
 )
+# what a project's own reentrant checkpoint (an autograd Function that reruns the
+# forward in its backward) asks before it does, as torch's does: False under
+# ``torch.autograd.grad``, which graphed callables run the backward with
+_VALIDITY_CHECK = "torch.autograd._is_checkpoint_valid"
 
 
 class ReentrantCheckpointInGraphedCallable(Rule):
@@ -25,7 +29,10 @@ class ReentrantCheckpointInGraphedCallable(Rule):
     outcome = Outcome.CAPTURE_ERROR
     # raised by make_graphed_callables' own backward pass, inside torch: it names
     # no line of the user's, so it confirms the finding anywhere in the region
-    region_failures = ("use_reentrant=True, torch.utils.checkpoint is incompatible",)
+    region_failures = (
+        "use_reentrant=True, torch.utils.checkpoint is incompatible",
+        "not compatible with .grad()",  # the words of projects' own checkpoints
+    )
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)
@@ -35,3 +42,37 @@ class ReentrantCheckpointInGraphedCallable(Rule):
             keyword(node, "use_reentrant")
         ):
             self.report(node, region, call=self.code_of(node.func) + "(...)")
+
+    def visit_If(self, node: cst.If) -> None:
+        """``if not torch.autograd._is_checkpoint_valid(): raise ...`` in the backward
+        of a project's own checkpoint: the ``raise`` runs, and is reported."""
+        test = node.test
+        if not (
+            isinstance(test, cst.UnaryOperation)
+            and isinstance(test.operator, cst.Not)
+            and isinstance(test.expression, cst.Call)
+            and self.qualname(test.expression.func) == _VALIDITY_CHECK
+        ):
+            return
+        region = self.region(node)
+        site = self.flow.sites.get(test.expression)
+        function = site.function if site is not None else None
+        if (
+            region is None
+            or region.kind is not RegionKind.GRAPHED
+            or not isinstance(function, cst.FunctionDef)
+        ):
+            return
+        raised = next(
+            (
+                small
+                for line in node.body.body
+                if isinstance(line, cst.SimpleStatementLine)
+                for small in line.body
+                if isinstance(small, cst.Raise)
+            ),
+            None,
+        )
+        if raised is not None:
+            owner = self.context.facts.paths.get(function, function.name.value)
+            self.report(raised, region, call=owner)
