@@ -387,3 +387,64 @@ def test_a_memoised_function_is_listed_as_not_followed_with_why(tmp_path: Path) 
     assert (
         call.detail == "`plan.plan` is memoised: warm-up runs it, the capture reuses it"
     )
+
+
+CORRELATED_CALLER = """\
+import torch
+
+from lib import run
+
+
+class Runner:
+    def __init__(self, config):
+        self.config = config
+
+    @property
+    def size(self):
+        return self.config.world_size
+
+    def capture(self, x):
+        counts = torch.full((self.size,), 4, device="cpu") if self.size > 1 else None
+
+        def step():
+            return run(x, self.config, counts=counts)
+
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step()
+"""
+
+CORRELATED_CALLEE = """\
+def run(x, config, counts=None):
+    if counts is None and config.world_size > 1:
+        counts = exchange(x)
+    if counts is None and config.rank == 0:
+        counts = gather(x)
+    return x * 2
+
+
+def exchange(x):
+    return x.sum().item()
+
+
+def gather(x):
+    return x.max().item()
+"""
+
+
+def test_a_fallback_for_what_the_caller_did_not_compute_is_not_captured(
+    tmp_path: Path,
+) -> None:
+    """The caller passes ``counts`` exactly when ``self.size > 1`` (a property
+    returning ``self.config.world_size``, through a closure); the callee computes it
+    itself when it is None and ``config.world_size > 1``, the same test through the
+    argument ``config``: that fallback never runs under this capture. A fallback
+    under another test (``config.rank == 0``) does."""
+    (tmp_path / "main.py").write_text(CORRELATED_CALLER)
+    (tmp_path / "lib.py").write_text(CORRELATED_CALLEE)
+    results = check_project([tmp_path / "main.py"], Settings(), 1)
+    found = {
+        (Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics
+    }
+    assert ("lib.py", 14, "GL101") in found  # gather, under ``config.rank == 0``
+    assert ("lib.py", 10, "GL101") not in found  # exchange, the correlated fallback

@@ -20,7 +20,8 @@ project pass): ``["none", "grid"]`` is the test ``grid is None``.
 Formulas are plain nested lists, so the project summaries can store them as JSON:
 ``["call", "torch.cuda.is_current_stream_capturing"]``, ``["none", "param"]``,
 ``["not", f]``, ``["and", f, g, ...]``, ``["or", f, g, ...]``, ``["const", true]``,
-``["unknown"]``.
+``["test", "cfg.size > 1"]`` (a comparison, as text: unknown unless a caller's
+argument settles it), ``["unknown"]``.
 """
 
 from __future__ import annotations
@@ -81,12 +82,16 @@ def negate(formula: Formula) -> Formula:
 
 
 def under_capture(
-    formula: Formula, is_check: Callable[[str], bool], is_none: IsNone = _unsettled
+    formula: Formula,
+    is_check: Callable[[str], bool],
+    is_none: IsNone = _unsettled,
+    holds: IsNone = _unsettled,
 ) -> bool | None:
     """The formula's value while the stream is capturing: True, False or None
     (unknown). ``is_check(name)`` says whether calling ``name`` checks the capture
     state (beyond the built-in tables); ``is_none(param)`` whether the parameter is
-    None under capture (None: unknown)."""
+    None under capture (None: unknown); ``holds(text)`` the value of a comparison
+    (``["test", "cfg.size > 1"]``, which the project summaries keep as text)."""
     head = formula[0] if formula else "unknown"
     if head == "call":
         name = str(formula[1])
@@ -95,14 +100,16 @@ def under_capture(
         return None
     if head == "none":
         return is_none(str(formula[1]))
+    if head == "test":
+        return holds(str(formula[1]))
     if head == "const":
         return bool(formula[1])
     if head == "not":
-        inner = under_capture(_sub(formula, 1), is_check, is_none)
+        inner = under_capture(_sub(formula, 1), is_check, is_none, holds)
         return None if inner is None else not inner
     if head in ("and", "or"):
         parts = [
-            under_capture(_sub(formula, i), is_check, is_none)
+            under_capture(_sub(formula, i), is_check, is_none, holds)
             for i in range(1, len(formula))
         ]
         decisive = head == "or"  # True decides an ``or``, False an ``and``

@@ -25,7 +25,9 @@ A function whose parameter gets a new kind of argument is followed again.
 
 from __future__ import annotations
 
+import ast
 import builtins
+import copy
 import os
 import re
 import sys
@@ -63,6 +65,8 @@ from graphlint.project.summary import (
     NONE,
     OR,
     SOME,
+    UNLESS,
+    WHEN,
     Arguments,
     CallSite,
     ClassSummary,
@@ -362,6 +366,9 @@ class _Null:
     code: str
     module: ModuleSummary
     fn: FunctionSummary | None
+    # for a value None exactly when a test fails or holds (``WHEN``, ``UNLESS``):
+    # what the same call passes the callee's other parameters, as text
+    env: tuple[tuple[str, str], ...] = ()
 
 
 class Project:
@@ -1301,17 +1308,89 @@ class Project:
     def guarded(self, target: _Fn, site: CallSite) -> bool:
         """Whether a call ``target`` makes never runs while capturing, by its
         guards (capture checks, and parameters known to be None or not)."""
+        if not site.guards:
+            return False
         at = (site.line, site.col)
         path = (target.module.path, target.fn.path)
-        return bool(site.guards) and guards.never_under_capture(
-            [guards.decode(g) for g in site.guards],
-            lambda name: self.is_check(target.module, target.fn, name, at=at),
-            lambda param: (
-                self.settled_attribute(target, param[5:])
-                if param.startswith("self.")
-                else self.is_none((*path, param))
-            ),
-        )
+        formulas = [guards.decode(g) for g in site.guards]
+
+        def is_check(name: str) -> bool:
+            return self.is_check(target.module, target.fn, name, at=at)
+
+        def is_none(param: str) -> bool | None:
+            if param.startswith("self."):
+                return self.settled_attribute(target, param[5:])
+            return self.is_none((*path, param))
+
+        return guards.never_under_capture(
+            formulas, is_check, is_none
+        ) or self._correlated(target, formulas, is_check, is_none)
+
+    def _correlated(
+        self,
+        target: _Fn,
+        formulas: list[guards.Formula],
+        is_check: Callable[[str], bool],
+        is_none: guards.IsNone,
+    ) -> bool:
+        """Whether the guards never hold under capture for any call followed, where
+        a parameter is None exactly when a test of the caller fails (``n if
+        cfg.size > 1 else None``) and the guards test the same thing through the
+        call's other arguments (``n is None and cfg.size > 1``): a fallback the
+        callee computes only when the caller did not."""
+        params = [p for f in formulas for p in _tested_none(f)]
+        for param in dict.fromkeys(params):
+            key = (target.module.path, target.fn.path, param)
+            passed = self._nulls.get(key)
+            if not passed or not any(n.code.startswith((WHEN, UNLESS)) for n in passed):
+                continue
+            if key[:2] in self._holders:
+                return False  # a region's own function: any caller
+            if self._reading is not None:
+                self._readers.setdefault(key, set()).add(self._reading)
+            return all(
+                self._never_from(null, param, formulas, is_check, is_none)
+                for null in passed
+            )
+        return False
+
+    def _never_from(
+        self,
+        null: _Null,
+        param: str,
+        formulas: list[guards.Formula],
+        is_check: Callable[[str], bool],
+        is_none: guards.IsNone,
+    ) -> bool:
+        """Whether the guards never hold under capture for the calls that pass
+        ``param`` what ``null`` says, whichever way the caller's test goes."""
+        if not null.code.startswith((WHEN, UNLESS)):
+            value = self._null_value(null.code, null.module, null.fn)
+            if not isinstance(value, bool):
+                return False
+            cases: list[tuple[bool | None, str, bool]] = [(value, "", False)]
+        else:
+            test = null.code[1:]
+            # the test holds: not None for ``WHEN``; fails: the other way round
+            when = null.code.startswith(WHEN)
+            cases = [
+                (not holds if when else holds, test, holds) for holds in (True, False)
+            ]
+        env = dict(null.env)
+        for none, test, holds in cases:
+
+            def settled(name: str, none: bool | None = none) -> bool | None:
+                return none if name == param else is_none(name)
+
+            def known(text: str, test: str = test, holds: bool = holds) -> bool | None:
+                return holds if test and _written(text, env) == test else None
+
+            if not any(
+                guards.under_capture(f, is_check, settled, known) is False
+                for f in formulas
+            ):
+                return False
+        return True
 
     def settled_attribute(self, target: _Fn, attr: str) -> bool | None:
         """``self.attr is None`` in a method: False (not None) when the class's
@@ -1340,6 +1419,10 @@ class Project:
         if nullness is not None:
             given.update(zip(_positional(callee), nullness.positional, strict=False))
             given.update((k, v) for k, v in nullness.keywords if k in callee.omitted)
+        conditional = any(c.startswith((WHEN, UNLESS)) for c in given.values())
+        env = tuple(
+            (name, text) for name, c in given.items() if (text := _text(c)) is not None
+        )
         for name, omitted in callee.omitted.items():
             if name in given:
                 code = given[name]
@@ -1347,7 +1430,7 @@ class Project:
                 code = omitted if nullness is not None and not nullness.open else MAYBE
             key = (target.module.path, callee.path, name)
             found = self._nulls.setdefault(key, set())
-            null = _Null(code, module, fn)
+            null = _Null(code, module, fn, env if conditional else ())
             if null not in found:
                 found.add(null)
                 for reader in self._readers.get(key, ()):
@@ -1468,6 +1551,8 @@ class Project:
         parameter (its key), or is not known (None)."""
         if code in (NONE, SOME):
             return code == NONE
+        if code.startswith((WHEN, UNLESS)):
+            return None  # as the test goes: ``guarded`` weighs it with the callee's
         if code.startswith(NEW):
             return False if self._makes_instance(module, fn, code[len(NEW) :]) else None
         if code.startswith(FIELD):
@@ -2072,6 +2157,45 @@ class Project:
                 RegionReach(site, tuple(reached), tuple(dict.fromkeys(handed)))
             )
         return found
+
+
+def _text(code: str) -> str | None:
+    """The source text of an argument, where its ``Nullness`` code says it: an
+    attribute (``self.config``), the caller's name, None."""
+    if code == NONE:
+        return "None"
+    if code.startswith(FIELD):
+        return code[len(FIELD) :]
+    if code.startswith(CALLER) and OR not in code:
+        return code[len(CALLER) :]
+    return None
+
+
+def _tested_none(formula: guards.Formula) -> Iterator[str]:
+    """The parameters a formula tests for None."""
+    if formula and formula[0] == "none":
+        yield str(formula[1])
+        return
+    for part in formula[1:]:
+        if isinstance(part, list):
+            yield from _tested_none(part)
+
+
+def _written(text: str, env: dict[str, str]) -> str | None:
+    """A callee's test with its parameters written as a call's arguments
+    (``cfg.size > 1`` -> ``self.config.size > 1``), as the caller would write it."""
+    try:
+        tree = ast.parse(text, mode="eval")
+        arguments = {n: ast.parse(t, mode="eval").body for n, t in env.items()}
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+    class Write(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            found = arguments.get(node.id)
+            return copy.deepcopy(found) if found is not None else node
+
+    return ast.unparse(Write().visit(tree))
 
 
 def _backward(target: _Fn) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -117,6 +118,9 @@ def _arguments(
 # or anything else. The project pass resolves the names. Codes joined by ``OR``: the
 # argument is one of them (a name bound several times).
 NONE, SOME, CALLER, NEW, FIELD, MAYBE, OR = "none", "some", "=", "()", ".", "", "|"
+# a value that is None exactly when a test fails (``WHEN``: ``x if test else None``)
+# or holds (``UNLESS``: ``None if test else x``), followed by the test's text
+WHEN, UNLESS = "?", "!"
 
 
 @dataclass(frozen=True)
@@ -316,6 +320,9 @@ class _Summarizer(ast.NodeVisitor):
         self._shared: dict[ast.AST, set[str]] = {}  # ``global``/``nonlocal`` names
         self._aliases: dict[str, ast.expr] = {}  # module-level ``Name = value``
         self.line = 0  # of the statement being summarised
+        self._class_nodes: list[ast.ClassDef] = []  # the enclosing classes
+        self._class_named: dict[str, ast.ClassDef] = {}  # the module's, by name
+        self._properties: dict[ast.ClassDef, dict[str, ast.expr]] = {}
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -326,7 +333,10 @@ class _Summarizer(ast.NodeVisitor):
         self.bind(node.name, Ref("name", name))
         self.stack.append(node.name)
         self.classes.append(summary)
+        self._class_nodes.append(node)
+        self._class_named.setdefault(name, node)
         self.block(node.body)
+        self._class_nodes.pop()
         self.classes.pop()
         self.stack.pop()
 
@@ -655,6 +665,47 @@ class _Summarizer(ast.NodeVisitor):
                 self.guards.append(guards.encode(held))
         del self.guards[depth:]
 
+    def outer(self, name: str) -> ast.expr | None:
+        """The value of a name that the function enclosing this one assigns exactly
+        once (a closure's variable)."""
+        if len(self.enclosing) < 2:
+            return None
+        function = self.enclosing[-2]
+        once = self._once.get(function)
+        if once is None:
+            once = self._once[function] = _assigned_once(function)
+        return once.get(name)
+
+    def condition(self, test: ast.expr) -> str | None:
+        """A test's text, with ``self.name`` of a property of the enclosing class that
+        returns one expression written out (``self.dp_size`` -> ``self.config.size``),
+        so that callers and callees that test the same thing say it alike; None when
+        it is too long or holds the ``OR`` of codes."""
+        properties = (
+            self._properties_of(self._class_nodes[-1]) if self._class_nodes else {}
+        )
+        text = ast.unparse(_Inline(properties).visit(copy.deepcopy(test)))
+        return text if OR not in text and len(text) <= _CONDITION_LENGTH else None
+
+    def _properties_of(self, node: ast.ClassDef, depth: int = 0) -> dict[str, ast.expr]:
+        """The properties of a class and of its bases in this module that return one
+        expression, the class's own first."""
+        found = self._properties.get(node)
+        if found is None:
+            found = self._properties[node] = {}  # a cycle of bases adds nothing
+            for base in reversed(node.bases):
+                named = self._class_named.get(dotted(base) or "")
+                if named is not None and depth < _BASES_DEPTH:
+                    found.update(self._properties_of(named, depth + 1))
+            found.update(
+                (f.name, returned)
+                for f in node.body
+                if isinstance(f, ast.FunctionDef)
+                and any(dotted(d) == "property" for d in f.decorator_list)
+                and (returned := _only_return(f.body)) is not None
+            )
+        return found
+
     def local(self, name: str) -> ast.expr | None:
         """The value of an enclosing function's name assigned exactly once (``live =
         is_capturing()``); the function is read for it only when a test asks."""
@@ -740,9 +791,13 @@ class _Summarizer(ast.NodeVisitor):
             parts = expr.values if isinstance(expr.op, ast.And) else expr.values[-1:]
             return _either([self.nullness(v, depth + 1) for v in parts])
         if isinstance(expr, ast.IfExp):
-            return _either(
-                [self.nullness(v, depth + 1) for v in (expr.body, expr.orelse)]
+            body, orelse = (
+                self.nullness(v, depth + 1) for v in (expr.body, expr.orelse)
             )
+            text = self.condition(expr.test)
+            if text is not None and {body, orelse} == {SOME, NONE}:
+                return (WHEN if body == SOME else UNLESS) + text
+            return _either([body, orelse])
         if isinstance(expr, ast.Attribute):
             name = dotted(expr)
             return FIELD + name if name is not None and "(" not in name else MAYBE
@@ -751,7 +806,12 @@ class _Summarizer(ast.NodeVisitor):
                 return CALLER + expr.id
             # what it was passed or any value it is bound to
             entry = [CALLER + expr.id] if expr.id in self.functions[-1].omitted else []
-            values = self.bindings().values.get(expr.id, [None])
+            values = self.bindings().values.get(expr.id)
+            if values is None and not entry:  # a closure's: bound once around it
+                outer = self.outer(expr.id)
+                if outer is not None:
+                    return self.nullness(outer, depth + 1)
+            values = values or [None]
             return _either(
                 [
                     *entry,
@@ -937,7 +997,32 @@ def formula(
     value = local(test.id) if isinstance(test, ast.Name) and local else None
     if value is not None:
         return formula(value, None, depth + 1, passed)
+    if isinstance(test, ast.Compare):  # known where a caller's argument says it
+        text = ast.unparse(test)
+        if len(text) <= _CONDITION_LENGTH:
+            return ["test", text]
     return guards.UNKNOWN
+
+
+_CONDITION_LENGTH = 200  # longer tests are not kept as text
+_BASES_DEPTH = 8  # base classes read for properties
+
+
+class _Inline(ast.NodeTransformer):
+    """Writes out ``self.name`` where ``name`` is a property returning ``expr``."""
+
+    def __init__(self, properties: dict[str, ast.expr]) -> None:
+        self.properties = properties
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        returned = self.properties.get(node.attr)
+        if (
+            returned is not None
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
+            return copy.deepcopy(returned)
+        return self.generic_visit(node)
 
 
 def _attribute_tested_for_none(test: ast.expr) -> tuple[str, bool] | None:
