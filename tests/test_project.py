@@ -17,7 +17,7 @@ from graphlint.diagnostics import FileResult
 from graphlint.project.check import check_project
 from graphlint.project.sites import compile_sites
 from graphlint.settings import Settings
-from tests.conftest import FIXTURES, expectations
+from tests.conftest import FIXTURES, expectations, lint
 from tests.test_cli import run
 
 PROJECT = FIXTURES / "_project"
@@ -1090,3 +1090,82 @@ def test_an_autograd_function_runs_its_forward_and_captured_backward(
         if d.code == "GL101"
     }
     assert got == want
+
+
+APPLIED = """\
+import torch
+
+
+def bad(x):
+    return x.sum().item()
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, scale, x):
+        if scale is not None:
+            return x * scale.item()
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad.max().item()
+
+
+class Runner:
+    def apply(self, f, x):
+        return f(x)
+
+
+scale = Scale.apply
+runner = Runner()
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "want"),
+    [
+        ("runner.apply(bad, x)", {5}),  # a method named apply: no ``ctx``
+        ("Scale.apply(None, x)", set()),  # None passed to ``scale``, not ``ctx``
+        ("Scale.apply(x.sum(), x)", {12}),
+        ("scale(x.sum(), x)", {12}),  # an alias of ``apply``: no backward here
+    ],
+)
+def test_what_apply_passes(tmp_path: Path, call: str, want: set[int]) -> None:
+    (tmp_path / "fn.py").write_text(
+        APPLIED + "\n\ndef main():\n    x = torch.ones(3, device='cuda')\n"
+        "    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
+        f"        {call}\n"
+    )
+    results = check_project([tmp_path / "fn.py"], Settings(), 1)
+    got = {d.line for r in results for d in r.diagnostics if d.code == "GL101"}
+    assert got == want
+
+
+@pytest.mark.parametrize("one_line", [False, True])
+def test_a_projects_own_checkpoint_in_a_graphed_callable(one_line: bool) -> None:
+    """GL708 on the ``raise`` of ``if not torch.autograd._is_checkpoint_valid():``,
+    written on one line or in a block."""
+    check = "        if not torch.autograd._is_checkpoint_valid():"
+    check += (
+        " raise RuntimeError('no')\n"
+        if one_line
+        else "\n            raise RuntimeError('no')\n"
+    )
+    source = (
+        "import torch\n\n\n"
+        "class Ckpt(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x * 2\n\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n" + check + "        return grad * 2\n\n\n"
+        "class Block(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return Ckpt.apply(x)\n\n\n"
+        "x = torch.randn(4, device='cuda', requires_grad=True)\n"
+        "block = torch.cuda.make_graphed_callables(Block(), (x,))\n"
+    )
+    (found,) = lint(source, "GL708")
+    assert found.line == (11 if one_line else 12)
+    assert found.message.startswith("`Ckpt.backward` uses reentrant checkpointing")

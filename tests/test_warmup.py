@@ -279,3 +279,76 @@ def test_what_needs_none_was_measured_so() -> None:
     ok = {r["case"] for r in records if r.get("outcome") == "ok"}
     assert {case for case in ok if not case.endswith("_ready")} == set(MEASURED_OK)
     assert all(CASES[body] is None for body in MEASURED_OK.values())
+
+
+RUNNER = """\
+import torch
+
+
+class Runner:
+    def __init__(self):
+        self.model = torch.nn.Linear(8, 8).cuda()
+        self.graph = None
+        self.calls = 0
+        self.mode = "graph"
+
+    def capture(self, x):
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.out = self.model(x)
+"""
+
+# a function of the runner that leads to the capture -> whether GL703 reports it
+WAYS = {
+    # a counter further down the way: earlier calls run the model eagerly
+    "counter_below": (
+        "    def __call__(self, x):\n"
+        "        if self.graph is None:\n"
+        "            self.maybe(x)\n"
+        "        if self.graph is None:\n"
+        "            return self.model(x)\n"
+        "        self.graph.replay()\n"
+        "        return self.out\n\n"
+        "    def maybe(self, x):\n"
+        "        self.calls += 1\n"
+        "        if self.calls > 3:\n"
+        "            self.capture(x)\n",
+        False,
+    ),
+    # ``is not None`` failing, and ``and`` with a mode: the first call captures
+    "negated": (
+        "    def __call__(self, x):\n"
+        "        if self.graph is not None:\n"
+        "            pass\n"
+        "        else:\n"
+        "            self.capture(x)\n"
+        "        self.graph.replay()\n"
+        "        return self.model(x) if self.mode == 'eager' else self.out\n",
+        True,
+    ),
+    "and_mode": (
+        "    def __call__(self, x):\n"
+        "        if self.graph is None and self.mode == 'graph':\n"
+        "            self.capture(x)\n"
+        "        self.graph.replay()\n"
+        "        return self.model(x) if self.mode == 'eager' else self.out\n",
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_runs_after_a_first_call_capture_are_no_warm_up(way: str) -> None:
+    source, reported = WAYS[way]
+    found = lint(RUNNER + "\n" + source, "GL703")
+    assert bool(found) is reported, [d.message for d in found]
+
+
+def test_a_caller_runs_the_model_of_the_runner_it_holds() -> None:
+    """``r.model(x)`` before ``r.capture(x)`` runs what the capture's
+    ``self.model(x)`` runs: a warm-up; after a first call's capture it is not."""
+    warm = "\n\ndef main(x):\n    r = Runner()\n    r.model(x)\n    r.capture(x)\n"
+    late = "\n\ndef main(x):\n    r = Runner()\n    r.capture(x)\n    r.model(x)\n"
+    assert lint(RUNNER + warm, "GL703") == []
+    (found,) = lint(RUNNER + late, "GL703")
+    assert "needs them (an `nn.Linear`" in found.message

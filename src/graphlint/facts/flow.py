@@ -33,7 +33,7 @@ by other functions. A write no such order reaches (import time, ``__init__``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -1095,7 +1095,7 @@ class Flow(cst.CSTVisitor):
             ):
                 return True
             return any(
-                s.start < site.start and name in names for s, name in events.named
+                s.start < site.start and _named(name, names) for s, name in events.named
             )
 
         return self._visible_without(root, ready, lazy=True)
@@ -1107,10 +1107,11 @@ class Flow(cst.CSTVisitor):
         names: set[str],
     ) -> bool:
         """Whether this file runs some of ``capture``'s code eagerly where that can
-        come before the capture: anywhere, except after a call that captures on a
-        function's first call (``if self.graph is None: self._capture()``) and
-        replays then, which captures before those runs. A call of a function on the
-        way to the capture is not counted: what that function runs is, at its sites."""
+        come before the capture: anywhere, except after a call that captures the
+        first time it is made (``if self.graph is None: self._capture()``, every test
+        on its way either that or the same on every call), in the same function. A
+        call of a function on the way to the capture is not counted: what that
+        function runs is, at its sites."""
         way = self._way_to(capture)
         for events in self.events.values():
             first = min(
@@ -1118,8 +1119,7 @@ class Flow(cst.CSTVisitor):
                     site.start
                     for site, callees in events.calls
                     if any(c in way for c in callees)
-                    and self.replay_after(site) is not None
-                    and _first_call(self.guard_tests.get(site.node, ()))
+                    and all(_first_call(t) for t in self.way_tests(site, capture))
                 ),
                 default=None,
             )
@@ -1128,10 +1128,38 @@ class Flow(cst.CSTVisitor):
                 for c, f in events.calls
                 if not any(g in way for g in f) and runs_code(c.node, f)
             ]
-            runs += [c for c, name in events.named if name in names]
+            runs += [c for c, name in events.named if _named(name, names)]
             if any(first is None or c.start < first for c in runs):
                 return True
         return False
+
+    def way_tests(self, site: Site, capture: Region) -> list[tuple[Condition, ...]]:
+        """The tests on the way from ``site`` down to ``capture``: those of ``site``
+        and of every site that leads on to the capture in the functions it calls."""
+        root = self.sites.get(capture.root) if capture.root is not None else None
+        way = self._way_to(capture)
+        found: list[tuple[Condition, ...]] = []
+        seen: set[cst.CSTNode] = set()
+        todo = [site]
+        while todo:
+            current = todo.pop()
+            if current.node in seen:
+                continue
+            seen.add(current.node)
+            found.append(self.guard_tests.get(current.node, ()))
+            calls = self.events.get(current.function, _Events()).calls
+            callees = next((f for s, f in calls if s.node is current.node), ())
+            for callee in callees:
+                if callee not in way:
+                    continue
+                events = self.events.get(callee, _Events())
+                todo.extend(s for s, f in events.calls if any(g in way for g in f))
+                todo.extend(
+                    c
+                    for c, _ in events.captures
+                    if root is not None and c.node is root.node
+                )
+        return found
 
     def _way_to(self, capture: Region) -> frozenset[Function]:
         """The functions of this file whose calls can lead to ``capture``."""
@@ -1210,7 +1238,7 @@ class Flow(cst.CSTVisitor):
     def _calls_named(self, function: Function, names: set[str]) -> bool:
         """Whether ``function`` or what it calls makes a call by one of ``names``."""
         return any(
-            name in names
+            _named(name, names)
             for f in self.reach(function, eager=True)
             for _, name in self.events.get(f, _Events()).named
         )
@@ -1225,18 +1253,47 @@ class Flow(cst.CSTVisitor):
         )
 
 
+def _named(name: str, names: set[str]) -> bool:
+    """Whether a call by ``name`` is one of the captured calls ``names``, also where
+    the capture calls ``self.model`` and its caller ``runner.model``."""
+    head, dot, rest = name.partition(".")
+    return name in names or (bool(dot) and head != "self" and f"self.{rest}" in names)
+
+
 def _first_call(tests: Iterable[Condition]) -> bool:
-    """Whether a call under ``tests`` runs on the first call of its function: one of
-    them holds when something is not made yet (``if self.graph is None:``, ``if not
-    self.ready or ...``), and the others are the same on every call (a mode, a
-    type, an ``assert``), not a count that grows."""
-    tests = list(tests)
-    made = [t for t, holds in tests if holds and _when_not_made(t)]
-    return not tests or (bool(made) and all(t in made or _stable(t) for t, _ in tests))
+    """Whether a call under ``tests`` runs on the first call that reaches it: each
+    of them holds when something is not made yet (``if self.graph is None:``, ``if
+    not self.ready or ...``) or is the same on every call (a mode, a type, an
+    ``assert``), not a count that grows."""
+    return all(
+        _when_not_made(test, holds) or _stable(test)
+        for whole, value in tests
+        for test, holds in _literals(whole, value)
+    )
 
 
-def _when_not_made(test: cst.BaseExpression) -> bool:
-    """``a is None or b``: holds when something is not made yet."""
+def _literals(
+    test: cst.BaseExpression, holds: bool
+) -> Iterator[tuple[cst.BaseExpression, bool]]:
+    """A test and the value it has, as the parts that all have theirs: ``a and b``
+    holding is ``a`` and ``b`` holding; ``not a`` holding is ``a`` failing."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from _literals(test.expression, not holds)
+    elif isinstance(test, cst.BooleanOperation) and isinstance(
+        test.operator, cst.And if holds else cst.Or
+    ):
+        yield from _literals(test.left, holds)
+        yield from _literals(test.right, holds)
+    else:
+        yield test, holds
+
+
+def _when_not_made(test: cst.BaseExpression, holds: bool) -> bool:
+    """Whether ``test`` having the value ``holds`` says something is not made yet:
+    ``a is None`` (or ``a is None or b``) holding, ``a is not None`` or ``a``
+    failing."""
+    if not holds:
+        return _made(test)
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         if _not_made(test.left):
             return True
@@ -1258,11 +1315,34 @@ def _stable(test: cst.BaseExpression) -> bool:
             isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
             or (
                 isinstance(c.operator, (cst.Equal, cst.NotEqual))
-                and isinstance(c.comparator, cst.SimpleString)
+                and _constant(c.comparator)
             )
             for c in test.comparisons
         )
     return False
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """A string, or a named constant (``Mode.GRAPH``, ``FULL``)."""
+    if isinstance(expr, cst.SimpleString):
+        return True
+    name = (
+        expr.attr.value
+        if isinstance(expr, cst.Attribute)
+        else getattr(expr, "value", "")
+    )
+    return isinstance(name, str) and len(name) > 1 and name.isupper()
+
+
+def _made(test: cst.BaseExpression) -> bool:
+    """``x.attr is not None`` or ``x.attr``: an attribute made already."""
+    return isinstance(test, cst.Attribute) or (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Attribute)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.IsNot)
+        and is_none(test.comparisons[0].comparator)
+    )
 
 
 def _not_made(test: cst.BaseExpression) -> bool:

@@ -564,15 +564,38 @@ def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]
     """``source`` checked as ``graphlint check PATH`` checks the file ``path`` alone
     (given this text, saved or not), in this process: the engine path of
     ``lint_source``. Its diagnostics, those of code its regions reach included."""
-    file = Path(path)
+    # a name that is no file's (``<string>``) is given one that its module's
+    # lookup finds
+    file = Path(path if path.endswith((".py", ".pyi")) else f"{path}.py")
     real = real_path(file)
+    cwd = real_path(Path.cwd())
 
-    def display(found: Path) -> str:
-        return path if real_path(found) == real else str(found)
+    def display(found: Path) -> str:  # as the CLI shows them
+        shown = real_path(found)
+        if shown == real:
+            return str(file)
+        return str(shown.relative_to(cwd)) if shown.is_relative_to(cwd) else str(found)
 
-    with overlay({path: source.encode("utf-8", "surrogatepass")}):
+    with overlay({str(file): source.encode("utf-8", "surrogatepass")}):
         checked = survey_project([file], settings, 1, display=display, inline=True)
-    return [d for result in checked.results for d in result.diagnostics]
+    found = [d for result in checked.results for d in result.diagnostics]
+    return [_renamed(d, str(file), path) for d in found] if str(file) != path else found
+
+
+def _renamed(found: Diagnostic, old: str, new: str) -> Diagnostic:
+    """``found`` with the file ``old`` called ``new``, wherever it names it."""
+
+    def name(path: str) -> str:
+        return new if path == old else path
+
+    region = found.region
+    if region is not None:
+        region = replace(
+            region,
+            path=name(region.path) if region.path is not None else None,
+            via=tuple(replace(hop, path=name(hop.path)) for hop in region.via),
+        )
+    return replace(found, path=name(found.path), region=region)
 
 
 def _survey(

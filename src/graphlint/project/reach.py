@@ -161,6 +161,9 @@ class _Fn:
     module: ModuleSummary
     fn: FunctionSummary
     handoff: _Handoff = field(default=(), compare=False)
+    # run by ``Fn.apply(...)`` of an autograd Function: its ``forward`` ("forward",
+    # "forward()" where ``setup_context`` takes ``ctx`` instead), or its "backward"
+    applied: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -995,6 +998,7 @@ class Project:
                 # ``Fn.apply(...)`` runs ``Fn.forward`` now, ``Fn.backward`` when the
                 # graph's backward runs (``_follow`` keeps it where that is captured)
                 found_fn = []
+                own_ctx = any("setup_context" in c.methods for _, c in classes)
                 for name in ("forward", "backward"):
                     home, owner = next(
                         ((m, c) for m, c in classes if name in c.methods),
@@ -1002,7 +1006,8 @@ class Project:
                     )
                     if home is not None and owner is not None:
                         method = home.functions[owner.methods[name]]
-                        found_fn.append(_Fn(home, method, handoff))
+                        role = "forward()" if name == "forward" and own_ctx else name
+                        found_fn.append(_Fn(home, method, handoff, role))
                 return found_fn
             return [self._missing(value.cls, classes, library, attr)]
         if isinstance(value, _Fn):  # ``outer.Inner``: defined in the function
@@ -1692,11 +1697,10 @@ class Project:
             if isinstance(site, Entry)
             else ""
         )
-        applied = site.callee.endswith(".apply")  # an autograd Function's
-        if applied and kind != RegionKind.GRAPHED.value:
-            # its backward runs under capture where the backward pass is captured:
-            # always for graphed callables; elsewhere, not known to be
-            targets = [t for t in targets if not _backward(t)]
+        if kind != RegionKind.GRAPHED.value:
+            # an autograd Function's backward runs under capture where the backward
+            # pass is captured: always for graphed callables; elsewhere, not known
+            targets = [t for t in targets if t.applied != "backward"]
         lazy = [t for t in targets if not self.is_eager(t)]
         if targets and not lazy:
             why = _Opaque(
@@ -1759,19 +1763,13 @@ class Project:
             self._cut(why, path, site, how)
         if lazy:
             self.followed.add((path, site.line, site.callee))
-        arguments = call.arguments if call is not None else None
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
-            passed = arguments
-            if applied and arguments is not None:  # ``forward(ctx, *args)``
-                passed = (
-                    None
-                    if _backward(target)
-                    else replace(arguments, positional=(None, *arguments.positional))
-                )
-            self.pass_arguments(target, passed, module, fn, chain)
-            self.pass_nullness(target, call, module, fn)
-            self.pass_tensors(target, site, call, module, fn)
+            at, given = _as_called(target, site, call)
+            arguments = given.arguments if given is not None else None
+            self.pass_arguments(target, arguments, module, fn, chain)
+            self.pass_nullness(target, given, module, fn)
+            self.pass_tensors(target, at, given, module, fn)
         return lazy
 
     def captures(self, target: _Fn) -> bool:
@@ -2198,9 +2196,40 @@ def _written(text: str, env: dict[str, str]) -> str | None:
     return ast.unparse(Write().visit(tree))
 
 
-def _backward(target: _Fn) -> bool:
-    """Whether ``target`` is an autograd Function's ``backward``."""
-    return target.fn.path.rpartition(".")[2] == "backward"
+def _as_called(
+    target: _Fn, site: CallSite | Entry, call: CallSite | None
+) -> tuple[CallSite | Entry, CallSite | None]:
+    """The call site and its record as ``target`` receives them: ``Fn.apply(a, b)``
+    passes ``forward(ctx, a, b)`` its arguments after ``ctx`` (unless
+    ``setup_context`` takes it), and ``backward`` none of them."""
+    if target.applied == "backward":
+        return replace(site, tensors=()) if isinstance(site, Entry) else site, None
+    if target.applied != "forward":
+        return site, call
+    if isinstance(site, Entry):
+        site = replace(site, tensors=tuple(_later(slot) for slot in site.tensors))
+    if call is None:
+        return site, None
+    arguments, nullness = call.arguments, call.nullness
+    return site, replace(
+        call,
+        arguments=(
+            replace(arguments, positional=(None, *arguments.positional))
+            if arguments is not None
+            else None
+        ),
+        nullness=(
+            replace(nullness, positional=(MAYBE, *nullness.positional))
+            if nullness is not None
+            else None
+        ),
+    )
+
+
+def _later(slot: str) -> str:
+    """An ``Entry.tensors`` slot one position on ("0" -> "1", "2*" -> "3*")."""
+    index = slot.rstrip("*")
+    return f"{int(index) + 1}{slot[len(index) :]}" if index.isdigit() else slot
 
 
 def _untracked(fn: FunctionSummary, name: str) -> _Opaque:

@@ -73,9 +73,9 @@ class CaptureWithoutWarmup(Rule):
             verdict = warmup.of(nodes.get(region, []))
             if verdict.safe:
                 continue  # nothing in it needs a warm-up
-            self.check(region, verdict, self.first_call(start))
+            self.check(region, verdict, self.first_call(start, region))
 
-    def first_call(self, start: Site) -> str:
+    def first_call(self, start: Site, region: Region) -> str:
         """Where the way to the capture starts, when that is a function that makes the
         graph on its first call and replays it: said, since nothing else shows that
         no warm-up can come before (module code, a test and ``main`` show it)."""
@@ -88,10 +88,10 @@ class CaptureWithoutWarmup(Rule):
         ):
             return ""
         name = self.context.facts.paths.get(function, function.name.value)
-        # under a test (``if self.graph is None:``), the first call; else each one
-        when = (
-            "its first call" if self.flow.guard_tests.get(start.node) else "each call"
-        )
+        # under a test on the way (``if self.graph is None:``), the first call;
+        # else each one
+        tested = any(self.flow.way_tests(start, region))
+        when = "its first call" if tested else "each call"
         return (
             f"; `{name}` captures on {when} and replays at line "
             f"{self.line(replay.node)}, so no caller can warm it up"

@@ -63,11 +63,13 @@ class ReentrantCheckpointInGraphedCallable(Rule):
             or not isinstance(function, cst.FunctionDef)
         ):
             return
+        body = node.body  # an indented block, or ``if ...: raise ...`` on one line
+        lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
         raised = next(
             (
                 small
-                for line in node.body.body
-                if isinstance(line, cst.SimpleStatementLine)
+                for line in lines
+                if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
                 for small in line.body
                 if isinstance(small, cst.Raise)
             ),
