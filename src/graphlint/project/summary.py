@@ -668,13 +668,7 @@ class _Summarizer(ast.NodeVisitor):
     def outer(self, name: str) -> ast.expr | None:
         """The value of a name that the function enclosing this one assigns exactly
         once (a closure's variable)."""
-        if len(self.enclosing) < 2:
-            return None
-        function = self.enclosing[-2]
-        once = self._once.get(function)
-        if once is None:
-            once = self._once[function] = _assigned_once(function)
-        return once.get(name)
+        return self._assigned(name, 2)
 
     def condition(self, test: ast.expr) -> str | None:
         """A test's text, with ``self.name`` of a property of the enclosing class that
@@ -709,9 +703,14 @@ class _Summarizer(ast.NodeVisitor):
     def local(self, name: str) -> ast.expr | None:
         """The value of an enclosing function's name assigned exactly once (``live =
         is_capturing()``); the function is read for it only when a test asks."""
-        if not self.enclosing:
+        return self._assigned(name, 1)
+
+    def _assigned(self, name: str, level: int) -> ast.expr | None:
+        """What the ``level``-th enclosing function (1: the innermost) assigns to
+        ``name``, where it does so exactly once."""
+        if len(self.enclosing) < level:
             return None
-        function = self.enclosing[-1]
+        function = self.enclosing[-level]
         once = self._once.get(function)
         if once is None:
             once = self._once[function] = _assigned_once(function)
