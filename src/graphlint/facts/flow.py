@@ -209,6 +209,7 @@ class Flow(cst.CSTVisitor):
         self._pushed_tests: set[cst.CSTNode] = set()
         self._reach: dict[Function, frozenset[Function]] = {}
         self._eager: dict[Function, frozenset[Function]] = {}
+        self._ways: dict[cst.CSTNode, frozenset[Function]] = {}  # by capture root
         self._skip: set[cst.CSTNode] = set()  # not references to functions
         # the names of the methods of this file's classes: ``x.name`` may be one
         self._method_names = frozenset(
@@ -1166,6 +1167,9 @@ class Flow(cst.CSTVisitor):
         root = self.sites.get(capture.root) if capture.root is not None else None
         if root is None:
             return frozenset()
+        known = self._ways.get(root.node)
+        if known is not None:
+            return known
         seen: set[Function] = {root.function}
         todo = [root.function]
         while todo:
@@ -1173,7 +1177,8 @@ class Flow(cst.CSTVisitor):
                 if site.function not in seen:
                     seen.add(site.function)
                     todo.append(site.function)
-        return frozenset(seen)
+        found = self._ways[root.node] = frozenset(seen)
+        return found
 
     def replay_after(self, site: Site) -> Site | None:
         """The first replay of a graph in ``site``'s function after it, if any: the
@@ -1290,15 +1295,23 @@ def _literals(
 
 def _when_not_made(test: cst.BaseExpression, holds: bool) -> bool:
     """Whether ``test`` having the value ``holds`` says something is not made yet:
-    ``a is None`` (or ``a is None or b``) holding, ``a is not None`` or ``a``
-    failing."""
-    if not holds:
-        return _made(test)
-    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        if _not_made(test.left):
-            return True
-        test = test.right
-    return _not_made(test)
+    ``a is None`` (or ``a is None or b``) or ``not a`` holding, ``a is not None`` or
+    ``a`` failing, for an attribute ``a``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _when_not_made(test.expression, not holds)
+    if isinstance(test, cst.Attribute):
+        return not holds
+    if holds and isinstance(test, cst.BooleanOperation):
+        return isinstance(test.operator, cst.Or) and (
+            _when_not_made(test.left, True) or _when_not_made(test.right, True)
+        )
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Attribute)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is if holds else cst.IsNot)
+        and is_none(test.comparisons[0].comparator)
+    )
 
 
 def _stable(test: cst.BaseExpression) -> bool:
@@ -1326,36 +1339,9 @@ def _constant(expr: cst.BaseExpression) -> bool:
     """A string, or a named constant (``Mode.GRAPH``, ``FULL``)."""
     if isinstance(expr, cst.SimpleString):
         return True
-    name = (
-        expr.attr.value
-        if isinstance(expr, cst.Attribute)
-        else getattr(expr, "value", "")
-    )
-    return isinstance(name, str) and len(name) > 1 and name.isupper()
-
-
-def _made(test: cst.BaseExpression) -> bool:
-    """``x.attr is not None`` or ``x.attr``: an attribute made already."""
-    return isinstance(test, cst.Attribute) or (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Attribute)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.IsNot)
-        and is_none(test.comparisons[0].comparator)
-    )
-
-
-def _not_made(test: cst.BaseExpression) -> bool:
-    """``x.attr is None`` or ``not x.attr``: an attribute not made yet."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return isinstance(test.expression, cst.Attribute)
-    return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Attribute)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Is)
-        and is_none(test.comparisons[0].comparator)
-    )
+    if isinstance(expr, cst.Attribute):
+        expr = expr.attr
+    return isinstance(expr, cst.Name) and len(expr.value) > 1 and expr.value.isupper()
 
 
 def _argument(
