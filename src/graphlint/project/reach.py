@@ -25,9 +25,7 @@ A function whose parameter gets a new kind of argument is followed again.
 
 from __future__ import annotations
 
-import ast
 import builtins
-import copy
 import os
 import re
 import sys
@@ -75,6 +73,7 @@ from graphlint.project.summary import (
     ModuleSummary,
     Nullness,
     Ref,
+    rewritten,
 )
 from graphlint.read import module_of, overlay_contents
 
@@ -1381,14 +1380,13 @@ class Project:
             cases = [
                 (not holds if when else holds, test, holds) for holds in (True, False)
             ]
-        env = dict(null.env)
         for none, test, holds in cases:
 
             def settled(name: str, none: bool | None = none) -> bool | None:
                 return none if name == param else is_none(name)
 
             def known(text: str, test: str = test, holds: bool = holds) -> bool | None:
-                return holds if test and _written(text, env) == test else None
+                return holds if test and rewritten(text, null.env) == test else None
 
             if not any(
                 guards.under_capture(f, is_check, settled, known) is False
@@ -2177,23 +2175,6 @@ def _tested_none(formula: guards.Formula) -> Iterator[str]:
     for part in formula[1:]:
         if isinstance(part, list):
             yield from _tested_none(part)
-
-
-def _written(text: str, env: dict[str, str]) -> str | None:
-    """A callee's test with its parameters written as a call's arguments
-    (``cfg.size > 1`` -> ``self.config.size > 1``), as the caller would write it."""
-    try:
-        tree = ast.parse(text, mode="eval")
-        arguments = {n: ast.parse(t, mode="eval").body for n, t in env.items()}
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-
-    class Write(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            found = arguments.get(node.id)
-            return copy.deepcopy(found) if found is not None else node
-
-    return ast.unparse(Write().visit(tree))
 
 
 def _as_called(

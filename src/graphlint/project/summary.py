@@ -14,7 +14,8 @@ import ast
 import builtins
 import contextlib
 import copy
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -678,7 +679,7 @@ class _Summarizer(ast.NodeVisitor):
         properties = (
             self._properties_of(self._class_nodes[-1]) if self._class_nodes else {}
         )
-        text = ast.unparse(_Inline(properties).visit(copy.deepcopy(test)))
+        text = ast.unparse(_Rewrite({}, properties).visit(copy.deepcopy(test)))
         return text if OR not in text and len(text) <= _CONDITION_LENGTH else None
 
     def _properties_of(self, node: ast.ClassDef, depth: int = 0) -> dict[str, ast.expr]:
@@ -1007,21 +1008,39 @@ _CONDITION_LENGTH = 200  # longer tests are not kept as text
 _BASES_DEPTH = 8  # base classes read for properties
 
 
-class _Inline(ast.NodeTransformer):
-    """Writes out ``self.name`` where ``name`` is a property returning ``expr``."""
+class _Rewrite(ast.NodeTransformer):
+    """Writes out names (``cfg`` -> ``self.config``) and ``self.name`` attributes
+    (a property returning one expression) as the expressions given for them."""
 
-    def __init__(self, properties: dict[str, ast.expr]) -> None:
-        self.properties = properties
+    def __init__(
+        self, names: Mapping[str, ast.expr], attributes: Mapping[str, ast.expr]
+    ) -> None:
+        self.names = names
+        self.attributes = attributes
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        found = self.names.get(node.id)
+        return copy.deepcopy(found) if found is not None else node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        returned = self.properties.get(node.attr)
-        if (
-            returned is not None
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-        ):
-            return copy.deepcopy(returned)
+        found = self.attributes.get(node.attr)
+        value = node.value
+        if found is not None and isinstance(value, ast.Name) and value.id == "self":
+            return copy.deepcopy(found)
         return self.generic_visit(node)
+
+
+@functools.lru_cache(maxsize=1024)
+def rewritten(text: str, names: tuple[tuple[str, str], ...]) -> str | None:
+    """A test's text with names written as other expressions' texts (a callee's
+    ``cfg.size > 1`` as its caller passes ``cfg``: ``self.config.size > 1``); None
+    when a text does not parse."""
+    try:
+        tree = ast.parse(text, mode="eval")
+        given = {n: ast.parse(t, mode="eval").body for n, t in names}
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return ast.unparse(_Rewrite(given, {}).visit(tree))
 
 
 def _attribute_tested_for_none(test: ast.expr) -> tuple[str, bool] | None:
