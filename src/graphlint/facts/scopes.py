@@ -44,6 +44,8 @@ class ClassInfo:
     class_attrs: dict[str, list[tuple[cst.BaseExpression, Scope]]] = field(
         default_factory=dict
     )
+    # ``self.register_buffer(...)`` or ``register_parameter``: only a module has them
+    registers: bool = False
 
 
 @dataclass(eq=False)
@@ -351,6 +353,7 @@ class ScopeBuilder(cst.CSTVisitor):
                 and isinstance(func.value, cst.Name)
                 and func.value.value == fn.self_name
             ):
+                fn.cls.registers = True
                 name = node.args[0].value.evaluated_value
                 if isinstance(name, str):
                     fn.cls.attrs.setdefault(name, []).append((node.args[1].value, fn))

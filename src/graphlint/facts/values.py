@@ -258,7 +258,9 @@ class Values:
         return self.names.qualify(expr)
 
     def is_module_class(self, info: ClassInfo) -> bool:
-        """Whether a local class derives from ``torch.nn.Module``."""
+        """Whether a local class derives from ``torch.nn.Module``, or holds state
+        only a module has (``nn.Parameter``, ``register_buffer``) where its bases
+        come from elsewhere."""
         known = self._module_classes.get(id(info))
         if known is not None:
             return known
@@ -273,6 +275,13 @@ class Values:
                 result = self.is_module_class(local)
             if result:
                 break
+        if not result:
+            result = info.registers or any(
+                isinstance(value, cst.Call)
+                and self.qualify(value.func) == "torch.nn.Parameter"
+                for values in info.attrs.values()
+                for value, _ in values
+            )
         self._module_classes[id(info)] = result
         return result
 
