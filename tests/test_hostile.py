@@ -513,6 +513,34 @@ def test_name_lookups_that_fan_out_stay_cheap(tmp_path: Path) -> None:
     assert code == 1 and ("helper.py", "GL101") in _codes(found)
 
 
+def test_dataclass_fields_that_fan_out_stay_cheap(tmp_path: Path) -> None:
+    """Boxes of boxes, each field holding the box below, read 40 fields deep from a
+    parameter annotated with the class (in preview: every construction in the
+    project): each field of each construction is resolved once, and the function
+    at the bottom is reached."""
+    levels = [f"b{i} = Box(b{i - 1}, b{i - 1})" for i in range(1, 40)]
+    helper = "\n".join(
+        [
+            "from dataclasses import dataclass",
+            "@dataclass",
+            "class Box:",
+            "    a: object = None",
+            "    b: object = None",
+            "def f(x):",
+            "    return x.item()",
+            "b0 = Box(f, f)",
+            *levels,
+            "def go(x, box: Box):",
+            "    box" + ".a.b" * 20 + "(x)",
+            "def helper(x):",
+            "    go(x, b39)",
+        ]
+    )
+    _package(tmp_path, helper + "\n")
+    code, found = _lsp(["--preview", "pkg/train.py"], tmp_path)
+    assert code == 1 and ("helper.py", "GL101") in _codes(found)
+
+
 def test_compile_wrappers_that_fan_out_stay_cheap(tmp_path: Path) -> None:
     """Two helpers with hundreds of returns that call each other, a name rebound
     hundreds of times to their calls, hundreds of calls of it: whether a call

@@ -1169,3 +1169,65 @@ def test_a_projects_own_checkpoint_in_a_graphed_callable(one_line: bool) -> None
     (found,) = lint(source, "GL708")
     assert found.line == (11 if one_line else 12)
     assert found.message.startswith("`Ckpt.backward` uses reentrant checkpointing")
+
+
+FIELDS = """\
+    import copy
+    from dataclasses import dataclass
+    from typing import Any, ClassVar
+
+    import torch
+
+
+    def bad(x):
+        return x.sum().item()  # expect: GL101
+
+
+    def clean(x):
+        return x * 2
+
+
+    def fallback(x):
+        return x.max().item()  # expect: GL101
+
+
+    def elsewhere(x):
+        return x.min().item()
+
+
+    def copied(x):
+        return x.argmax().item()  # expect: GL101
+
+
+    @dataclass
+    class Steps:
+        kind: ClassVar[str] = "steps"
+        first: Any
+        second: Any = fallback
+
+
+    def main(x, g):
+        steps = Steps(bad, second=clean)
+        other = Steps(first=clean)
+        unused = Steps(elsewhere)
+        dup = copy.copy(Steps(copied))
+        with torch.cuda.graph(g):
+            steps.first(x)
+            steps.second(x)
+            other.second(x)
+            dup.first(x)
+    """
+
+
+def test_dataclass_fields_hold_what_their_construction_passed(tmp_path: Path) -> None:
+    """An instance of a dataclass made where the resolver sees it keeps what that
+    construction passed (by position or keyword), its default where it passed
+    nothing: ``steps.second`` is ``clean`` here, ``other.second`` the default, and
+    what another instance holds (``unused``) is not run; a copy holds what the
+    original does. ``ClassVar`` is no field."""
+    (tmp_path / "case.py").write_text(textwrap.dedent(FIELDS))
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
+    }
+    assert got == set(expectations(textwrap.dedent(FIELDS)))

@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
@@ -166,6 +167,26 @@ class _Fn:
 
 
 @dataclass(frozen=True)
+class _Built:
+    """Where an instance of a dataclass was made, and with what: its fields hold
+    what these arguments are in that code."""
+
+    module: ModuleSummary
+    fn: FunctionSummary | None
+    arguments: Arguments
+
+    def argument(self, cls: ClassSummary, name: str) -> Ref | None:
+        given = dict(self.arguments.keywords)
+        if name in given:
+            return given[name]
+        if cls.bases:  # the fields of its bases come first: positions unknown
+            return None
+        at = cls.dataclass.index(name)
+        positional = self.arguments.positional
+        return positional[at] if at < len(positional) else None
+
+
+@dataclass(frozen=True)
 class _Cls:
     module: ModuleSummary
     cls: ClassSummary
@@ -174,6 +195,8 @@ class _Cls:
     # ``self`` in a method of ``cls``: an instance of it or of any subclass, whose
     # overrides its methods' calls run too
     open: bool = False
+    # an instance of a dataclass made where resolution saw it (``Spec(module=M)``)
+    built: _Built | None = None
 
 
 @dataclass(frozen=True)
@@ -257,6 +280,9 @@ class _Passed:
     handoff: _Handoff = field(default=(), compare=False)
 
 
+# calls that return a copy of their first argument (``replace``: with some fields
+# changed, so what the copy's fields hold is any construction's)
+_COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
 # decorators that keep what the function returned for each argument list
 _MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
 _MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
@@ -465,6 +491,8 @@ class Project:
         self._entry_regions: dict[tuple[str, str], tuple[str, int, str, str]] = {}
         self._holder_classes: set[tuple[str, str]] = set()
         self._demanded: dict[_Param, None] = {}
+        # the constructions of dataclasses found in the project, by class
+        self._built: dict[tuple[str, str], list[_Built]] = {}
         self._searched: set[tuple[str, str]] = set()
         self._rounds = 0
         self._by_path: dict[str, ModuleSummary] = {}
@@ -874,13 +902,18 @@ class Project:
             return found
         # an instance: of a project class, or a container of items
         partial_of = ref.arguments.positional[:1] if ref.arguments else ()
-        if partial_of and self.qualify(module, ref.target) == "functools.partial":
+        qualified = self.qualify(module, ref.target)
+        if partial_of and qualified == "functools.partial":
             first = partial_of[0]  # calling ``partial(step, x)`` runs ``step``
             return self.ref(module, fn, first, depth + 1) if first else []
-        if (
-            ref.target == "dict"
-            or self.qualify(module, ref.target) in MODULE_CONTAINERS
-        ):
+        if partial_of and qualified in _COPIES:  # a copy of the same class
+            first = partial_of[0]
+            changed = bool(ref.arguments and ref.arguments.keywords)
+            return [
+                replace(v, built=None) if changed and isinstance(v, _Cls) else v
+                for v in (self.ref(module, fn, first, depth + 1) if first else [])
+            ]
+        if ref.target == "dict" or qualified in MODULE_CONTAINERS:
             return [
                 _Items(
                     tuple(
@@ -897,6 +930,14 @@ class Project:
             if isinstance(value, _Cls) and not value.instance and ref.arguments:
                 for init in self.called(value):  # ``Wrapper(fn)``: its ``__init__``
                     self.pass_arguments(init, ref.arguments, module, fn)
+                if value.cls.dataclass:  # ``Spec(module=M)``: its fields hold these
+                    built = _Built(module, fn, ref.arguments)
+                    found.append(replace(value, instance=True, built=built))
+                    continue
+            if self.handoffs and isinstance(value, _Fn) and value.fn.made:
+                # a factory that makes what it is passed
+                found.extend(self._made(value, ref.arguments, module, fn, depth))
+                continue
             if self.handoffs and isinstance(value, _Fn) and value.fn.results:
                 # a factory's names
                 returned = value.fn.results
@@ -906,6 +947,131 @@ class Project:
             if result is not None:
                 found.append(result)
         return found
+
+    def _made(
+        self,
+        factory: _Fn,
+        arguments: Arguments | None,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        depth: int,
+    ) -> list[object]:
+        """What a call of ``factory`` makes from what this call passes it
+        (``build(spec)`` returning ``spec.module(...)``): instances of the classes
+        it calls, and what it returns as passed, but for a class that it calls
+        (that return is for functions)."""
+        if arguments is None:
+            return []
+        passed: dict[str, Ref | None] = dict(
+            zip(_positional(factory.fn), arguments.positional, strict=False)
+        )
+        passed.update(arguments.keywords)
+        made = [(m.removesuffix("()"), m.endswith("()")) for m in factory.fn.made]
+        instantiated = {path for path, called in made if called}
+        found: list[object] = []
+        for path, called in made:
+            head, _, rest = path.partition(".")
+            given = passed.get(head)
+            if given is None:
+                continue
+            values = self.ref(module, fn, given, depth + 1)
+            for attr in rest.split(".") if rest else ():
+                values = [v for x in values for v in self.attribute(x, attr, depth)]
+            for value in values:
+                is_class = isinstance(value, _Cls) and not value.instance
+                if called and isinstance(value, _Cls) and not value.instance:
+                    found.append(replace(value, instance=True))
+                elif called and isinstance(value, _Opaque):
+                    found.append(value.attribute("()") if value.qualified else value)
+                elif not called and not (is_class and path in instantiated):
+                    found.append(value)
+        return found
+
+    def _field(
+        self,
+        value: _Cls,
+        module: ModuleSummary,
+        cls: ClassSummary,
+        attr: str,
+        depth: int,
+    ) -> list[object]:
+        """What the field ``attr`` of a dataclass instance holds: what the
+        construction that made it passed, else its default; for an instance made
+        where resolution did not see (a parameter annotated with the class), what
+        any construction of the class in the project passes, or the default."""
+        made = (
+            [value.built]
+            if value.built is not None
+            else self._constructions(module, cls)
+        )
+        return self._bindings.values(  # a field holding an instance of its class
+            ("field", module, cls, attr, value.built),
+            partial(self._field_values, module, cls, attr, made, depth),
+        )
+
+    def _field_values(
+        self,
+        module: ModuleSummary,
+        cls: ClassSummary,
+        attr: str,
+        made: list[_Built],
+        depth: int,
+    ) -> list[object]:
+        default = cls.defaults.get(attr)
+        found: list[object] = []
+        for built in made:
+            given = built.argument(cls, attr)
+            if given is not None:
+                found.extend(self.ref(built.module, built.fn, given, depth + 1))
+        if default is not None and (
+            not made or any(b.argument(cls, attr) is None for b in made)
+        ):
+            found.extend(self.ref(module, None, default, depth + 1))
+        if not found:
+            detail = f"the value of `{cls.name}.{attr}` is not tracked"
+            return [_Opaque(Reason.UNTRACKED, detail)]
+        return found
+
+    def _constructions(self, module: ModuleSummary, cls: ClassSummary) -> list[_Built]:
+        """The calls, anywhere in the project, that make an instance of the
+        dataclass ``cls`` (in preview: the files that name it are summarised);
+        found once a run."""
+        key = (module.path, cls.name)
+        known = self._built.get(key)
+        if known is not None:
+            return known
+        self._built[key] = []  # a construction inside one of its own fields
+        if not self.handoffs:
+            return []
+        saved, self._reading = self._reading, None  # the search captures nothing
+        try:  # a union, not a trace: the first few
+            found = list(islice(self._made_at(module, cls), _MAX_PASSED))
+        finally:
+            self._reading = saved
+        self._built[key] = found
+        return found
+
+    def _made_at(self, module: ModuleSummary, cls: ClassSummary) -> Iterator[_Built]:
+        """The calls that make an instance of ``cls``: in its module, and in the
+        project's files that name it."""
+        short = cls.name.rpartition(".")[2]
+        words = {module.name.rpartition(".")[2], short}
+        for other in dict.fromkeys([module, *self._naming({short: words})]):
+            names = (short, *_aliases_of(other, short))
+            for caller, site in _sites(other):
+                if (
+                    site.arguments is None
+                    or site.callee.rpartition(".")[2] not in names
+                ):
+                    continue
+                if any(
+                    isinstance(target, _Cls)
+                    and not target.instance
+                    and target.cls.name == cls.name
+                    and target.module.path == module.path
+                    for target in self.dotted(other, caller, site.callee)
+                ):
+                    yield _Built(other, caller, site.arguments)
 
     @staticmethod
     def _result(value: object, callee: str) -> object | None:
@@ -984,6 +1150,8 @@ class Project:
                             if attr in sub.methods
                         )
                     return found_fn
+                if attr in cls.dataclass and instance and isinstance(value, _Cls):
+                    return self._field(value, module, cls, attr, depth)
                 if attr in cls.attrs and instance:
                     init = module.functions.get(f"{cls.name}.__init__")
                     held = self._bindings.values(
@@ -1008,6 +1176,15 @@ class Project:
                         role = "forward()" if name == "forward" and own_ctx else name
                         found_fn.append(_Fn(home, method, handoff, role))
                 return found_fn
+            if isinstance(value, _Cls) and value.open:
+                # ``self.forward`` in a base that leaves it to its subclasses
+                overrides: list[object] = [
+                    _Fn(sub_module, sub_module.functions[sub.methods[attr]], handoff)
+                    for sub_module, sub in self.subclasses(value.module, value.cls)
+                    if attr in sub.methods
+                ]
+                if overrides:
+                    return overrides
             return [self._missing(value.cls, classes, library, attr)]
         if isinstance(value, _Fn):  # ``outer.Inner``: defined in the function
             inner = f"{value.fn.path}.{attr}"
@@ -1054,16 +1231,16 @@ class Project:
             tests = is_test_module(module.path)
             modules.extend(
                 m
-                for m in self._naming({short: words})
+                for m in self._naming({short: words}, derive=True)
                 if m is not module and (tests or not is_test_module(m.path))
             )
         found = [
             (other, candidate)
             for other in modules
             for candidate in other.classes.values()
-            if candidate is not cls
+            if (other.path, candidate.name) != (module.path, cls.name)
             and any(
-                c is cls and m.path == module.path
+                c.name == cls.name and m.path == module.path
                 for m, c in self.bases(other, candidate)
             )
         ]
@@ -2032,11 +2209,13 @@ class Project:
             self._reading = saved
         return found
 
-    def _naming(self, names: dict[str, set[str]]) -> list[ModuleSummary]:
+    def _naming(
+        self, names: dict[str, set[str]], *, derive: bool = False
+    ) -> list[ModuleSummary]:
         """The summaries of the project's files that import one of the words a name
         of ``names`` maps to (that name, its class, its module) and whose text names
-        it, as ``grep -w`` would: the others are not summarised. Each file's
-        imports are read once a run."""
+        it, as ``grep -w`` would (``derive``: among the bases of a class statement):
+        the others are not summarised. Each file's imports are read once a run."""
         if not names:
             return []
         if self._import_words is None:
@@ -2053,7 +2232,7 @@ class Project:
             if not named:
                 continue
             data = self._read(path)
-            if data is not None and any(_names(data, n) for n in named):
+            if data is not None and any(_names(data, n, derive) for n in named):
                 hits.append((module_of(path), self.root_of_file(str(path))))
         if self._prefetch is not None:
             self._prefetch(
@@ -2255,9 +2434,13 @@ def imported_words(data: bytes) -> frozenset[bytes]:
     return frozenset(words)
 
 
-def _names(data: bytes, name: bytes) -> bool:
-    """Whether the text ``data`` has the word ``name``."""
-    return re.search(rb"\b" + re.escape(name) + rb"\b", data) is not None
+def _names(data: bytes, name: bytes, derive: bool = False) -> bool:
+    """Whether the text ``data`` has the word ``name`` (``derive``: among the bases
+    of a class statement, ``class Sub(pkg.Base):``, over lines too)."""
+    word = rb"\b" + re.escape(name) + rb"\b"
+    if derive:
+        word = rb"\bclass\s+\w+\s*\([^)]*" + word
+    return re.search(word, data) is not None
 
 
 def _called_as(path: str) -> str | None:
@@ -2381,6 +2564,15 @@ def _modules(found: list[_Fn]) -> str:
 
 _TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)
 _TENSORS = "tensors"  # a container of device tensors
+
+
+def _aliases_of(module: ModuleSummary, name: str) -> list[str]:
+    """The local names ``module`` imports ``name`` as (``import X as Y``)."""
+    return [
+        local
+        for local, qualified in module.imports.items()
+        if qualified.rpartition(".")[2] == name and local != name
+    ]
 
 
 def _positional(fn: FunctionSummary) -> list[str]:

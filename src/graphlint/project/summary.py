@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import copy
 import functools
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -189,12 +190,18 @@ class FunctionSummary:
     # and the line from which a parameter may no longer hold what was passed
     tested: list[str] = field(default_factory=list)
     rebound: dict[str, int] = field(default_factory=dict)
-    # what calling it gives, where every ``return`` gives a name (``return
-    # forward_backward_no_pipelining``, a local bound to functions): those names,
-    # resolved in the function; empty when one returns anything else
+    # what calling it gives, where every ``return`` gives something the summaries
+    # model (``return forward_backward_no_pipelining``, a local bound to functions,
+    # ``return Spec(module=Layer)``, ``return REGISTRY[name]``): those, resolved in
+    # the function; empty when one returns anything else
     results: list[Ref] = field(default_factory=list)
     # the line of the statement making each binding in ``names``, in its order
     bound_at: dict[str, list[int]] = field(default_factory=dict)
+    # what calling it gives that comes from what it is passed, where some ``return``
+    # calls a parameter or an attribute of one (a factory: ``return cls(*args)``,
+    # ``module = spec.module; return module(**kwargs)``): "spec.module()" (an
+    # instance made by calling it), "spec.module" (returned as passed)
+    made: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -215,6 +222,10 @@ class ClassSummary:
     # in ``__init__`` or a method it calls, and no method but ``__init__`` sets
     # them to None again
     settled: list[str] = field(default_factory=list)
+    # a dataclass's fields, in order (its ``__init__``'s parameters), with the
+    # defaults that may be project code
+    dataclass: list[str] = field(default_factory=list)
+    defaults: dict[str, Ref] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -313,7 +324,6 @@ class _Summarizer(ast.NodeVisitor):
         # the enclosing functions, and (computed when a test needs them) their
         # names assigned exactly once, with their values
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        self._once: dict[ast.AST, dict[str, ast.expr]] = {}
         self._bindings: dict[ast.AST, _Bindings] = {}
         self.walrus = True  # the source may hold ``:=`` (summarize says)
         self._deferred = 0  # inside a lambda: runs later, when called
@@ -330,6 +340,8 @@ class _Summarizer(ast.NodeVisitor):
         name = ".".join([*self.stack, node.name])
         bases = [b for b in (dotted(base) for base in node.bases) if b is not None]
         summary = ClassSummary(name, bases, settled=_settled_attributes(node))
+        if any(self._is_dataclass(d) for d in node.decorator_list):
+            summary.dataclass, summary.defaults = _fields(node)
         self.module.classes[name] = summary
         self.bind(node.name, Ref("name", name))
         self.stack.append(node.name)
@@ -340,6 +352,12 @@ class _Summarizer(ast.NodeVisitor):
         self._class_nodes.pop()
         self.classes.pop()
         self.stack.pop()
+
+    def _is_dataclass(self, decorator: ast.expr) -> bool:
+        """``@dataclass``, ``@dataclasses.dataclass(frozen=True)``."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = dotted(target)
+        return name is not None and (self.qualify(target) or name) in _DATACLASS
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         path = ".".join([*self.stack, node.name])
@@ -405,9 +423,11 @@ class _Summarizer(ast.NodeVisitor):
         saved, self.guards = self.guards, []
         settled, self._settled = self._settled, 0  # a call of it runs it anew
         self.enclosing.append(node)
-        results = [ref_of(r) for r in _returned(node.body)]
-        if all(r is not None and r.kind == "name" for r in results):
+        returns = _returned(node)
+        results = [ref_of(r) for r in returns]
+        if all(r is not None for r in results):
             summary.results = [r for r in results if r is not None]
+        summary.made = _made(returns, summary.params, self._bound(node))
         returned = _only_return(node.body)
         if returned is not None:
             test = formula(returned, self.local)
@@ -419,7 +439,7 @@ class _Summarizer(ast.NodeVisitor):
         rebound = bindings.first if bindings is not None else {}
         summary.rebound = {p: rebound[p] for p in summary.tested if p in rebound}
         if owner is None:  # methods are not followed as compile wrappers
-            self.compile_facts(node, summary)
+            self.compile_facts(returns, summary)
         self.enclosing.pop()
         self.guards = saved
         self._settled = settled
@@ -506,12 +526,10 @@ class _Summarizer(ast.NodeVisitor):
         base = self.module.imports.get(head)
         return f"{base}{dot}{rest}" if base is not None else None
 
-    def compile_facts(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef, summary: FunctionSummary
-    ) -> None:
+    def compile_facts(self, returns: list[ast.expr], summary: FunctionSummary) -> None:
         """What the function compiles its first argument with, and what compiler it
-        returns, per ``return``."""
-        returned = [self.local_value(r) for r in _returned(node.body)]
+        returns, per ``return`` (``returns``: what they give)."""
+        returned = [self.local_value(r) for r in returns]
         params = summary.params[: summary.positional]
         if params:
             summary.compiles = [_compiles(self, r, params[0]) for r in returned]
@@ -712,10 +730,10 @@ class _Summarizer(ast.NodeVisitor):
         if len(self.enclosing) < level:
             return None
         function = self.enclosing[-level]
-        once = self._once.get(function)
-        if once is None:
-            once = self._once[function] = _assigned_once(function)
-        return once.get(name)
+        values = self._bound(function).values.get(name)
+        if values is None or len(values) != 1 or _is_param(function, name):
+            return None
+        return values[0]
 
     def passed(self, node: ast.Name) -> bool:
         """Whether ``node`` is a parameter of the enclosing function that still
@@ -731,6 +749,9 @@ class _Summarizer(ast.NodeVisitor):
     def bindings(self) -> _Bindings:
         """How the enclosing function binds its names (read once, when asked)."""
         function = self.enclosing[-1]
+        return self._bound(function)
+
+    def _bound(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Bindings:
         found = self._bindings.get(function)
         if found is None:
             found = self._bindings[function] = _bindings(function, self.walrus)
@@ -1352,46 +1373,105 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
-def _returned(body: list[ast.stmt]) -> list[ast.expr]:
-    """The values a function body returns, not those of functions nested in it."""
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """The values a function returns, not those of functions nested in it: a
+    ``return`` is a statement, so only statements are looked into (breadth first,
+    in the order of the source at each depth)."""
     found: list[ast.expr] = []
-    todo: list[ast.AST] = list(body)
+    todo: deque[ast.AST] = deque(function.body)
     while todo:
-        node = todo.pop(0)
-        if isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-        ):
+        node = todo.popleft()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if isinstance(node, ast.Return) and node.value is not None:
-            found.append(node.value)
-        todo.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                found.append(node.value)
+            continue
+        for block in _BLOCKS:
+            todo.extend(getattr(node, block, ()))
     return found
 
 
-def _assigned_once(
-    function: ast.FunctionDef | ast.AsyncFunctionDef,
-) -> dict[str, ast.expr]:
-    """The function's names bound exactly once, by a plain ``name = value``."""
-    counts: dict[str, int] = {}
-    values: dict[str, ast.expr] = {}
-    for node in ast.walk(function):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
-            targets = [node.target]
-        for target in targets:
-            for name in ast.walk(target):
-                if isinstance(name, ast.Name):
-                    counts[name.id] = counts.get(name.id, 0) + 1
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                values[target.id] = node.value
-    for arg in ast.walk(function.args):
-        if isinstance(arg, ast.arg):
-            counts[arg.arg] = counts.get(arg.arg, 0) + 2
-    return {name: value for name, value in values.items() if counts.get(name) == 1}
+# the fields of statements (and of ``except`` and ``case`` clauses) that hold
+# statements
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+_DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
+
+
+def _fields(node: ast.ClassDef) -> tuple[list[str], dict[str, Ref]]:
+    """A dataclass's fields, in order, and the defaults that name or make
+    something (``attention: type = Identity``); ``ClassVar`` ones are no fields."""
+    names: list[str] = []
+    defaults: dict[str, Ref] = {}
+    for statement in node.body:
+        if not (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+        ):
+            continue
+        annotation = statement.annotation
+        outer = (
+            annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        )
+        if (dotted(outer) or "").rpartition(".")[2] == "ClassVar":
+            continue
+        names.append(statement.target.id)
+        ref = ref_of(statement.value) if statement.value is not None else None
+        if ref is not None and not _is_field_call(statement.value):
+            defaults[statement.target.id] = ref
+    return names, defaults
+
+
+def _is_field_call(value: ast.expr | None) -> bool:
+    """``field(default_factory=...)``: no value of the class body."""
+    return (
+        isinstance(value, ast.Call)
+        and (dotted(value.func) or "").rpartition(".")[2] == "field"
+    )
+
+
+def _made(returns: list[ast.expr], params: list[str], bound: _Bindings) -> list[str]:
+    """``FunctionSummary.made``: what the returns give from the parameters, where
+    one of them calls a parameter or an attribute of one; else nothing."""
+    found: list[str] = []
+    for value in returns:
+        called = isinstance(value, ast.Call)
+        name = dotted(value.func if isinstance(value, ast.Call) else value)
+        for source in _from_params(name, params, bound):
+            found.append(f"{source}()" if called else source)
+    if not any(m.endswith("()") for m in found):
+        return []
+    return list(dict.fromkeys(found))
+
+
+def _from_params(name: str | None, params: list[str], bound: _Bindings) -> list[str]:
+    """The dotted names of parameters (``spec.module``) that ``name`` may hold: a
+    parameter's attribute path, or a local bound to one (one step)."""
+    if name is None:
+        return []
+    head, dot, rest = name.partition(".")
+    found = [name] if head in params else []
+    for value in bound.values.get(head, ()):
+        inner = dotted(value) if value is not None else None
+        if inner is not None and inner.partition(".")[0] in params:
+            found.append(f"{inner}{dot}{rest}")
+    return found
+
+
+def _is_param(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    arguments = function.args
+    return any(
+        a is not None and a.arg == name
+        for a in (
+            *arguments.posonlyargs,
+            *arguments.args,
+            arguments.vararg,
+            *arguments.kwonlyargs,
+            arguments.kwarg,
+        )
+    )
 
 
 def _annotated_class(annotation: ast.expr | None) -> str | None:
