@@ -1231,3 +1231,49 @@ def test_dataclass_fields_hold_what_their_construction_passed(tmp_path: Path) ->
         (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
     }
     assert got == set(expectations(textwrap.dedent(FIELDS)))
+
+
+CLOSURE_SELF = """\
+    import torch
+
+
+    class Layer(torch.nn.Module):
+        def helper(self, x):
+            return x.sum().item()  # expect: GL101
+
+        def forward(self, x):
+            def custom_forward(y):
+                return self.helper(y)
+
+            return custom_forward(x)
+
+
+    class Own:
+        def run(self, x):
+            def inner(self):
+                return self.helper(x)
+
+            return inner(Other())
+
+
+    class Other:
+        def helper(self, x):
+            return x.max().item()
+
+
+    def main(x, g):
+        layer = Layer()
+        with torch.cuda.graph(g):
+            layer(x)
+    """
+
+
+def test_self_in_a_function_nested_in_a_method(tmp_path: Path) -> None:
+    """A closure in a method (``def custom_forward(*inputs):`` for a checkpoint)
+    reads the method's ``self``: its calls are followed."""
+    (tmp_path / "case.py").write_text(textwrap.dedent(CLOSURE_SELF))
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
+    }
+    assert got == set(expectations(textwrap.dedent(CLOSURE_SELF)))

@@ -350,7 +350,7 @@ class _Bindings:
         try:
             for rounds in range(1, _ROUNDS + 1):
                 self._low, self._grew = _NOWHERE, False
-                found = list(dict.fromkeys(evaluate()))
+                found = _trimmed(evaluate())
                 before = self._last.get(key, [])
                 self._last[key] = found
                 self._grew |= _project_values(before) != _project_values(found)
@@ -379,6 +379,22 @@ class _Bindings:
     def changed(self) -> None:
         """A parameter got a new argument: what was found may be short of it."""
         self._done.clear()
+
+
+_MAX_OPAQUE = 8  # values a binding keeps that lead to no project code
+
+
+def _trimmed(values: list[object]) -> list[object]:
+    """``values`` once each, with only the first few that lead to no project code:
+    they say why a call is not followed, and each read of an untracked value makes
+    a new one (``h.float().float()...``), which would otherwise multiply along
+    every binding that reads it."""
+    found = list(dict.fromkeys(values))
+    opaque = [v for v in found if isinstance(v, _Opaque)]
+    if len(opaque) <= _MAX_OPAQUE:
+        return found
+    dropped = set(map(id, opaque[_MAX_OPAQUE:]))
+    return [v for v in found if id(v) not in dropped]
 
 
 def _project_values(values: list[object]) -> frozenset[object]:
@@ -675,12 +691,13 @@ class Project:
         if depth > _MAX_DEPTH:
             return self._bindings.too_deep()
         if fn is not None:
-            if name == "self":
-                cls = self.class_of(module, fn)
-                return [_Cls(module, cls, True, open=True)] if cls is not None else []
-            if name == "super()":
-                cls = self.class_of(module, fn)
-                return [_Super(module, cls)] if cls is not None else []
+            if name in ("self", "super()"):
+                cls = self._self_class(module, fn)
+                if cls is not None and name == "self":
+                    return [_Cls(module, cls, True, open=True)]
+                if cls is not None or name == "super()":
+                    return [_Super(module, cls)] if cls is not None else []
+                # a nested function's own ``self`` parameter
             scope: str | None = fn.path
             while scope:
                 # a class body's names are not visible from its methods
@@ -1246,6 +1263,22 @@ class Project:
         ]
         self._subclasses[key] = found
         return found
+
+    @staticmethod
+    def _self_class(module: ModuleSummary, fn: FunctionSummary) -> ClassSummary | None:
+        """The class whose instance ``self`` is in ``fn``: its method's, also in a
+        function nested in the method (``def custom_forward(*inputs):`` reading
+        ``self`` as a closure), unless a nested function binds ``self`` itself."""
+        scope = fn.path
+        while scope:
+            owner = scope.rpartition(".")[0]
+            if owner in module.classes:
+                return module.classes[owner]
+            enclosing = module.functions.get(scope)
+            if enclosing is not None and "self" in enclosing.params:
+                return None  # its own ``self``, not a method's
+            scope = owner
+        return None
 
     def class_of(
         self, module: ModuleSummary, fn: FunctionSummary
