@@ -1277,3 +1277,42 @@ def test_self_in_a_function_nested_in_a_method(tmp_path: Path) -> None:
         (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
     }
     assert got == set(expectations(textwrap.dedent(CLOSURE_SELF)))
+
+
+HOST_ARGUMENT = """\
+    import torch
+
+
+    def use(q, kind):
+        k = int(kind.item())
+        return q * k
+
+
+    def sync(q, kind):
+        return q * int(kind.item())  # expect: GL101
+
+
+    def step(q, mask_type=0):
+        kind = torch.tensor([mask_type], dtype=torch.int)
+        on_device = torch.zeros(1, dtype=torch.int, device="cuda")
+        use(q, kind)
+        return sync(q, on_device)
+
+
+    def main(x, g):
+        with torch.cuda.graph(g):
+            step(x)
+    """
+
+
+def test_a_parameter_every_call_passes_a_host_tensor_is_on_the_host(
+    tmp_path: Path,
+) -> None:
+    """``kind = torch.tensor([k])`` (no device) passed to a helper: reading it there
+    is no device-to-host copy; the same read of a tensor made on the device is."""
+    (tmp_path / "case.py").write_text(textwrap.dedent(HOST_ARGUMENT))
+    results = check_project([tmp_path / "case.py"], Settings(), 1)
+    got = {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
+    }
+    assert got == set(expectations(textwrap.dedent(HOST_ARGUMENT)))

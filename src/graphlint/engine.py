@@ -33,7 +33,7 @@ from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
-from graphlint.facts.values import Kind, element_of
+from graphlint.facts.values import Device, Kind, element_of
 from graphlint.facts.walk import forget, walk_batched
 from graphlint.matchers import on_device
 from graphlint.parsing import parse_module
@@ -283,7 +283,7 @@ def _reached_notes(
 def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
     """The arguments of a call that are device tensors, by position ("0") up to the
     first ``*args``, and by keyword; a container of device tensors has a ``*``
-    after its slot ("1*")."""
+    after its slot ("1*"), a tensor made on the host a ``!`` ("mask!")."""
     found: list[str] = []
     position = 0
     for arg in call.args:
@@ -302,6 +302,8 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
             found.append(slot)
         elif value.kind is Kind.PYTHON and on_device(element_of(value)):
             found.append(slot + "*")
+        elif value.is_tensor and value.device is Device.CPU:
+            found.append(slot + "!")
     return tuple(found)
 
 

@@ -1664,18 +1664,24 @@ class Project:
         what its function was passed (``CALLER``), else nothing known."""
         callee = target.fn
         given: dict[str, str] = {}
+        slots = dict(enumerate(_positional(callee)))
+
+        def give(slot: str, code: str) -> None:
+            given[slots.get(int(slot), "") if slot.isdigit() else slot] = code
+
         if isinstance(site, Entry):
-            slots = dict(enumerate(_positional(callee)))
             for slot in site.tensors:
-                code = _TENSORS if slot.endswith("*") else _TENSOR
-                slot = slot.rstrip("*")
-                given[slots.get(int(slot), "") if slot.isdigit() else slot] = code
+                code = _SLOT_CODES.get(slot[-1], _TENSOR)
+                give(slot.rstrip("*!"), code)
         elif call is not None and call.nullness is not None:
             nullness = call.nullness
             passed = zip(_positional(callee), nullness.positional, strict=False)
             for name, code in [*passed, *nullness.keywords]:
                 if code.startswith(CALLER) and OR not in code:
                     given[name] = code
+        if call is not None:
+            for slot in call.host:
+                give(slot, _HOST)
         for name in callee.params:
             key = (target.module.path, callee.path, name)
             self._tensors.setdefault(key, set()).add(
@@ -1684,22 +1690,23 @@ class Project:
 
     def tensor_params(self, target: _Fn) -> tuple[str, ...]:
         """The parameters of ``target`` that every call followed passes a device
-        tensor (``x``), or a container of them (``xs*``), also through the
-        parameters of its callers."""
+        tensor (``x``), a container of them (``xs*``) or a tensor made on the host
+        (``mask!``), also through the parameters of its callers."""
         found = []
         for name in target.fn.params:
             if name in target.fn.annotated:
                 continue
             code = self._tensor_code((target.module.path, target.fn.path, name))
             if code is not None:
-                found.append(name + "*" if code == _TENSORS else name)
+                found.append(name + _SLOT_MARKS[code])
         return tuple(found)
 
     def _tensor_code(self, key: _Param) -> str | None:
-        """``_TENSOR`` or ``_TENSORS`` where every call passes that, else None."""
+        """``_TENSOR``, ``_TENSORS`` or ``_HOST`` where every call passes that,
+        else None."""
 
         def value(null: _Null) -> list[str | _Param | None]:
-            if null.code in (_TENSOR, _TENSORS):
+            if null.code in _SLOT_MARKS:
                 return [null.code]
             if null.code.startswith(CALLER) and null.fn is not None:
                 return [(null.module.path, null.fn.path, null.code[len(CALLER) :])]
@@ -2421,7 +2428,7 @@ def _as_called(
 
 def _later(slot: str) -> str:
     """An ``Entry.tensors`` slot one position on ("0" -> "1", "2*" -> "3*")."""
-    index = slot.rstrip("*")
+    index = slot.rstrip("*!")
     return f"{int(index) + 1}{slot[len(index) :]}" if index.isdigit() else slot
 
 
@@ -2597,6 +2604,10 @@ def _modules(found: list[_Fn]) -> str:
 
 _TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)
 _TENSORS = "tensors"  # a container of device tensors
+_HOST = "host"  # a tensor made on the host
+# how ``tensor_params`` and ``Entry.tensors`` mark each kind of slot
+_SLOT_MARKS = {_TENSOR: "", _TENSORS: "*", _HOST: "!"}
+_SLOT_CODES = {"*": _TENSORS, "!": _HOST}
 
 
 def _aliases_of(module: ModuleSummary, name: str) -> list[str]:

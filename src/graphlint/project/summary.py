@@ -24,7 +24,9 @@ from pathlib import Path
 from graphlint.diagnostics import Diagnostic
 from graphlint.facts import guards
 from graphlint.facts.torchapi import (
+    CPU_FACTORIES,
     CUDAGRAPHS_OPTION,
+    FACTORIES,
     MODULE_SELF_METHODS,
     NEVER_NONE_BUILTINS,
     NEVER_NONE_GENERICS,
@@ -155,6 +157,10 @@ class CallSite:
     # Manager()``, ``if key not in memo: memo[key] = fn(*args)``): warm-up runs it
     # and leaves the test false, so the capture does not (``_settles``)
     settled: bool = False
+    # the arguments that are tensors made on the host (``torch.tensor([k])`` with no
+    # device, or a local bound once to one), by position up to a ``*args`` and by
+    # keyword
+    host: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -916,6 +922,46 @@ class _Summarizer(ast.NodeVisitor):
         if kept:
             self.guards.pop()
 
+    def host_arguments(self, call: ast.Call) -> tuple[str, ...]:
+        """``CallSite.host``: the arguments that are tensors made on the host."""
+        found: list[str] = []
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if self.on_host(arg):
+                found.append(str(position))
+        found.extend(
+            k.arg for k in call.keywords if k.arg is not None and self.on_host(k.value)
+        )
+        return tuple(found)
+
+    def on_host(self, expr: ast.expr, depth: int = 0) -> bool:
+        """Whether ``expr`` is a tensor made on the host: a PyTorch factory with no
+        device (or ``device="cpu"``), ``x.cpu()``, or a local assigned once to one."""
+        if isinstance(expr, ast.Name) and depth < 2:
+            value = self.local(expr.id)
+            return value is not None and self.on_host(value, depth + 1)
+        if not isinstance(expr, ast.Call):
+            return False
+        func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr == "cpu" and not expr.args:
+            return True
+        qualified = self.qualify(func) or ""
+        name = qualified.rpartition(".")[2]
+        if not (
+            qualified in CPU_FACTORIES
+            or (
+                qualified.startswith("torch.")
+                and name in FACTORIES
+                and name not in _PASS_THROUGH
+            )
+        ):
+            return False
+        device = _keyword(expr, "device")
+        return device is None or (
+            isinstance(device, ast.Constant) and device.value == "cpu"
+        )
+
     def visit_Call(self, node: ast.Call) -> None:
         callee = dotted(node.func)
         where = (node.lineno, node.col_offset)
@@ -927,6 +973,7 @@ class _Summarizer(ast.NodeVisitor):
                 arguments=arguments_of(node),
                 nullness=self.nullness_of(node),
                 settled=bool(self._settled) and not self._deferred,
+                host=self.host_arguments(node),
             )
         elif _is_computed(node.func):
             text = shorten(ast.unparse(node.func))
@@ -1398,6 +1445,8 @@ _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 _DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
+# factories that keep a tensor they are given where it is
+_PASS_THROUGH = frozenset({"as_tensor", "asarray"})
 
 
 def _fields(node: ast.ClassDef) -> tuple[list[str], dict[str, Ref]]:
