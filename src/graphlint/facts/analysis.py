@@ -82,8 +82,9 @@ def analyse(
         declared,
     )
     regions = found.regions
-    values.reset()  # parameters of captured callables are now known
     reaching = Reaching(module, scopes.scope_of)
+    values.reaching = reaching
+    values.reset()  # parameters of captured callables are now known; reads, flows
     state = host_state(
         module, values, regions, positions, reaching, compiles=bool(found.compiles)
     )

@@ -25,7 +25,9 @@ class Binding:
     scope: Scope
     value: cst.BaseExpression | None = None
     path: tuple[int, ...] = ()
-    node: cst.CSTNode | None = None  # the Param, FunctionDef or ClassDef
+    # the Param, FunctionDef or ClassDef; the store target (a Name) of an assignment,
+    # a loop or an augmented assignment (what ``Reaching`` says reaches a read)
+    node: cst.CSTNode | None = None
 
 
 @dataclass(eq=False)
@@ -223,7 +225,8 @@ class ScopeBuilder(cst.CSTVisitor):
         path: tuple[int, ...],
     ) -> None:
         if isinstance(target, cst.Name):
-            scope.bind(target.value, Binding(how, scope, value=value, path=path))
+            binding = Binding(how, scope, value=value, path=path, node=target)
+            scope.bind(target.value, binding)
             if how == "assign" and not path:
                 self.names.add_assignment(target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -277,7 +280,8 @@ class ScopeBuilder(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
             self.scope.bind(
-                node.target.value, Binding("augment", self.scope, value=node.value)
+                node.target.value,
+                Binding("augment", self.scope, value=node.value, node=node.target),
             )
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:

@@ -21,6 +21,7 @@ import libcst as cst
 from graphlint.diagnostics import RegionKind
 from graphlint.facts import torchapi as api
 from graphlint.facts.names import Names, dotted, is_none, is_true
+from graphlint.facts.reaching import Reaching
 from graphlint.facts.scopes import Binding, ClassInfo, Scope
 from graphlint.facts.walk import children
 
@@ -195,6 +196,9 @@ class Values:
         # reached functions' parameters that every call under capture passes a
         # device tensor (the project pass says which)
         self.tensor_params: dict[cst.CSTNode, frozenset[str]] = {}
+        # which bindings each read sees (set once the regions are found: until
+        # then a name is every value it is bound to)
+        self.reaching: Reaching | None = None
 
     def reset(self) -> None:
         """Forget memoised values (after ``captured`` changed)."""
@@ -347,6 +351,10 @@ class Values:
         bindings = scope.lookup(node.value) if scope is not None else None
         if bindings is None:
             return UNKNOWN
+        seen = self.reaching.of(node) if self.reaching is not None else None
+        if seen is not None:  # the bindings this read can see, where known
+            reached = [b for b in bindings if b.node is None or b.node in seen]
+            bindings = reached or bindings
         return join_all(self.binding(b) for b in bindings)
 
     def binding(self, binding: Binding) -> Value:
@@ -377,7 +385,11 @@ class Values:
             return value
         if b.how == "augment" and b.value is not None:
             added = self.of(b.value)
-            return added if added.is_tensor else BOTTOM
+            if added.is_tensor:
+                return added
+            # ``step += 1``: what the name held before (the bindings its read sees)
+            target = b.node
+            return self.of(target) if isinstance(target, cst.Name) else BOTTOM
         if b.how == "param" and isinstance(b.node, cst.Param):
             return self._param(b.node, b.scope)
         if b.how == "annotated" and b.value is not None:
