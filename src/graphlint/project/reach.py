@@ -695,9 +695,11 @@ class Project:
                 cls = self._self_class(module, fn)
                 if cls is not None and name == "self":
                     return [_Cls(module, cls, True, open=True)]
-                if cls is not None or name == "super()":
-                    return [_Super(module, cls)] if cls is not None else []
-                # a nested function's own ``self`` parameter
+                if cls is not None:
+                    return [_Super(module, cls)]
+                if name == "super()":
+                    return []
+                # else a nested function's own ``self`` parameter, looked up below
             scope: str | None = fn.path
             while scope:
                 # a class body's names are not visible from its methods
@@ -995,13 +997,15 @@ class Project:
             for attr in rest.split(".") if rest else ():
                 values = [v for x in values for v in self.attribute(x, attr, depth)]
             for value in values:
-                is_class = isinstance(value, _Cls) and not value.instance
-                if called and isinstance(value, _Cls) and not value.instance:
-                    found.append(replace(value, instance=True))
-                elif called and isinstance(value, _Opaque):
-                    found.append(value.attribute("()") if value.qualified else value)
-                elif not called and not (is_class and path in instantiated):
+                if isinstance(value, _Cls) and not value.instance:
+                    if called:
+                        found.append(replace(value, instance=True))
+                    elif path not in instantiated:
+                        found.append(value)
+                elif not called:
                     found.append(value)
+                elif isinstance(value, _Opaque):
+                    found.append(value.attribute("()") if value.qualified else value)
         return found
 
     def _field(
