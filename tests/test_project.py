@@ -1171,6 +1171,18 @@ def test_a_projects_own_checkpoint_in_a_graphed_callable(one_line: bool) -> None
     assert found.message.startswith("`Ckpt.backward` uses reentrant checkpointing")
 
 
+def _one_file_reports_its_marks(root: Path, source: str) -> None:
+    """``source`` checked as a project of one file reports exactly the lines it
+    marks (GL703 aside: these snippets do not warm up)."""
+    text = textwrap.dedent(source)
+    (root / "case.py").write_text(text)
+    results = check_project([root / "case.py"], Settings(), 1)
+    got = {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
+    }
+    assert got == set(expectations(text))
+
+
 FIELDS = """\
     import copy
     from dataclasses import dataclass
@@ -1225,12 +1237,7 @@ def test_dataclass_fields_hold_what_their_construction_passed(tmp_path: Path) ->
     nothing: ``steps.second`` is ``clean`` here, ``other.second`` the default, and
     what another instance holds (``unused``) is not run; a copy holds what the
     original does. ``ClassVar`` is no field."""
-    (tmp_path / "case.py").write_text(textwrap.dedent(FIELDS))
-    results = check_project([tmp_path / "case.py"], Settings(), 1)
-    got = {
-        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
-    }
-    assert got == set(expectations(textwrap.dedent(FIELDS)))
+    _one_file_reports_its_marks(tmp_path, FIELDS)
 
 
 CLOSURE_SELF = """\
@@ -1271,12 +1278,7 @@ CLOSURE_SELF = """\
 def test_self_in_a_function_nested_in_a_method(tmp_path: Path) -> None:
     """A closure in a method (``def custom_forward(*inputs):`` for a checkpoint)
     reads the method's ``self``: its calls are followed."""
-    (tmp_path / "case.py").write_text(textwrap.dedent(CLOSURE_SELF))
-    results = check_project([tmp_path / "case.py"], Settings(), 1)
-    got = {
-        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
-    }
-    assert got == set(expectations(textwrap.dedent(CLOSURE_SELF)))
+    _one_file_reports_its_marks(tmp_path, CLOSURE_SELF)
 
 
 HOST_ARGUMENT = """\
@@ -1310,9 +1312,4 @@ def test_a_parameter_every_call_passes_a_host_tensor_is_on_the_host(
 ) -> None:
     """``kind = torch.tensor([k])`` (no device) passed to a helper: reading it there
     is no device-to-host copy; the same read of a tensor made on the device is."""
-    (tmp_path / "case.py").write_text(textwrap.dedent(HOST_ARGUMENT))
-    results = check_project([tmp_path / "case.py"], Settings(), 1)
-    got = {
-        (d.line, d.code) for r in results for d in r.diagnostics if d.code != "GL703"
-    }
-    assert got == set(expectations(textwrap.dedent(HOST_ARGUMENT)))
+    _one_file_reports_its_marks(tmp_path, HOST_ARGUMENT)
