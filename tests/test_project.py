@@ -1313,3 +1313,27 @@ def test_a_parameter_every_call_passes_a_host_tensor_is_on_the_host(
     """``kind = torch.tensor([k])`` (no device) passed to a helper: reading it there
     is no device-to-host copy; the same read of a tensor made on the device is."""
     _one_file_reports_its_marks(tmp_path, HOST_ARGUMENT)
+
+
+MODULE_ARGUMENT = """\
+    import torch
+
+
+    def step(model, x):
+        loss = model(x).sum()
+        if loss > 0:  # expect: GL201
+            loss = loss * 2
+        return loss
+
+
+    def main(x, g):
+        model = torch.nn.Linear(4, 4).cuda()
+        with torch.cuda.graph(g):
+            step(model, x)
+    """
+
+
+def test_a_parameter_every_call_passes_a_module_returns_tensors(tmp_path: Path) -> None:
+    """``step(model, x)`` with an ``nn.Module``: ``model(x)`` in ``step`` is a device
+    tensor, so a branch on its sum is a branch on a device tensor."""
+    _one_file_reports_its_marks(tmp_path, MODULE_ARGUMENT)

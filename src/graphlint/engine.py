@@ -283,7 +283,8 @@ def _reached_notes(
 def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
     """The arguments of a call that are device tensors, by position ("0") up to the
     first ``*args``, and by keyword; a container of device tensors has a ``*``
-    after its slot ("1*"), a tensor made on the host a ``!`` ("mask!")."""
+    after its slot ("1*"), a tensor made on the host a ``!`` ("mask!"), an
+    ``nn.Module`` a ``~`` ("0~": calling it gives a device tensor)."""
     found: list[str] = []
     position = 0
     for arg in call.args:
@@ -304,6 +305,8 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
             found.append(slot + "*")
         elif value.is_tensor and value.device is Device.CPU:
             found.append(slot + "!")
+        elif value.kind is Kind.MODULE:
+            found.append(slot + "~")
     return tuple(found)
 
 

@@ -428,6 +428,8 @@ class Values:
             return Value(Kind.PYTHON, element=TENSOR)
         if param.name.value + "!" in passed:
             return tensor(Device.CPU)  # every call under capture passes a host tensor
+        if param.name.value + "~" in passed:
+            return Value(Kind.MODULE)  # ... a module: calling it gives a tensor
         if param.default is not None:
             # ``kind="causal"``, ``eps=1e-5``: a graphed callable's inputs are the
             # tensors it is called with, not its options; ``mask=None`` may be either

@@ -1676,7 +1676,7 @@ class Project:
         if isinstance(site, Entry):
             for slot in site.tensors:
                 code = _SLOT_CODES.get(slot[-1], _TENSOR)
-                give(slot.rstrip("*!"), code)
+                give(slot.rstrip("*!~"), code)
         elif call is not None and call.nullness is not None:
             nullness = call.nullness
             passed = zip(_positional(callee), nullness.positional, strict=False)
@@ -1694,8 +1694,9 @@ class Project:
 
     def tensor_params(self, target: _Fn) -> tuple[str, ...]:
         """The parameters of ``target`` that every call followed passes a device
-        tensor (``x``), a container of them (``xs*``) or a tensor made on the host
-        (``mask!``), also through the parameters of its callers."""
+        tensor (``x``), a container of them (``xs*``), a tensor made on the host
+        (``mask!``) or an ``nn.Module`` (``model~``), also through the parameters
+        of its callers."""
         found = []
         for name in target.fn.params:
             if name in target.fn.annotated:
@@ -2432,7 +2433,7 @@ def _as_called(
 
 def _later(slot: str) -> str:
     """An ``Entry.tensors`` slot one position on ("0" -> "1", "2*" -> "3*")."""
-    index = slot.rstrip("*!")
+    index = slot.rstrip("*!~")
     return f"{int(index) + 1}{slot[len(index) :]}" if index.isdigit() else slot
 
 
@@ -2609,9 +2610,10 @@ def _modules(found: list[_Fn]) -> str:
 _TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)
 _TENSORS = "tensors"  # a container of device tensors
 _HOST = "host"  # a tensor made on the host
+_MODULE = "module"  # an ``nn.Module``: what calling it returns is a device tensor
 # how ``tensor_params`` and ``Entry.tensors`` mark each kind of slot
-_SLOT_MARKS = {_TENSOR: "", _TENSORS: "*", _HOST: "!"}
-_SLOT_CODES = {"*": _TENSORS, "!": _HOST}
+_SLOT_MARKS = {_TENSOR: "", _TENSORS: "*", _HOST: "!", _MODULE: "~"}
+_SLOT_CODES = {"*": _TENSORS, "!": _HOST, "~": _MODULE}
 
 
 def _aliases_of(module: ModuleSummary, name: str) -> list[str]:
