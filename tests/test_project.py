@@ -1337,3 +1337,35 @@ def test_a_parameter_every_call_passes_a_module_returns_tensors(tmp_path: Path) 
     """``step(model, x)`` with an ``nn.Module``: ``model(x)`` in ``step`` is a device
     tensor, so a branch on its sum is a branch on a device tensor."""
     _one_file_reports_its_marks(tmp_path, MODULE_ARGUMENT)
+
+
+GETATTR = """\
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def helper(self, x):
+            return x.sum().item()  # expect: GL101
+
+        def other(self, x):
+            return x.max().item()  # expect: GL101
+
+        def unused(self, x):
+            return x.min().item()
+
+        def forward(self, x):
+            fn = getattr(self, "helper")
+            return fn(x) + getattr(self, "other", None)(x)
+
+
+    def main(x, g):
+        net = Net()
+        with torch.cuda.graph(g):
+            net(x)
+    """
+
+
+def test_getattr_with_a_literal_name_is_the_attribute(tmp_path: Path) -> None:
+    """``getattr(self, "helper")`` is ``self.helper``, bound to a name or called
+    at once, with or without a default; methods it does not name stay unreached."""
+    _one_file_reports_its_marks(tmp_path, GETATTR)

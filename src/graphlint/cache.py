@@ -49,8 +49,9 @@ from graphlint.read import ReadError, read_bounded
 # region calls pass (``Entry.tensors``); 16 adds what factories make
 # (``FunctionSummary.made``, results that are constructions) and dataclass fields;
 # 17 adds host-tensor arguments (``CallSite.host``, "!" slots of ``Entry.tensors``);
-# 18 adds module arguments ("~" slots)
-FORMAT = 18
+# 18 adds module arguments ("~" slots); 19 reads ``getattr(obj, "name")`` as
+# ``obj.name``
+FORMAT = 19
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

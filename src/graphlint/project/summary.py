@@ -254,6 +254,9 @@ def dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         base = dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
+    literal = _getattr_literal(node)
+    if literal is not None:  # ``getattr(self, "helper")`` is ``self.helper``
+        return literal
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -264,8 +267,30 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
+def _getattr_literal(node: ast.expr) -> str | None:
+    """``obj.name`` for ``getattr(obj, "name")`` (with or without a default)."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) in (2, 3)
+        and not node.keywords
+    ):
+        return None
+    name = node.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None
+    base = dotted(node.args[0])
+    if base is None or not name.value.isidentifier():
+        return None
+    return f"{base}.{name.value}"
+
+
 def ref_of(node: ast.expr) -> Ref | None:
     """What an expression evaluates to, symbolically (None: nothing callable)."""
+    literal = _getattr_literal(node)
+    if literal is not None:
+        return Ref("name", literal)
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in MODULE_SELF_METHODS:
