@@ -958,7 +958,7 @@ class Project:
                 found.extend(self._made(value, ref.arguments, module, fn, depth))
                 continue
             if self.handoffs and isinstance(value, _Fn) and value.fn.results:
-                # a factory's names
+                # what a factory returns (names, constructions, elements)
                 returned = value.fn.results
                 found.extend(self.refs(value.module, value.fn, returned, depth))
                 continue
@@ -1676,7 +1676,7 @@ class Project:
         if isinstance(site, Entry):
             for slot in site.tensors:
                 code = _SLOT_CODES.get(slot[-1], _TENSOR)
-                give(slot.rstrip("*!~"), code)
+                give(slot.rstrip(_MARKS), code)
         elif call is not None and call.nullness is not None:
             nullness = call.nullness
             passed = zip(_positional(callee), nullness.positional, strict=False)
@@ -2433,7 +2433,7 @@ def _as_called(
 
 def _later(slot: str) -> str:
     """An ``Entry.tensors`` slot one position on ("0" -> "1", "2*" -> "3*")."""
-    index = slot.rstrip("*!~")
+    index = slot.rstrip(_MARKS)
     return f"{int(index) + 1}{slot[len(index) :]}" if index.isdigit() else slot
 
 
@@ -2613,7 +2613,8 @@ _HOST = "host"  # a tensor made on the host
 _MODULE = "module"  # an ``nn.Module``: what calling it returns is a device tensor
 # how ``tensor_params`` and ``Entry.tensors`` mark each kind of slot
 _SLOT_MARKS = {_TENSOR: "", _TENSORS: "*", _HOST: "!", _MODULE: "~"}
-_SLOT_CODES = {"*": _TENSORS, "!": _HOST, "~": _MODULE}
+_SLOT_CODES = {mark: code for code, mark in _SLOT_MARKS.items() if mark}
+_MARKS = "".join(_SLOT_CODES)
 
 
 def _aliases_of(module: ModuleSummary, name: str) -> list[str]:
