@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint import runner
 from graphlint.project import check
 from graphlint.project.check import check_project
 from graphlint.project.reach import imported_words
@@ -498,3 +499,60 @@ def test_a_local_rebound_from_itself_again_and_again_resolves_once(
     assert code == 1
     assert "GL005" not in out
     assert "GL101" in out
+
+
+def test_a_construction_search_summarises_only_files_that_make_the_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parameter annotated with a dataclass holds what the project's constructions
+    of it pass: the files that only name the class (annotations, ``isinstance``) are
+    not summarised to find them, and the search stops at the first constructions."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/spec.py": """\
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Spec:
+                step: object = None
+            """,
+        "pkg/steps.py": STEPS,
+        "pkg/make.py": """\
+            from pkg.spec import Spec
+            from pkg.steps import step
+
+            SPEC = Spec(step=step)
+            """,
+        "pkg/run.py": """\
+            import torch
+
+            from pkg.spec import Spec
+
+
+            def main(spec: Spec, x):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    spec.step(x)
+            """,
+    }
+    for i in range(30):  # name the class, never make it
+        files[f"pkg/user{i}.py"] = (
+            "from pkg.spec import Spec\n\n\ndef use(spec: Spec):\n"
+            "    return isinstance(spec, Spec)\n"
+        )
+    _write(tmp_path, files)
+    summarised: list[str] = []
+    summarize = runner._summarize
+
+    def counted(job: runner.SummaryJob, settings: Settings) -> runner.Outcome:
+        summarised.append(job.module)
+        return summarize(job, settings)
+
+    monkeypatch.setattr(runner, "_summarize", counted)
+    checked = sorted(tmp_path.rglob("*.py"))
+    results = check_project(checked, Settings(preview=True), 1, inline=True)
+    found = {(Path(r.path).name, d.code) for r in results for d in r.diagnostics}
+    assert ("steps.py", "GL101") in found
+    assert "pkg.make" in summarised
+    assert not [name for name in summarised if name.startswith("pkg.user")]

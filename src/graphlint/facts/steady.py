@@ -221,6 +221,8 @@ class Settled:
         # after an early exit (``if k in seen: return``), the statements that run
         # when it is not taken
         self.rest: dict[tuple[cst.BaseExpression, bool], list[cst.CSTNode]] = {}
+        # each test's answer, once: every call and write behind it asks again
+        self._settles: dict[tuple[cst.BaseExpression, bool], bool] = {}
         for block, tests in conditions.items():
             for test, holds in tests:
                 if isinstance(block, (cst.IndentedBlock, cst.Else)):
@@ -230,6 +232,12 @@ class Settled:
 
     def settles(self, test: cst.BaseExpression, holds: bool) -> bool:
         """Whether the block that runs when ``test`` is ``holds`` makes it false."""
+        known = self._settles.get((test, holds))
+        if known is None:
+            known = self._settles[test, holds] = self._settle(test, holds)
+        return known
+
+    def _settle(self, test: cst.BaseExpression, holds: bool) -> bool:
         block = self.blocks.get((test, holds))
         if block is None:
             body: Sequence[cst.CSTNode] = self.rest.get((test, holds), [])

@@ -26,6 +26,7 @@ A function whose parameter gets a new kind of argument is followed again.
 from __future__ import annotations
 
 import builtins
+import itertools
 import os
 import re
 import sys
@@ -286,6 +287,11 @@ _COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
 # decorators that keep what the function returned for each argument list
 _MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
 _MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
+_PREFETCHED = 8  # files a text search has summarised together, at a time
+# where a text search wants a name (``_names``)
+_ANYWHERE = "word"  # anywhere, as ``grep -w`` finds it
+_BASE = "base"  # among the bases of a class statement: ``class Sub(pkg.Base):``
+_CALL = "call"  # called, or imported under another name: ``Name(``, ``Name as N``
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
 
@@ -1077,7 +1083,9 @@ class Project:
         project's files that name it."""
         short = cls.name.rpartition(".")[2]
         words = {module.name.rpartition(".")[2], short}
-        for other in dict.fromkeys([module, *self._naming({short: words})]):
+        found = self._naming({short: words}, how=_CALL)
+        others = (m for m in found if m.path != module.path)
+        for other in itertools.chain([module], others):
             names = (short, *_aliases_of(other, short))
             for caller, site in _sites(other):
                 if (
@@ -1252,7 +1260,7 @@ class Project:
             tests = is_test_module(module.path)
             modules.extend(
                 m
-                for m in self._naming({short: words}, derive=True)
+                for m in self._naming({short: words}, how=_BASE)
                 if m is not module and (tests or not is_test_module(m.path))
             )
         found = [
@@ -2255,14 +2263,16 @@ class Project:
         return found
 
     def _naming(
-        self, names: dict[str, set[str]], *, derive: bool = False
-    ) -> list[ModuleSummary]:
+        self, names: dict[str, set[str]], *, how: str = _ANYWHERE
+    ) -> Iterator[ModuleSummary]:
         """The summaries of the project's files that import one of the words a name
         of ``names`` maps to (that name, its class, its module) and whose text names
-        it, as ``grep -w`` would (``derive``: among the bases of a class statement):
-        the others are not summarised. Each file's imports are read once a run."""
+        it as ``how`` says (``_names``): the others are not summarised. Each file's
+        imports are read once a run. Summarised as they are asked for, a few at a
+        time on every worker: a search that stops early (the first constructions
+        of a class) summarises no more."""
         if not names:
-            return []
+            return
         if self._import_words is None:
             self._import_words = {}
             for path in self.sources:
@@ -2277,14 +2287,20 @@ class Project:
             if not named:
                 continue
             data = self._read(path)
-            if data is not None and any(_names(data, n, derive) for n in named):
+            if data is not None and any(_names(data, n, how) for n in named):
                 hits.append((module_of(path), self.root_of_file(str(path))))
-        if self._prefetch is not None:
-            self._prefetch(
-                [m for name, root in hits for m in self._next_load(name, root)]
-            )
-        found = (self.module(name, prefer=root) for name, root in hits)
-        return list(dict.fromkeys(m for m in found if m is not None))
+        seen: set[str] = set()
+        for start in range(0, len(hits), _PREFETCHED):
+            batch = hits[start : start + _PREFETCHED]
+            if self._prefetch is not None:
+                self._prefetch(
+                    [m for name, root in batch for m in self._next_load(name, root)]
+                )
+            for name, root in batch:
+                module = self.module(name, prefer=root)
+                if module is not None and module.path not in seen:
+                    seen.add(module.path)
+                    yield module
 
     def _pass_to_region(self, module: ModuleSummary, path: str) -> None:
         """What the calls, in its own module, of a function that holds a region
@@ -2479,12 +2495,14 @@ def imported_words(data: bytes) -> frozenset[bytes]:
     return frozenset(words)
 
 
-def _names(data: bytes, name: bytes, derive: bool = False) -> bool:
-    """Whether the text ``data`` has the word ``name`` (``derive``: among the bases
-    of a class statement, ``class Sub(pkg.Base):``, over lines too)."""
+def _names(data: bytes, name: bytes, how: str = _ANYWHERE) -> bool:
+    """Whether the text ``data`` has the word ``name`` where ``how`` says (over
+    lines too)."""
     word = rb"\b" + re.escape(name) + rb"\b"
-    if derive:
+    if how == _BASE:
         word = rb"\bclass\s+\w+\s*\([^)]*" + word
+    elif how == _CALL:
+        word += rb"(?:\s*\(|\s+as\b)"
     return re.search(word, data) is not None
 
 
