@@ -1369,3 +1369,113 @@ def test_getattr_with_a_literal_name_is_the_attribute(tmp_path: Path) -> None:
     """``getattr(self, "helper")`` is ``self.helper``, bound to a name or called
     at once, with or without a default; methods it does not name stay unreached."""
     _one_file_reports_its_marks(tmp_path, GETATTR)
+
+
+LIBRARY_RUNS = """\
+    import pytorch_lightning as pl
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+
+    def step(x):
+        return x.sum().item()  # expect: GL101
+
+
+    def closure_step(x):
+        return x.max().item()  # expect: GL101
+
+
+    def clean(x):
+        return x * 2
+
+
+    def never(x):
+        return x.min().item()
+
+
+    class Model(pl.LightningModule):
+        def training_step(self, batch, batch_idx):
+            return batch.sum().item()  # expect: GL101
+
+        def validation_step(self, batch, batch_idx):
+            return batch.mean().item()
+
+        def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None):
+            with torch.cuda.graph(self.graph):
+                super().optimizer_step(epoch, batch_idx, optimizer, optimizer_closure)
+
+
+    def main(x, g):
+        opt = torch.optim.SGD([x], lr=0.1)
+        with torch.cuda.graph(g):
+            checkpoint(step, x, use_reentrant=False)
+            checkpoint(clean, x, use_reentrant=False)
+            opt.step(lambda: closure_step(x))
+        checkpoint(never, x, use_reentrant=False)
+    """
+
+
+def test_a_library_runs_what_it_is_given(tmp_path: Path) -> None:
+    """The bundled library models: ``checkpoint(step, x)`` runs ``step``; an
+    optimizer's ``step(closure)`` runs the closure; a Lightning module's
+    ``optimizer_step`` runs its ``training_step`` (``super().optimizer_step``
+    too), not its ``validation_step``. A call made outside the capture runs
+    nothing under it."""
+    _one_file_reports_its_marks(tmp_path, LIBRARY_RUNS)
+
+
+def test_a_project_adds_its_own_library_models(tmp_path: Path) -> None:
+    """``library-runs`` in the configuration describes a library callable the
+    bundled models do not: its calls under capture reach what they are given, as
+    a hand-off in the chain. Without it the call is not followed."""
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            from runner_lib import run_step
+
+
+            def step(x):
+                return x.sum().item()
+
+
+            def main(x, g):
+                with torch.cuda.graph(g):
+                    run_step(step, x)
+            """
+        )
+    )
+    code, out, _ = run("check", "--no-cache", ".", cwd=tmp_path)
+    assert "GL101" not in out and "1 call not followed" in out
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.graphlint]\n"
+        'library-runs = ["runner_lib.run_step(fn, *args, **kwargs) -> fn"]\n'
+    )
+    code, out, _ = run("check", "--no-cache", ".", cwd=tmp_path)
+    assert code == 1, out
+    assert "train.py:6:12: GL101" in out
+    assert "via run_step(step, x) runs fn at train.py:11" in out
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        ("runner_lib.run_step(fn)", "expected"),
+        ("run_step(fn) -> fn", "not a dotted name"),
+        ("runner_lib.run_step(fn, *) -> fn", "do not parse"),
+        ("runner_lib.run_step(fn) -> other", "not one of the parameters"),
+        ("runner_lib.run_step(fn) -> self.hook", "needs a method"),
+        ("runner_lib.run_step(fn) -> fn()", "neither a parameter"),
+    ],
+)
+def test_a_library_model_that_does_not_parse_is_a_configuration_error(
+    tmp_path: Path, model: str, why: str
+) -> None:
+    (tmp_path / "train.py").write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text(
+        f"[tool.graphlint]\nlibrary-runs = [{json.dumps(model)}]\n"
+    )
+    code, out, err = run("check", ".", cwd=tmp_path)
+    assert code == 2
+    assert "'library-runs'" in out + err and why in out + err
+    assert "Traceback" not in out + err

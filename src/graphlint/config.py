@@ -27,6 +27,8 @@ from typing import Any
 from graphlint.codes import CODES, code_of
 from graphlint.files import project_root
 from graphlint.gitignore import PatternSet
+from graphlint.project.library import ModelError
+from graphlint.project.library import parse as parse_model
 from graphlint.read import RUNNING, ReadError, Version, read_bounded, real_path
 from graphlint.settings import (
     DEFAULT_MAX_FILE_SIZE,
@@ -59,6 +61,8 @@ KEYS = {
     "between graph pieces: calls into them are not followed",
     "per-file-ignores": "codes or prefixes to disable in the files a gitignore-style "
     'pattern matches: {"tests/**" = ["GL1"]}',
+    "library-runs": "what library callables run of what they are given, as "
+    '"pkg.mod.fn(params) -> param, self.method" (besides the bundled models)',
     "preview": "true to follow code handed over to a capture elsewhere in the project "
     "(a wrapper's stored callable, a factory's returned function): more found, not "
     "yet judged precise on every tree",
@@ -120,6 +124,7 @@ class Config:
     target_version: Version = RUNNING
     source_roots: tuple[Path, ...] = ()
     eager_functions: tuple[str, ...] = ()
+    library_runs: tuple[str, ...] = ()
     preview: bool = False
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the folders ``exclude`` and ``per-file-ignores`` patterns are relative to, when
@@ -177,6 +182,7 @@ class Config:
             max_memory=self.max_memory,
             target=self.target_version,
             preview=self.preview,
+            library_runs=self.library_runs,
         )
 
 
@@ -436,6 +442,7 @@ def load(
         target_version=_version(table, where),
         source_roots=_source_roots(table, path, where, confined, warn),
         eager_functions=_strings(table, "eager-functions", where),
+        library_runs=_library_runs(table, where),
         preview=_flag(table, "preview", where),
         per_file_ignores=_per_file(table, where),
         limit_origins=tuple((key, f"from {where}") for key in LIMITS if key in table),
@@ -582,6 +589,21 @@ def _roots(table: dict[str, Any], where: str) -> tuple[str, ...]:
                 f'"module:qualname", such as "pkg.model:Model.forward", not {root!r}'
             )
     return roots
+
+
+def _library_runs(table: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``library-runs``: library models (``graphlint.project.library``)."""
+    models = _strings(table, "library-runs", where)
+    for model in models:
+        try:
+            parse_model(model)
+        except ModelError as error:
+            raise ConfigError(
+                f"'library-runs' in {where}: {model!r}: {error}; write "
+                '"pkg.mod.fn(parameters) -> what it runs", such as '
+                '"mylib.run(fn, *args) -> fn"'
+            ) from None
+    return models
 
 
 def _dotted_name(text: str) -> bool:

@@ -37,6 +37,7 @@ from graphlint.facts.values import Device, Kind, element_of
 from graphlint.facts.walk import forget, walk_batched
 from graphlint.matchers import on_device
 from graphlint.parsing import parse_module
+from graphlint.project.library import library_of
 from graphlint.project.reach import Entry, Reached
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import function_spans, sparse_source
@@ -113,7 +114,13 @@ def analyse_source(
         path=path,
         declared=declared,
     )
-    context = RuleContext(path, facts, positions, comments.suppressed)
+    context = RuleContext(
+        path,
+        facts,
+        positions,
+        comments.suppressed,
+        library=library_of(settings.library_runs),
+    )
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:
         walk_batched(module, rules)
@@ -207,6 +214,14 @@ def _callee(target: cst.BaseExpression) -> list[tuple[str, bool]]:
     name = dotted(target)
     if name is not None:
         return [(name, False)]
+    if (  # ``super().forward(x)``: the base class's method, as the summaries say
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Call)
+        and not target.value.args
+        and isinstance(target.value.func, cst.Name)
+        and target.value.func.value == "super"
+    ):
+        return [(f"super().{target.attr.value}", False)]
     if isinstance(target, (cst.Name, cst.Attribute, cst.Lambda)):
         return []
     return [(shorten(source(target)), True)]

@@ -347,6 +347,7 @@ def describe(
         "capture-checks": list(config.capture_checks),
         "capture-roots": list(config.capture_roots),
         "eager-functions": list(config.eager_functions),
+        "library-runs": list(config.library_runs),
         "source-roots": [str(root) for root in config.source_roots],
         "target-version": "{}.{}".format(*config.target_version),
         "preview": config.preview,

@@ -35,6 +35,7 @@ from graphlint.diagnostics import (
     Severity,
     WarmupVerdict,
 )
+from graphlint.project.library import Library, library_of
 
 if TYPE_CHECKING:
     from graphlint.facts.analysis import FileFacts
@@ -80,6 +81,9 @@ class RuleContext:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     used: set[tuple[int, str]] = field(default_factory=set)  # (line, code) dropped
     warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
+    # what library callables run of what they are given: the project pass follows
+    # those calls into the code they run
+    library: Library = field(default_factory=lambda: library_of(()))
 
 
 class Rule(Check, cst.BatchableCSTVisitor):

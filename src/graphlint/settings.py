@@ -35,6 +35,9 @@ class Settings:
     target: Version = RUNNING  # the Python version the checked code is written for
     # analyses not yet judged precise on every tree (``preview`` in the configuration)
     preview: bool = False
+    # what library callables run of what they are given, besides the bundled models
+    # (``library-runs``: "pkg.fn(a, *args) -> a")
+    library_runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

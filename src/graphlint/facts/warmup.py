@@ -87,10 +87,13 @@ class Warmup:
         values: Values,
         callees: Callable[[cst.Call], tuple[cst.FunctionDef, ...]],
         in_region: Callable[[cst.CSTNode], bool] = lambda node: True,
+        followed: Callable[[str], bool] = lambda name: False,
     ) -> None:
         self.values = values
         self.callees = callees
         self.in_region = in_region  # whether a node of a region runs under capture
+        # library callables whose code the project pass follows (``library``)
+        self.followed = followed
         self._functions: dict[cst.FunctionDef, Verdict] = {}
 
     def of(self, nodes: Iterable[cst.CSTNode]) -> Verdict:
@@ -167,6 +170,8 @@ class Warmup:
         return scope is not None and scope.lookup(name.value) is not None
 
     def _by_name(self, q: str, func: cst.BaseExpression) -> Classified:
+        if self.followed(q):  # ``checkpoint(step, x)``: the project pass has ``step``
+            return _DEFER
         found = api.WARMUP_FUNCTIONS.get(q)
         for prefix, need in api.WARMUP_NAMESPACES.items():
             if found is None and q.startswith(prefix):

@@ -47,6 +47,7 @@ from graphlint.diagnostics import (
 from graphlint.facts import guards
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
+from graphlint.project.library import library_of
 from graphlint.project.reach import Dropped, Entry, Project, Reached
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
@@ -360,6 +361,7 @@ def _survey_project(
             sources=files,
             read=partial(_source, max_size=settings.max_file_size),
             handoffs=settings.preview,
+            library=library_of(settings.library_runs),
         )
         declared = _declared(project, capture_roots, base, warn)
         work = [

@@ -56,6 +56,7 @@ from graphlint.facts.torchapi import (
 )
 from graphlint.files import is_test_module
 from graphlint.project import dynamo
+from graphlint.project.library import Library
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
     CALLER,
@@ -436,8 +437,11 @@ class Project:
         sources: Sequence[Path] = (),
         read: Callable[[Path], bytes | None] = lambda path: None,
         handoffs: bool = False,
+        library: Library | None = None,
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        # what library callables run of what they are given (``_library_runs``)
+        self.library = library if library is not None else Library()
         self._prefetch = prefetch
         self._root_texts = [(root, str(root)) for root in self.roots]
         self._root_of_file: dict[str, Path | None] = {}
@@ -1912,12 +1916,20 @@ class Project:
         none is recorded in ``into`` with the reason."""
         targets: list[_Fn] = []
         why: _Opaque | None
+        library: CallSite | None = None  # a library call's, that passes them
         if site.computed:
             why = _Opaque(Reason.COMPUTED, "the callee is an expression")
         else:
             targets, why = self.resolve_why(
                 module, fn, site.callee, (site.line, site.col)
             )
+            if not targets and call is not None:  # a library runs what it is given?
+                ran = self._library_runs(module, fn, call, path)
+                if ran:
+                    targets, why = ran, None
+                    # what the library passes them is not known (not this call's)
+                    unknown = CallSite(site.line, site.col, site.callee)
+                    library = replace(unknown, nullness=Nullness(open=True))
         kind = (
             how.kind
             if how is not None
@@ -1994,11 +2006,68 @@ class Project:
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
             at, given = _as_called(target, site, call)
+            if library is not None:
+                at = given = library
             arguments = given.arguments if given is not None else None
             self.pass_arguments(target, arguments, module, fn, chain)
             self.pass_nullness(target, given, module, fn)
             self.pass_tensors(target, at, given, module, fn)
         return lazy
+
+    def _library_runs(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        call: CallSite,
+        path: str,
+    ) -> list[_Fn]:
+        """The project functions a call of a library callable runs, as its model
+        says (``library``): ``checkpoint(step, x)`` runs ``step``; a Lightning
+        module's ``optimizer_step`` runs its ``training_step``. Each keeps the call
+        as a hand-off in its chain."""
+        receiver = call.callee.rpartition(".")[0]
+        receiver = "self" if receiver == "super()" else receiver
+
+        def work() -> list[_Fn]:
+            found: list[_Fn] = []
+            for value in self.dotted(module, fn, call.callee):
+                if not isinstance(value, _Opaque) or not value.qualified:
+                    continue
+                for model in self.library.matching(value.qualified):
+                    for run in model.runs:
+                        held: list[object] = []
+                        if run.startswith("self."):
+                            if receiver:
+                                held = [
+                                    v
+                                    for r in self.dotted(module, fn, receiver)
+                                    for v in self.attribute(r, run[5:])
+                                ]
+                        else:
+                            ref = model.argument(call.arguments, run)
+                            if ref is not None:
+                                held = self.ref(module, fn, ref, 0)
+                        hop = Hop(
+                            path,
+                            call.line,
+                            call.col,
+                            f"{_handing(call)} runs {run}",
+                            handoff=True,
+                        )
+                        found.extend(
+                            replace(t, handoff=(*t.handoff, hop))
+                            for v in held
+                            for t in self.called(v)
+                        )
+            return list(dict.fromkeys(found))
+
+        if not self.library.models:
+            return []
+        return self._budgeted(
+            work,
+            Dropped(module.path, call.line, call.col, call.callee, False),
+            lambda why: [],
+        )
 
     def captures(self, target: _Fn) -> bool:
         """Whether ``target`` makes a manual capture itself (a region's call lies in

@@ -55,7 +55,10 @@ class CaptureWithoutWarmup(Rule):
             if isinstance(found, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
                 nodes.setdefault(region, []).append(found)
         warmup = Warmup(
-            facts.values, self.flow.callees, lambda n: self.region(n) is not None
+            facts.values,
+            self.flow.callees,
+            lambda n: self.region(n) is not None,
+            followed=lambda name: bool(self.context.library.matching(name)),
         )
         for region in facts.all_regions():
             if region.via:  # a function a capture elsewhere reaches
