@@ -56,7 +56,7 @@ from graphlint.facts.torchapi import (
 )
 from graphlint.files import is_test_module
 from graphlint.project import dynamo
-from graphlint.project.library import Library
+from graphlint.project.library import Library, library_of
 from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
     CALLER,
@@ -164,7 +164,8 @@ class _Fn:
     fn: FunctionSummary
     handoff: _Handoff = field(default=(), compare=False)
     # run by ``Fn.apply(...)`` of an autograd Function: its ``forward`` ("forward",
-    # "forward()" where ``setup_context`` takes ``ctx`` instead), or its "backward"
+    # "forward()" where ``setup_context`` takes ``ctx`` instead), or its "backward";
+    # by a library's callable, as its model says (``_LIBRARY``)
     applied: str = field(default="", compare=False)
 
 
@@ -295,6 +296,7 @@ _BASE = "base"  # among the bases of a class statement: ``class Sub(pkg.Base):``
 _CALL = "call"  # called, or imported under another name: ``Name(``, ``Name as N``
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
+_LIBRARY = "library"  # ``_Fn.applied`` of code a library's callable runs
 
 # a binding: ("local", module, function, name), ("global", module, name), ("import",
 # module, name), ("attribute", module, class, name) or ("parameter", module,
@@ -441,7 +443,7 @@ class Project:
     ) -> None:
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
         # what library callables run of what they are given (``_library_runs``)
-        self.library = library if library is not None else Library()
+        self.library = library if library is not None else library_of(())
         self._prefetch = prefetch
         self._root_texts = [(root, str(root)) for root in self.roots]
         self._root_of_file: dict[str, Path | None] = {}
@@ -1371,11 +1373,14 @@ class Project:
         callee: str,
         at: tuple[int, int] = (1, 0),
         guard: bool = False,
+        library: Callable[[list[object]], list[_Fn]] | None = None,
     ) -> tuple[list[_Fn], _Opaque | None]:
         """``resolve``, and when it finds nothing to follow, why (None: nothing
-        that counts as not followed, a call of PyTorch or of Python itself)."""
+        that counts as not followed, a call of PyTorch or of Python itself).
+        ``library``: what the call runs when the callee is a library's
+        (``_library_runs``), from the values it resolved to."""
         return self._budgeted(
-            lambda: self._resolve(module, fn, callee),
+            lambda: self._resolve(module, fn, callee, library),
             Dropped(module.path, *at, callee, guard),
             lambda why: ([], why),
         )
@@ -1473,10 +1478,16 @@ class Project:
                 raise _OverBudget
 
     def _resolve(
-        self, module: ModuleSummary, fn: FunctionSummary | None, callee: str
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        library: Callable[[list[object]], list[_Fn]] | None = None,
     ) -> tuple[list[_Fn], _Opaque | None]:
         values = self.dotted(module, fn, callee)
         found = [t for value in values for t in self.called(value)]
+        if not found and library is not None:
+            found = library(values)
         handed = [hop for t in found for hop in t.handoff]
         if handed and self._reading is not None:  # each, though targets are one
             known = self.handed.setdefault(self._reading, [])
@@ -1916,20 +1927,17 @@ class Project:
         none is recorded in ``into`` with the reason."""
         targets: list[_Fn] = []
         why: _Opaque | None
-        library: CallSite | None = None  # a library call's, that passes them
         if site.computed:
             why = _Opaque(Reason.COMPUTED, "the callee is an expression")
         else:
-            targets, why = self.resolve_why(
-                module, fn, site.callee, (site.line, site.col)
+            library = (  # what a library's callable runs of what the call gives it
+                partial(self._library_runs, module, fn, call, path)
+                if call is not None
+                else None
             )
-            if not targets and call is not None:  # a library runs what it is given?
-                ran = self._library_runs(module, fn, call, path)
-                if ran:
-                    targets, why = ran, None
-                    # what the library passes them is not known (not this call's)
-                    unknown = CallSite(site.line, site.col, site.callee)
-                    library = replace(unknown, nullness=Nullness(open=True))
+            targets, why = self.resolve_why(
+                module, fn, site.callee, (site.line, site.col), library=library
+            )
         kind = (
             how.kind
             if how is not None
@@ -2006,8 +2014,6 @@ class Project:
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
             at, given = _as_called(target, site, call)
-            if library is not None:
-                at = given = library
             arguments = given.arguments if given is not None else None
             self.pass_arguments(target, arguments, module, fn, chain)
             self.pass_nullness(target, given, module, fn)
@@ -2020,54 +2026,38 @@ class Project:
         fn: FunctionSummary | None,
         call: CallSite,
         path: str,
+        values: list[object],
     ) -> list[_Fn]:
-        """The project functions a call of a library callable runs, as its model
-        says (``library``): ``checkpoint(step, x)`` runs ``step``; a Lightning
-        module's ``optimizer_step`` runs its ``training_step``. Each keeps the call
-        as a hand-off in its chain."""
+        """The project functions ``call`` runs where its callee resolved to
+        ``values`` of a library that a model describes (``library``):
+        ``checkpoint(step, x)`` runs ``step``; a Lightning module's
+        ``optimizer_step`` its ``training_step``. Each keeps the call as a hand-off
+        in its chain, and receives what the library passes (``_LIBRARY``)."""
         receiver = call.callee.rpartition(".")[0]
         receiver = "self" if receiver == "super()" else receiver
-
-        def work() -> list[_Fn]:
-            found: list[_Fn] = []
-            for value in self.dotted(module, fn, call.callee):
-                if not isinstance(value, _Opaque) or not value.qualified:
-                    continue
-                for model in self.library.matching(value.qualified):
-                    for run in model.runs:
-                        held: list[object] = []
-                        if run.startswith("self."):
-                            if receiver:
-                                held = [
-                                    v
-                                    for r in self.dotted(module, fn, receiver)
-                                    for v in self.attribute(r, run[5:])
-                                ]
-                        else:
-                            ref = model.argument(call.arguments, run)
-                            if ref is not None:
-                                held = self.ref(module, fn, ref, 0)
-                        hop = Hop(
-                            path,
-                            call.line,
-                            call.col,
-                            f"{_handing(call)} runs {run}",
-                            handoff=True,
-                        )
-                        found.extend(
-                            replace(t, handoff=(*t.handoff, hop))
-                            for v in held
-                            for t in self.called(v)
-                        )
-            return list(dict.fromkeys(found))
-
-        if not self.library.models:
-            return []
-        return self._budgeted(
-            work,
-            Dropped(module.path, call.line, call.col, call.callee, False),
-            lambda why: [],
-        )
+        found: list[_Fn] = []
+        for value in values:
+            if not isinstance(value, _Opaque) or not value.qualified:
+                continue
+            for model in self.library.matching(value.qualified):
+                for run in model.runs:
+                    held: list[object] = []
+                    if run.startswith("self.") and receiver:
+                        held = [
+                            v
+                            for r in self.dotted(module, fn, receiver)
+                            for v in self.attribute(r, run[5:])
+                        ]
+                    elif (ref := model.argument(call.arguments, run)) is not None:
+                        held = self.ref(module, fn, ref, 0)
+                    shown = f"{_handing(call)} runs {run}"
+                    hop = Hop(path, call.line, call.col, shown, handoff=True)
+                    found.extend(
+                        replace(t, handoff=(*t.handoff, hop), applied=_LIBRARY)
+                        for v in held
+                        for t in self.called(v)
+                    )
+        return found
 
     def captures(self, target: _Fn) -> bool:
         """Whether ``target`` makes a manual capture itself (a region's call lies in
@@ -2491,7 +2481,12 @@ def _as_called(
 ) -> tuple[CallSite | Entry, CallSite | None]:
     """The call site and its record as ``target`` receives them: ``Fn.apply(a, b)``
     passes ``forward(ctx, a, b)`` its arguments after ``ctx`` (unless
-    ``setup_context`` takes it), and ``backward`` none of them."""
+    ``setup_context`` takes it), and ``backward`` none of them; what a library
+    passes the code it runs (``_LIBRARY``) is not known."""
+    if target.applied == _LIBRARY:
+        unknown = CallSite(site.line, site.col, site.callee)
+        unknown = replace(unknown, nullness=Nullness(open=True))
+        return unknown, unknown
     if target.applied == "backward":
         return replace(site, tensors=()) if isinstance(site, Entry) else site, None
     if target.applied != "forward":
