@@ -1092,7 +1092,7 @@ class Project:
         found = self._naming({short: words}, how=_CALL)
         others = (m for m in found if m.path != module.path)
         for other in itertools.chain([module], others):
-            names = (short, *_aliases_of(other, short))
+            names = _local_names(other, [short])
             for caller, site in _sites(other):
                 if (
                     site.arguments is None
@@ -2287,14 +2287,10 @@ class Project:
         saved, self._reading = self._reading, None  # the search captures nothing
         try:
             for module in dict.fromkeys([*homes, *self._naming(imports)]):
-                aliases = {
-                    local: wanted[qualified.rpartition(".")[2]]
-                    for local, qualified in module.imports.items()
-                    if qualified.rpartition(".")[2] in wanted
-                }
+                names = _local_names(module, wanted)
                 for caller, site in _sites(module):
-                    last = site.callee.rpartition(".")[2]
-                    slots = aliases.get(last) or wanted.get(last) or objects
+                    called = names.get(site.callee.rpartition(".")[2])
+                    slots = wanted[called] if called is not None else objects
                     if site.arguments is None or not slots:
                         continue
                     for target in self.resolve(
@@ -2699,13 +2695,16 @@ _SLOT_CODES = {mark: code for code, mark in _SLOT_MARKS.items() if mark}
 _MARKS = "".join(_SLOT_CODES)
 
 
-def _aliases_of(module: ModuleSummary, name: str) -> list[str]:
-    """The local names ``module`` imports ``name`` as (``import X as Y``)."""
-    return [
-        local
-        for local, qualified in module.imports.items()
-        if qualified.rpartition(".")[2] == name and local != name
-    ]
+def _local_names(module: ModuleSummary, names: Iterable[str]) -> dict[str, str]:
+    """The names the code of ``module`` may call each of ``names`` by, with the
+    one each stands for: itself, and what it is imported as (``import X as Y``)."""
+    wanted = set(names)
+    found = {name: name for name in wanted}
+    for local, qualified in module.imports.items():
+        name = qualified.rpartition(".")[2]
+        if name in wanted:
+            found[local] = name
+    return found
 
 
 def _positional(fn: FunctionSummary) -> list[str]:
