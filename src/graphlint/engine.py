@@ -38,7 +38,13 @@ from graphlint.facts.walk import forget, walk_batched
 from graphlint.matchers import on_device
 from graphlint.parsing import parse_module
 from graphlint.project.library import library_of
-from graphlint.project.reach import Entry, Reached
+from graphlint.project.reach import (
+    HOST_MARK,
+    MODULE_MARK,
+    TENSORS_MARK,
+    Entry,
+    Reached,
+)
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import function_spans, sparse_source
 from graphlint.project.summary import shorten
@@ -317,11 +323,11 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
         if on_device(value):
             found.append(slot)
         elif value.kind is Kind.PYTHON and on_device(element_of(value)):
-            found.append(slot + "*")
+            found.append(slot + TENSORS_MARK)
         elif value.is_tensor and value.device is Device.CPU:
-            found.append(slot + "!")
+            found.append(slot + HOST_MARK)
         elif value.kind is Kind.MODULE:
-            found.append(slot + "~")
+            found.append(slot + MODULE_MARK)
     return tuple(found)
 
 

@@ -2689,8 +2689,15 @@ _TENSOR = "tensor"  # an argument that is a device tensor (``pass_tensors``)
 _TENSORS = "tensors"  # a container of device tensors
 _HOST = "host"  # a tensor made on the host
 _MODULE = "module"  # an ``nn.Module``: what calling it returns is a device tensor
-# how ``tensor_params`` and ``Entry.tensors`` mark each kind of slot
-_SLOT_MARKS = {_TENSOR: "", _TENSORS: "*", _HOST: "!", _MODULE: "~"}
+# how ``tensor_params`` and ``Entry.tensors`` (written by the engine) mark each
+# kind of slot after its position or keyword: "1*", "mask!", "0~"
+TENSORS_MARK, HOST_MARK, MODULE_MARK = "*", "!", "~"
+_SLOT_MARKS = {
+    _TENSOR: "",
+    _TENSORS: TENSORS_MARK,
+    _HOST: HOST_MARK,
+    _MODULE: MODULE_MARK,
+}
 _SLOT_CODES = {mark: code for code, mark in _SLOT_MARKS.items() if mark}
 _MARKS = "".join(_SLOT_CODES)
 
