@@ -556,3 +556,59 @@ def test_a_construction_search_summarises_only_files_that_make_the_class(
     assert ("steps.py", "GL101") in found
     assert "pkg.make" in summarised
     assert not [name for name in summarised if name.startswith("pkg.user")]
+
+
+def test_the_modules_a_reached_function_calls_into_are_summarised_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk from a region loads the modules the calls of each level name
+    through their imports in one batch, on every worker, instead of one at a time
+    as each call is resolved; what it reaches is the same."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": """\
+                from pkg import b
+                from pkg.c import h
+
+
+                def f(x):
+                    return b.g(x) + h(x)
+                """,
+            "pkg/b.py": "def g(x):\n    return x.sum().item()\n",
+            "pkg/c.py": "def h(x):\n    return x.sum().item()\n",
+            "pkg/run.py": """\
+                import torch
+
+                from pkg.a import f
+
+
+                def main(x):
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        f(x)
+                """,
+        },
+    )
+    batches: list[list[str]] = []
+    alone: list[str] = []
+    call, prefetch = check._Summaries.__call__, check._Summaries.prefetch
+
+    def called(self: check._Summaries, path: Path, name: str) -> object:
+        if (path, name) not in self._ready:
+            alone.append(path.name)
+        return call(self, path, name)
+
+    def fetched(self: check._Summaries, modules: Iterable[tuple[Path, str]]) -> None:
+        modules = list(modules)
+        batches.append(sorted(path.name for path, _ in modules))
+        prefetch(self, modules)
+
+    monkeypatch.setattr(check._Summaries, "__call__", called)
+    monkeypatch.setattr(check._Summaries, "prefetch", fetched)
+    results = check_project(sorted(tmp_path.rglob("*.py")), Settings(), 1)
+    found = sorted((Path(r.path).name, d.code) for r in results for d in r.diagnostics)
+    assert found == [("b.py", "GL101"), ("c.py", "GL101")]
+    assert any({"b.py", "c.py"} <= set(batch) for batch in batches)
+    assert "b.py" not in alone and "c.py" not in alone

@@ -379,6 +379,8 @@ def _survey_project(
             checked, work, settings, whole, lambda paths: _wrap(summaries, paths)
         )
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+        compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
+        project.prefetch(entries, compiles)  # what the helpers and reach load first
         again = _helpers_used(project, entries)
         if again:  # pass one did not know them: those files again, knowing them
             checks = project.checks()
@@ -386,9 +388,11 @@ def _survey_project(
             redone = {r.path: r for r in checked.run(redo)}
             results = [redone.get(r.path, r) for r in results]
             entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
+            compiles = [
+                e for r in results for e in r.entries if isinstance(e, CompileSite)
+            ]
+            project.prefetch(entries, compiles)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
-        compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
-        project.prefetch(entries, compiles)
         entries.extend(project.compiled(compiles))
         read.extend(Path(job.path) for job in work)
         if not entries:

@@ -594,19 +594,45 @@ class Project:
         then: list[tuple[Path, str]] = []
         for entry, (name, root) in zip(entries, first, strict=True):
             module = self.module(name, prefer=root)  # summarised just now
-            base = (
-                module.imports.get(entry.callee.partition(".")[0]) if module else None
-            )
-            if module is not None and base is not None:
-                near = self._root_of.get(id(module))
-                then.extend(self._next_load(base, near))
-                then.extend(self._next_load(base.rpartition(".")[0], near))
+            if module is not None:
+                then.extend(self._callee_modules(module, entry.callee))
         for site in sites:
             parts = site.compiler.split(".")
             near = self.root_of_file(site.path)
             for end in range(len(parts), 0, -1):
                 then.extend(self._next_load(".".join(parts[:end]), near))
         self._prefetch(then)
+
+    def _prefetch_calls(self, targets: Iterable[_Fn]) -> None:
+        """Have the modules the calls of ``targets`` name through their modules'
+        imports summarised together: the breadth-first walk of ``reach`` would
+        otherwise load them one at a time, each waiting for one worker."""
+        if self._prefetch is None:
+            return
+        wanted = [
+            found
+            for target in targets
+            for site in target.fn.calls
+            if not site.settled and not site.computed
+            for found in self._callee_modules(target.module, site.callee)
+        ]
+        if wanted:
+            self._prefetch(wanted)
+
+    def _callee_modules(
+        self, module: ModuleSummary, callee: str
+    ) -> list[tuple[Path, str]]:
+        """The files resolving ``callee`` (dotted, as written in ``module``) would
+        summarise first: the module its first name is imported from, or that
+        module's package."""
+        base = module.imports.get(callee.partition(".")[0])
+        if base is None:
+            return []
+        near = self._root_of.get(id(module))
+        return [
+            *self._next_load(base, near),
+            *self._next_load(base.rpartition(".")[0], near),
+        ]
 
     def _next_load(self, name: str, prefer: Path | None) -> list[tuple[Path, str]]:
         """The file ``module(name, prefer=...)`` would summarise next, if any."""
@@ -2130,11 +2156,18 @@ class Project:
             queue.extend(self._enter(index))
         reached: dict[str, dict[str, Reached]] = {}
         followed: dict[tuple[str, str], tuple[_Fn, Reached]] = {}
+        guessed: set[tuple[str, str]] = set()  # their callees' modules prefetched
         while True:
             if not queue:  # what got new arguments, or was handed over
                 queue.extend(self._again(followed))
             if not queue:
                 break
+            head = queue[0][0]
+            if (head.module.path, head.fn.path) not in guessed:  # the next level
+                level = {(t.module.path, t.fn.path): t for t, _ in queue}
+                level = {k: t for k, t in level.items() if k not in guessed}
+                guessed.update(level)
+                self._prefetch_calls(t for k, t in level.items() if k not in followed)
             target, how = queue.popleft()
             key = (target.module.path, target.fn.path)
             if (target.module.name, target.fn.path) in roots:
