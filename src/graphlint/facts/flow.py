@@ -55,11 +55,13 @@ from graphlint.facts.state import (
 )
 from graphlint.facts.steady import Settled, Steady
 from graphlint.facts.values import Device, Values
+from graphlint.facts.walk import node_types
 
 Position = tuple[int, int]
 Condition = tuple[cst.BaseExpression, bool]  # a test, and the value it must have
 Function = cst.FunctionDef | cst.Module
-_LOOP = (cst.For, cst.While)
+_LOOPS = node_types(cst.For, cst.While)
+_SMALL_STATEMENTS = node_types(cst.BaseSmallStatement)
 _NO_GRAD = frozenset(
     {
         "torch.no_grad",
@@ -250,14 +252,16 @@ class Flow(cst.CSTVisitor):
         if tests:
             self._tests.append((*self._tests[-1], *tests))
             self._pushed_tests.add(node)
-        if isinstance(node, cst.FunctionDef):
+        # by exact type (``node_types``): this runs on every node of the file
+        kind = type(node)
+        if type(node) is cst.FunctionDef:
             self._functions.append(node)
             self._loops.append([])
             decorated = any(self._no_grad(d.decorator) for d in node.decorators)
             self._grad_off.append(int(decorated))
-        elif isinstance(node, _LOOP):
+        elif kind in _LOOPS:
             self._loops[-1].append(node)
-        elif isinstance(node, cst.With) and any(
+        elif type(node) is cst.With and any(
             self._no_grad(item.item) for item in node.items
         ):
             self._grad_off[-1] += 1
@@ -273,34 +277,41 @@ class Flow(cst.CSTVisitor):
                 self.guard_tests[node] = self._tests[-1]
         if node in self._stream_blocks:
             self.here().streams.append(self.site(node))
-        if node in self.state.write_at or isinstance(node, cst.Call):
+        if node in self.state.write_at or kind is cst.Call:
             self.site(node)
             if self._tests[-1]:
                 self.guard_tests[node] = self._tests[-1]
-        elif isinstance(node, cst.BaseSmallStatement) and self._tests[-1]:
+        elif kind in _SMALL_STATEMENTS and self._tests[-1]:
             self.guard_tests[node] = self._tests[-1]  # rules report statements too
-        if isinstance(node, cst.Return):
+        if type(node) is cst.Return:
             self._returns.setdefault(self._functions[-1], []).append(node.value)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             self._call(node)
             self._skip.add(node.func)
-        elif isinstance(node, (cst.Name, cst.Attribute)) and node not in self._skip:
+        elif (type(node) is cst.Name or type(node) is cst.Attribute) and (
+            node not in self._skip
+        ):
             self._reference(node)
         # names that do not refer to a value: ``.attr``, ``kw=``, definitions
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             self._skip.add(node.attr)
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
+        elif type(node) is cst.Arg and node.keyword is not None:
             self._skip.add(node.keyword)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+        elif (
+            type(node) is cst.FunctionDef
+            or type(node) is cst.ClassDef
+            or type(node) is cst.Param
+        ):
             self._skip.add(node.name)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.FunctionDef):
+        kind = type(original_node)
+        if kind is cst.FunctionDef:
             self._functions.pop()
             self._loops.pop()
             self._grad_off.pop()
-        elif isinstance(original_node, _LOOP):
+        elif kind in _LOOPS:
             self._loops[-1].pop()
         elif original_node in self._grad_blocks:
             self._grad_off[-1] -= 1

@@ -369,20 +369,20 @@ class _Walker:
         todo: list[cst.CSTNode] = [node]
         while todo:
             current = todo.pop()
-            if isinstance(current, cst.Name):
+            if type(current) is cst.Name:  # by exact type: every node of the file
                 self.read(current, state)
-            elif isinstance(current, (cst.Attribute, cst.Arg)):
+            elif type(current) is cst.Attribute or type(current) is cst.Arg:
                 todo.append(current.value)  # not ``.attr``, not ``kw=``
-            elif isinstance(current, (cst.Lambda, cst.GeneratorExp)):
+            elif type(current) is cst.Lambda or type(current) is cst.GeneratorExp:
                 self.later(current)
-            elif isinstance(current, cst.NamedExpr):
+            elif type(current) is cst.NamedExpr:
                 self.reads(current.value, state)
                 self.assigned[current.target] = current.value
                 if isinstance(current.target, cst.Name) and state is not None:
                     walrus = self.bind(current.target.value, current.target, state)
                     if walrus is not None:
                         state.update(_join(state, walrus) or {})
-            elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            elif type(current) is cst.FunctionDef or type(current) is cst.ClassDef:
                 self.define(current, state)
             else:
                 todo.extend(reversed(list(children(current))))

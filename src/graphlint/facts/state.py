@@ -23,7 +23,10 @@ from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Kind, Values
-from graphlint.facts.walk import walk
+from graphlint.facts.walk import node_types, walk
+
+# statements that read no variable: their names are not walked
+_NO_READS = node_types(cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)
 
 Key = tuple[object, ...]
 
@@ -215,22 +218,29 @@ class HostState(cst.CSTVisitor):
 
     # -- the walk --------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)):
+        # by exact type (``node_types``): this runs on every node of the file
+        if type(node) in _NO_READS:
             return False
         self._skip_names(node)
-        if isinstance(node, (cst.Attribute, cst.Subscript)) or (
-            isinstance(node, cst.Name) and node not in self._not_read
+        if (
+            type(node) is cst.Attribute
+            or type(node) is cst.Subscript
+            or (type(node) is cst.Name and node not in self._not_read)
         ):
             self._read(node)
         return super().on_visit(node)
 
     def _skip_names(self, node: cst.CSTNode) -> None:
         """Mark names that do not read a variable: ``.attr``, ``kw=``, definitions."""
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             self._not_read.add(node.attr)
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
+        elif type(node) is cst.Arg and node.keyword is not None:
             self._not_read.add(node.keyword)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+        elif (
+            type(node) is cst.FunctionDef
+            or type(node) is cst.ClassDef
+            or type(node) is cst.Param
+        ):
             self._not_read.add(node.name)
 
     def _read(self, node: cst.Name | cst.Attribute | cst.Subscript) -> None:

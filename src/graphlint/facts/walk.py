@@ -79,7 +79,13 @@ def _fields(node: cst.CSTNode) -> tuple[str, ...]:
 
 
 def children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    """``node``'s children that are not layout, in source order."""
+    """``node``'s children that are not layout, in source order: those a walk of
+    the file found (every node's, once the facts' first walk is done), else read."""
+    known = _KIDS.get(id(node))
+    return known[1] if known is not None else _read_children(node)
+
+
+def _read_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in _fields(node):
         value = getattr(node, name)
         if type(value) is tuple or type(value) is list:
@@ -126,6 +132,20 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     else:
         on_leave = visitor.on_leave
     _walk(node, on_visit, on_leave)
+
+
+def node_types(*bases: type) -> frozenset[type]:
+    """``bases`` and every node type derived from them, for the walks' hot tests:
+    ``type(node) in found`` answers ``isinstance(node, bases)`` without the cost of
+    LibCST's abstract base classes (``ABCMeta.__instancecheck__`` on every call)."""
+    found: set[type] = set()
+    todo = list(bases)
+    while todo:
+        kind = todo.pop()
+        if kind not in found:
+            found.add(kind)
+            todo.extend(kind.__subclasses__())
+    return frozenset(found)
 
 
 _ENTERED: dict[type, bool] = {}  # whether a value of the type is a node to walk
@@ -226,6 +246,7 @@ __all__ = [
     "children",
     "descendants",
     "forget",
+    "node_types",
     "walk",
     "walk_batched",
 ]
