@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.facts.names import is_true, keyword
+from graphlint.facts.names import argument_of, is_true, keyword
 from graphlint.facts.values import Device, Value
 
 if TYPE_CHECKING:
@@ -40,4 +40,12 @@ def on_device(value: Value) -> bool:
     return value.is_tensor and value.device is not Device.CPU
 
 
-__all__ = ["builtin", "is_true", "keyword", "method", "on_device", "positional"]
+__all__ = [
+    "argument_of",
+    "builtin",
+    "is_true",
+    "keyword",
+    "method",
+    "on_device",
+    "positional",
+]

@@ -40,7 +40,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
-from graphlint.facts.names import dotted, is_none
+from graphlint.facts.names import argument_of, dotted, is_none
 from graphlint.facts.regions import Found, Region
 from graphlint.facts.scopes import Binding
 from graphlint.facts.setup import CaptureSetup
@@ -587,7 +587,7 @@ class Flow(cst.CSTVisitor):
                 call = site.node
                 if function not in callees or not isinstance(call, cst.Call):
                     continue
-                argument = _argument(call, function, str(name))
+                argument = argument_of(call, function, str(name))
                 base = self.state.key_of(argument) if argument is not None else None
                 for step in reversed(path) if base is not None else ():
                     base = (step[0], base, *step[2:])
@@ -1353,24 +1353,6 @@ def _constant(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Attribute):
         expr = expr.attr
     return isinstance(expr, cst.Name) and len(expr.value) > 1 and expr.value.isupper()
-
-
-def _argument(
-    call: cst.Call, function: cst.FunctionDef, name: str
-) -> cst.BaseExpression | None:
-    """What ``call`` passes to the parameter ``name`` of ``function``, by keyword
-    or by position (a method's ``self`` is not counted)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    params = [*function.params.posonly_params, *function.params.params]
-    names = [p.name.value for p in params]
-    if names and names[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-        names = names[1:]
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if name in names and names.index(name) < len(positional):
-        return positional[names.index(name)].value
-    return None
 
 
 def _is_len(expr: cst.BaseExpression) -> bool:

@@ -44,6 +44,25 @@ def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
+def argument_of(
+    call: cst.Call, function: cst.FunctionDef, name: str
+) -> cst.BaseExpression | None:
+    """What ``call`` passes to the parameter ``name`` of ``function``, by keyword
+    or by position (a method's ``self`` is not counted, nor a constructor's)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    params = [*function.params.posonly_params, *function.params.params]
+    names = [p.name.value for p in params]
+    bound = isinstance(call.func, cst.Attribute) or function.name.value == "__init__"
+    if names and names[0] in ("self", "cls") and bound:
+        names = names[1:]
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if name in names and names.index(name) < len(positional):
+        return positional[names.index(name)].value
+    return None
+
+
 def is_none(expr: cst.BaseExpression | None) -> bool:
     """``None`` written out."""
     return isinstance(expr, cst.Name) and expr.value == "None"

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
-from graphlint.matchers import keyword, method, positional
-from graphlint.rule import Rule
+from graphlint.matchers import argument_of, keyword, method, positional
+from graphlint.rule import Rule, RuleContext
 
 _HYPERPARAMETERS = frozenset({"'lr'", "'momentum'", "'weight_decay'", "'betas'"})
+
+
+@dataclass(frozen=True)
+class _Given:
+    """How a function holds an optimizer its caller gives it: the parameter, or
+    the attribute of ``self`` (``attribute``)."""
+
+    name: str
+    attribute: bool
 
 
 class LearningRateChanged(Rule):
@@ -26,9 +38,20 @@ class LearningRateChanged(Rule):
     outcome = Outcome.SILENT_WRONG
     consequence = "replays keep the value seen at capture"
 
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        # the file's functions that set a hyper-parameter of an optimizer they are
+        # given: the write, and the name of what holds the optimizer there
+        self._setters: dict[cst.CSTNode, list[tuple[cst.CSTNode, _Given]]] = {}
+        self._calls: list[cst.Call] = []  # outside regions, to a function of the file
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self.in_region_code(node):
+            return
+        if isinstance(self.value(node.func).function, cst.FunctionDef):
+            self._calls.append(node)  # settled once every setter is known
         found = method(node)
-        if found is None or found[1] != "step" or self.in_region_code(node):
+        if found is None or found[1] != "step":
             return
         scheduler = self.value(found[0])
         if not (scheduler.cls or "").startswith("torch.optim.lr_scheduler."):
@@ -50,7 +73,66 @@ class LearningRateChanged(Rule):
                 and key[0] == "item"
                 and key[2] in _HYPERPARAMETERS
             ):
-                self.check(node, self.optimizer_of_group(t.value))
+                optimizer = self.optimizer_of_group(t.value)
+                self.check(node, optimizer)
+                given = self.given(optimizer)
+                if given is not None:
+                    function = self.state.function_of(node)
+                    self._setters.setdefault(function, []).append((node, given))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        """A call of a function of the file that sets a hyper-parameter of the
+        optimizer it is given: a scheduler of the project's own (``sched.step()``,
+        its ``self.optimizer`` from the constructor), a ``set_lr(opt, lr)``."""
+        for call in self._calls:
+            function = self.value(call.func).function
+            assert isinstance(function, cst.FunctionDef)
+            for write, given in self._setters.get(function, ()):
+                for optimizer in self.passed(call, function, given):
+                    self.check(call, optimizer, related=[(write, "sets it here")])
+
+    def given(self, optimizer: cst.BaseExpression | None) -> _Given | None:
+        """How the function around ``optimizer`` is given it: as a parameter
+        (``opt``), or in an attribute of ``self`` (``self.optimizer``)."""
+        if optimizer is None:
+            return None
+        scope = self.context.facts.values.scope_of.get(optimizer)
+        if scope is None:
+            return None
+        if isinstance(optimizer, cst.Attribute) and isinstance(
+            optimizer.value, cst.Name
+        ):
+            function = scope.function()
+            if function is not None and function.self_name == optimizer.value.value:
+                return _Given(optimizer.attr.value, attribute=True)
+        elif isinstance(optimizer, cst.Name):
+            bindings = scope.lookup(optimizer.value)
+            if bindings and all(b.how == "param" for b in bindings):
+                return _Given(optimizer.value, attribute=False)
+        return None
+
+    def passed(
+        self, call: cst.Call, function: cst.FunctionDef, given: _Given
+    ) -> Iterator[cst.BaseExpression]:
+        """What ``call`` gives ``function`` as ``given``: the argument of the
+        parameter; for ``self.x`` of a method called on an instance made in this
+        file, what its construction passed the ``__init__`` parameter stored in
+        ``self.x``."""
+        if not given.attribute:
+            found = argument_of(call, function, given.name)
+            if found is not None:
+                yield found
+            return
+        receiver = method(call)
+        instance = self.value(receiver[0]) if receiver is not None else None
+        if instance is None or instance.local is None or instance.origin is None:
+            return
+        init = instance.local.methods.get("__init__")
+        for stored, _ in instance.local.attrs.get(given.name, ()):
+            if init is not None and isinstance(stored, cst.Name):
+                found = argument_of(instance.origin, init, stored.value)
+                if found is not None:
+                    yield found
 
     def optimizer_of_group(
         self, group: cst.BaseExpression
@@ -71,7 +153,12 @@ class LearningRateChanged(Rule):
             return group.value
         return None
 
-    def check(self, stmt: cst.CSTNode, optimizer: cst.BaseExpression | None) -> None:
+    def check(
+        self,
+        stmt: cst.CSTNode,
+        optimizer: cst.BaseExpression | None,
+        related: list[tuple[cst.CSTNode, str]] | None = None,
+    ) -> None:
         if optimizer is None:
             return
         origin = self.value(optimizer).origin
@@ -91,6 +178,7 @@ class LearningRateChanged(Rule):
             stmt,
             region,
             confidence=Confidence.HIGH if after else Confidence.MEDIUM,
+            related=related or (),
             stmt=self.code_of(stmt),
             line=region.line,
         )
