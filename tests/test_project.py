@@ -1479,3 +1479,83 @@ def test_a_library_model_that_does_not_parse_is_a_configuration_error(
     assert code == 2
     assert "'library-runs'" in out + err and why in out + err
     assert "Traceback" not in out + err
+
+
+SCHEDULES = """\
+class Warmup:
+    def __init__(self, optimizer, steps=10):
+        self.optimizer = optimizer
+        self.steps = steps
+
+    def step(self):
+        for group in self.optimizer.param_groups:
+            group["lr"] = 0.1
+
+
+def set_lr(opt, lr):
+    opt.param_groups[0]["lr"] = lr
+"""
+
+SCHEDULED = """\
+import torch
+
+from pkg import sched as schedules
+from pkg.sched import Warmup, set_lr
+
+
+def main():
+    model = torch.nn.Linear(8, 8).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    other = torch.optim.SGD(model.parameters(), lr=0.1)
+    warm = Warmup(opt, steps=100)
+    eager = Warmup(other)
+    x = torch.randn(4, 8, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            model(x).sum().backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        model(x).sum().backward()
+        opt.step()
+    for i in range(30):
+        g.replay()
+        warm.step()
+        eager.step()
+        set_lr(opt, 0.01)
+        schedules.set_lr(lr=0.5, opt=opt)
+        set_lr(other, 0.01)
+"""
+
+
+def test_a_scheduler_in_another_module_changes_the_captured_learning_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GL407 asks the project pass about the calls outside the region that are given
+    the captured optimizer: a scheduler class of another module keeping it in
+    ``self.optimizer`` from its constructor, and a helper given it as a parameter
+    (by position or keyword), each say where they set the learning rate. The same
+    calls given an optimizer whose step is not captured stay quiet; the file named
+    alone and a warm cache say the same."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sched.py").write_text(SCHEDULES)
+    (tmp_path / "pkg" / "train.py").write_text(SCHEDULED)
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    code, out, _ = run("check", ".", cwd=tmp_path)
+    found = [line.split(" changes")[0] for line in out.splitlines() if "GL407" in line]
+    assert found == [
+        "pkg/train.py:26:9: GL407 `warm.step()`",
+        "pkg/train.py:28:9: GL407 `set_lr(opt, 0.01)`",
+        "pkg/train.py:29:9: GL407 `schedules.set_lr(lr=0.5, opt=opt)`",
+    ]
+    assert code == 1
+    assert "(set at pkg/sched.py:8)" in out and "(set at pkg/sched.py:12)" in out
+    assert run("check", ".", cwd=tmp_path)[1] == out  # from the cache
+    alone = run("check", "--no-cache", "pkg/train.py", cwd=tmp_path)[1]
+    assert [line for line in alone.splitlines() if "GL407" in line] == [
+        line for line in out.splitlines() if "GL407" in line
+    ]

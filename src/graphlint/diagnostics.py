@@ -218,6 +218,9 @@ class FileResult:
     suppressions: tuple[Suppression, ...] = ()
     used: tuple[tuple[int, str], ...] = ()
     warmups: tuple[WarmupVerdict, ...] = ()  # for GL703, settled by the project pass
+    # project callables (qualified) its code calls outside regions with an optimizer
+    # whose step a graph captured: GL407 asks whether they set its hyper-parameters
+    asks: tuple[str, ...] = ()
 
 
 class Reason(str, enum.Enum):

@@ -61,7 +61,7 @@ from graphlint.read import (
 )
 from graphlint.rule import RuleContext, tree_rules
 from graphlint.rules.tool.file_checks import ParserLimitExceeded
-from graphlint.settings import Job, Settings
+from graphlint.settings import Job, Setter, Settings
 
 
 def lint_source(
@@ -90,6 +90,7 @@ class Analysis:
     suppressions: list[Suppression] = field(default_factory=list)
     used: set[tuple[int, str]] = field(default_factory=set)
     warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
+    asks: list[str] = field(default_factory=list)  # GL407's, for the project pass
 
 
 def analyse_source(
@@ -102,6 +103,7 @@ def analyse_source(
     external: Mapping[str, Reached] | None = None,
     checks: frozenset[str] = frozenset(),
     declared: frozenset[str] = frozenset(),
+    setters: frozenset[Setter] = frozenset(),
 ) -> Analysis:
     """Lint ``source``; ``external`` names functions that regions elsewhere reach,
     ``declared`` those the configuration declares capture roots."""
@@ -126,6 +128,7 @@ def analyse_source(
         positions,
         comments.suppressed,
         library=library_of(settings.library_runs),
+        setters=setters,
     )
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:
@@ -183,6 +186,7 @@ def analyse_source(
         comments.entries,
         context.used,
         [w for w in context.warmups if not w.function],
+        sorted(set(context.asks)),
     )
 
 
@@ -360,6 +364,7 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
             suppressions=tuple(found.suppressions),
             used=tuple(sorted(found.used)),
             warmups=tuple(found.warmups),
+            asks=tuple(found.asks),
         )
     # in the project pass too: a file only reached, or one that pass one skipped
     # before parsing, says here why its reached functions were not analysed
@@ -425,6 +430,7 @@ def _check_file(
             external=job.external,
             checks=job.checks,
             declared=job.declared,
+            setters=job.setters,
         )
         if notes:
             every = sorted([*analysis.diagnostics, *notes], key=lambda d: d.sort_key)

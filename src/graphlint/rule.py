@@ -36,6 +36,7 @@ from graphlint.diagnostics import (
     WarmupVerdict,
 )
 from graphlint.project.library import Library, library_of
+from graphlint.settings import Setter
 
 if TYPE_CHECKING:
     from graphlint.facts.analysis import FileFacts
@@ -84,6 +85,10 @@ class RuleContext:
     # what library callables run of what they are given: the project pass follows
     # those calls into the code they run
     library: Library = field(default_factory=lambda: library_of(()))
+    # project callables that set an optimizer's hyper-parameters (``Job.setters``),
+    # and those the file's calls ask about (``FileResult.asks``)
+    setters: frozenset[Setter] = frozenset()
+    asks: list[str] = field(default_factory=list)
 
 
 class Rule(Check, cst.BatchableCSTVisitor):

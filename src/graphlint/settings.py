@@ -40,13 +40,31 @@ class Settings:
     library_runs: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, order=True)
+class Setter:
+    """A project callable that sets hyper-parameters of an optimizer it is given
+    (GL407 across files): calling ``function`` (qualified) sets them on what is
+    passed as its ``parameter`` (by keyword, or at ``position``; -1: keyword only),
+    or for a method (``attribute``), on what the instance's construction passed its
+    ``__init__``'s ``parameter``. ``where``: the write, as "path:line"."""
+
+    function: str
+    parameter: str
+    position: int
+    attribute: bool
+    where: str
+
+
 @dataclass(frozen=True)
 class Job:
     """One file for a worker: pass one (``external`` None) or the project pass, which
     analyses the functions regions elsewhere reach. ``declared``: functions of the
-    file that ``capture-roots`` names (pass one analyses the file for them)."""
+    file that ``capture-roots`` names (pass one analyses the file for them);
+    ``setters``: the project callables the file's calls asked about that set an
+    optimizer's hyper-parameters (``FileResult.asks``)."""
 
     path: Path
     external: Mapping[str, Reached] | None = None
     checks: frozenset[str] = frozenset()
     declared: frozenset[str] = frozenset()
+    setters: frozenset[Setter] = frozenset()

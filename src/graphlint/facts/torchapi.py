@@ -115,6 +115,10 @@ _TENSOR_OPS: Final = _words(
 )
 
 # Full reductions: called with the tensor alone they give a 0-d tensor.
+# the keys of an optimizer's ``param_groups`` entries that its captured ``step()``
+# reads as Python numbers: baked into the graph (GL407)
+HYPERPARAMETERS: Final = frozenset({"lr", "momentum", "weight_decay", "betas"})
+
 REDUCTIONS: Final = _words(
     """
     sum mean max min argmax argmin norm prod std var all any amax amin median logsumexp

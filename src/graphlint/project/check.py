@@ -20,7 +20,7 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -72,7 +72,7 @@ from graphlint.runner import (
     open_pool,
     run_files,
 )
-from graphlint.settings import Job, Settings
+from graphlint.settings import Job, Setter, Settings
 
 P = ParamSpec("P")
 
@@ -89,6 +89,7 @@ class _Stored:
     suppressions: tuple[Suppression, ...]
     used: tuple[tuple[int, str], ...]
     warmups: tuple[WarmupVerdict, ...] = ()
+    asks: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, result: FileResult) -> _Stored:
@@ -103,6 +104,7 @@ class _Stored:
             result.suppressions,
             result.used,
             result.warmups,
+            result.asks,
         )
 
     def result(self, path: str) -> FileResult:
@@ -117,6 +119,7 @@ class _Stored:
             self.suppressions,
             self.used,
             self.warmups,
+            self.asks,
         )
 
 
@@ -158,7 +161,9 @@ class _Results:
             return None  # the worker says why
         job_id = (str(job.path), module_of(job.path), job.external, job.checks)
         try:
-            what = msgspec.json.encode((*job_id, job.declared), order="deterministic")
+            what = msgspec.json.encode(
+                (*job_id, job.declared, sorted(job.setters)), order="deterministic"
+            )
         except (ValueError, TypeError):  # a name that is not UTF-8: not cached
             return None
         return Cache.key(b"result", code_version(), self._settings, what, data)
@@ -382,9 +387,18 @@ def _survey_project(
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
         project.prefetch(entries, compiles)  # what the helpers and reach load first
         again = _helpers_used(project, entries)
-        if again:  # pass one did not know them: those files again, knowing them
+        setters = _setters(project, results)
+        if again or setters:  # pass one did not know them: those files again
             checks = project.checks()
-            redo = [replace(j, checks=checks) for j in work if str(j.path) in again]
+            redo = [
+                replace(
+                    j,
+                    checks=checks if str(j.path) in again else j.checks,
+                    setters=setters.get(str(j.path), j.setters),
+                )
+                for j in work
+                if str(j.path) in again or str(j.path) in setters
+            ]
             redone = {r.path: r for r in checked.run(redo)}
             results = [redone.get(r.path, r) for r in results]
             entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
@@ -478,6 +492,62 @@ def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
         for text in site.guards:
             guards.under_capture(guards.decode(text), helper)
     return found
+
+
+def _setters(
+    project: Project, results: Sequence[FileResult]
+) -> dict[str, frozenset[Setter]]:
+    """For each file whose calls GL407 asked about (``FileResult.asks``), the
+    callables among them that set hyper-parameters of an optimizer they are given:
+    a function, through a parameter; a method, through an attribute of ``self``
+    that ``__init__`` stores one of its parameters in."""
+    found: dict[str, frozenset[Setter]] = {}
+    for result in results:
+        near = project.root_of_file(result.path)
+        setters = [s for name in result.asks for s in _setting(project, name, near)]
+        if setters:
+            found[result.path] = frozenset(setters)
+    return found
+
+
+def _setting(project: Project, name: str, near: Path | None) -> Iterator[Setter]:
+    """The ways calling ``name`` (qualified) sets an optimizer's hyper-parameters."""
+    parts = name.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        module = project.module(".".join(parts[:end]), prefer=near)
+        if module is None:
+            continue
+        found = project.function(module, ".".join(parts[end:]))
+        if found is None:
+            return
+        where, fn = found
+        for holder, line in fn.sets_hyperparameters.items():
+            shown = f"{where.path}:{line}"
+            owner, _, attr = holder.partition(".")
+            cls_path = fn.path.rpartition(".")[0]
+            if not attr and holder in fn.params[: fn.positional] and not cls_path:
+                position = fn.params.index(holder)
+                yield Setter(name, holder, position, False, shown)
+            elif attr and cls_path and fn.params[:1] == [owner]:
+                yield from _stored(where, cls_path, attr, name, shown)
+        return
+
+
+def _stored(
+    module: ModuleSummary, cls_path: str, attr: str, name: str, shown: str
+) -> Iterator[Setter]:
+    """A setter through ``self.attr``, for each ``__init__`` parameter of the class
+    at ``cls_path`` that ``__init__`` stores there."""
+    cls = module.classes.get(cls_path)
+    init = module.functions.get(f"{cls_path}.__init__")
+    if cls is None or init is None:
+        return
+    made = zip(cls.attrs.get(attr, ()), cls.attrs_at.get(attr, ()), strict=False)
+    for ref, (method, _) in made:
+        if method == init.path and ref.kind == "name" and ref.target in init.params:
+            index = init.params.index(ref.target)
+            position = index - 1 if 0 < index < init.positional else -1
+            yield Setter(name, ref.target, position, True, shown)
 
 
 def _source(path: Path, max_size: int) -> bytes | None:

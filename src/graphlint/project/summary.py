@@ -27,6 +27,7 @@ from graphlint.facts.torchapi import (
     CPU_FACTORIES,
     CUDAGRAPHS_OPTION,
     FACTORIES,
+    HYPERPARAMETERS,
     MODULE_SELF_METHODS,
     NEVER_NONE_BUILTINS,
     NEVER_NONE_GENERICS,
@@ -208,6 +209,10 @@ class FunctionSummary:
     # ``module = spec.module; return module(**kwargs)``): "spec.module()" (an
     # instance made by calling it), "spec.module" (returned as passed)
     made: list[str] = field(default_factory=list)
+    # what it sets a hyper-parameter of (``group["lr"] = v`` over ``x.param_groups``):
+    # the parameter or ``self.`` attribute holding each such optimizer, with the
+    # line of the first such write
+    sets_hyperparameters: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -357,6 +362,7 @@ class _Summarizer(ast.NodeVisitor):
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._bindings: dict[ast.AST, _Bindings] = {}
         self.walrus = True  # the source may hold ``:=`` (summarize says)
+        self.param_groups = True  # ... and name an optimizer's ``param_groups``
         self._deferred = 0  # inside a lambda: runs later, when called
         self._settled = 0  # inside blocks that settle their own test
         self._shared: dict[ast.AST, set[str]] = {}  # ``global``/``nonlocal`` names
@@ -459,6 +465,8 @@ class _Summarizer(ast.NodeVisitor):
         if all(r is not None for r in results):
             summary.results = [r for r in results if r is not None]
         summary.made = _made(returns, summary.params, self._bound(node))
+        if self.param_groups:
+            summary.sets_hyperparameters = _sets_hyperparameters(node)
         returned = _only_return(node.body)
         if returned is not None:
             test = formula(returned, self.local)
@@ -1751,15 +1759,65 @@ def _always_exits(body: list[ast.stmt]) -> bool:
 
 
 def summarize(
-    tree: ast.Module, name: str, path: str, package: str | None, walrus: bool = True
+    tree: ast.Module,
+    name: str,
+    path: str,
+    package: str | None,
+    walrus: bool = True,
+    param_groups: bool = True,
 ) -> ModuleSummary:
-    """The summary of one parsed module (``walrus``: whether its source may hold
-    ``:=``)."""
+    """The summary of one parsed module (``walrus``, ``param_groups``: whether its
+    source may hold ``:=``, or name ``param_groups``)."""
     module = ModuleSummary(name, path)
     summarizer = _Summarizer(module, package)
     summarizer.walrus = walrus
+    summarizer.param_groups = param_groups
     summarizer.visit(tree)
     return module
+
+
+def _sets_hyperparameters(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> dict[str, int]:
+    """The optimizers whose hyper-parameters ``function`` sets, by the dotted name
+    that holds each (``opt``, ``self.optimizer``), with the line of the first
+    write: ``group["lr"] = v`` in a loop over ``opt.param_groups``, or
+    ``opt.param_groups[0]["lr"] = v``."""
+    groups: dict[str, str] = {}  # a loop variable -> the optimizer it goes over
+    for node in ast.walk(function):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(
+            node.target, ast.Name
+        ):
+            holder = _param_groups_of(node.iter)
+            if holder is not None:
+                groups[node.target.id] = holder
+    found: dict[str, int] = {}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.slice, ast.Constant)
+                and target.slice.value in HYPERPARAMETERS
+            ):
+                continue
+            group = target.value
+            holder = None
+            if isinstance(group, ast.Name):
+                holder = groups.get(group.id)
+            elif isinstance(group, ast.Subscript):
+                holder = _param_groups_of(group.value)
+            if holder is not None:
+                found[holder] = min(found.get(holder, node.lineno), node.lineno)
+    return found
+
+
+def _param_groups_of(expr: ast.expr) -> str | None:
+    """``opt`` for ``opt.param_groups``."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "param_groups":
+        return dotted(expr.value)
+    return None
 
 
 def summarize_source(
@@ -1782,7 +1840,9 @@ def summarize_source(
         return tree
     package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
     with contextlib.suppress(RecursionError):
-        return summarize(tree, name, path, package or None, ":=" in text)
+        return summarize(
+            tree, name, path, package or None, ":=" in text, "param_groups" in text
+        )
     # then without the statements the syntax-tree analysis skips too
     skipped = too_deep(tree)
     shallow = (

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.torchapi import HYPERPARAMETERS
 from graphlint.matchers import argument_of, keyword, method, positional
 from graphlint.rule import Rule, RuleContext
+from graphlint.settings import Setter
 
-_HYPERPARAMETERS = frozenset({"'lr'", "'momentum'", "'weight_decay'", "'betas'"})
+_HYPERPARAMETERS = frozenset(f"'{key}'" for key in HYPERPARAMETERS)  # as keys read
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,19 @@ class LearningRateChanged(Rule):
         # given: the write, and the name of what holds the optimizer there
         self._setters: dict[cst.CSTNode, list[tuple[cst.CSTNode, _Given]]] = {}
         self._calls: list[cst.Call] = []  # outside regions, to a function of the file
+        # the project's callables that set hyper-parameters, as the project pass
+        # found them for this file's calls (``Job.setters``)
+        self._elsewhere: dict[str, list[Setter]] = {}
+        for setter in sorted(context.setters):
+            self._elsewhere.setdefault(setter.function, []).append(setter)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.in_region_code(node):
             return
         if isinstance(self.value(node.func).function, cst.FunctionDef):
             self._calls.append(node)  # settled once every setter is known
+        elif self.state.stepped:
+            self.elsewhere(node)
         found = method(node)
         if found is None or found[1] != "step":
             return
@@ -90,6 +99,48 @@ class LearningRateChanged(Rule):
             for write, given in self._setters.get(function, ()):
                 for optimizer in self.passed(call, function, given):
                     self.check(call, optimizer, related=[(write, "sets it here")])
+
+    def elsewhere(self, call: cst.Call) -> None:
+        """A call of a callable of another module of the project, given a captured
+        optimizer (``set_lr(opt, lr)``, or ``sched.step()`` on ``sched =
+        Scheduler(opt)``): pass one asks the project pass about it, which answers
+        with ``setters`` for the file's second analysis."""
+        for name, passing in self.callees(call):
+            if not any(
+                self.value(arg.value).origin in self.state.stepped
+                for arg in passing.args
+            ):
+                continue
+            self.context.asks.append(name)
+            for setter in self._elsewhere.get(name, ()):
+                found = keyword(passing, setter.parameter)
+                args = positional(passing)
+                if found is None and 0 <= setter.position < len(args):
+                    found = args[setter.position]
+                consequence = (
+                    f"{self.consequence} (set at {setter.where})"
+                    if self.consequence
+                    else None
+                )
+                self.check(call, found, consequence=consequence)
+
+    def callees(self, call: cst.Call) -> list[tuple[str, cst.Call]]:
+        """What ``call`` runs, qualified, with the call that passes it the optimizer:
+        an imported function and ``call``, or the method of an instance of an
+        imported class and the instance's construction."""
+        found: list[tuple[str, cst.Call]] = []
+        name = self.qualname(call.func)
+        if name is not None and not name.startswith("torch."):
+            found.append((name, call))
+        receiver = method(call)
+        if receiver is not None and isinstance(receiver[0], cst.Name):
+            scope = self.context.facts.values.scope_of.get(receiver[0])
+            bindings = scope.lookup(receiver[0].value) if scope is not None else None
+            made = bindings[0].value if bindings and len(bindings) == 1 else None
+            cls = self.qualname(made.func) if isinstance(made, cst.Call) else None
+            if isinstance(made, cst.Call) and cls and not cls.startswith("torch."):
+                found.append((f"{cls}.{receiver[1]}", made))
+        return found
 
     def given(self, optimizer: cst.BaseExpression | None) -> _Given | None:
         """How the function around ``optimizer`` is given it: as a parameter
@@ -158,6 +209,7 @@ class LearningRateChanged(Rule):
         stmt: cst.CSTNode,
         optimizer: cst.BaseExpression | None,
         related: list[tuple[cst.CSTNode, str]] | None = None,
+        consequence: str | None = None,
     ) -> None:
         if optimizer is None:
             return
@@ -179,6 +231,7 @@ class LearningRateChanged(Rule):
             region,
             confidence=Confidence.HIGH if after else Confidence.MEDIUM,
             related=related or (),
+            consequence=consequence,
             stmt=self.code_of(stmt),
             line=region.line,
         )
