@@ -23,6 +23,7 @@ MEASURED = [
     ROOT / "ground-truth" / "h200-torch2.11-slice.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-host-copy.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-rng-restore.jsonl",
+    ROOT / "ground-truth" / "h200-torch2.11-checkpoint-rng.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-warmup.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-compile.jsonl",
 ]

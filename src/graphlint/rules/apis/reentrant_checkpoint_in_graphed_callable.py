@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.facts.regions import Region
 from graphlint.matchers import is_true, keyword
-from graphlint.rule import Rule
+from graphlint.rule import Rule, RuleContext
 
 _CHECKPOINTS = frozenset(
     {
@@ -18,6 +19,9 @@ _CHECKPOINTS = frozenset(
 # forward in its backward) asks before it does, as torch's does: False under
 # ``torch.autograd.grad``, which graphed callables run the backward with
 _VALIDITY_CHECK = "torch.autograd._is_checkpoint_valid"
+# what such a Function's backward runs on the rerun forward: a backward pass of its
+# own, which the one graphed callables run with ``torch.autograd.grad`` cannot see into
+_NESTED_BACKWARD = "torch.autograd.backward"
 
 
 class ReentrantCheckpointInGraphedCallable(Rule):
@@ -32,16 +36,41 @@ class ReentrantCheckpointInGraphedCallable(Rule):
     region_failures = (
         "use_reentrant=True, torch.utils.checkpoint is incompatible",
         "not compatible with .grad()",  # the words of projects' own checkpoints
+        # a project's checkpoint with no validity check, whose rerun uses parameters
+        # that the graphed callable's own backward pass differentiates
+        "One of the differentiated Tensors appears to not have been used in the graph",
     )
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._reported: set[cst.FunctionDef] = set()  # backwards, once each
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)
         if region is None or region.kind is not RegionKind.GRAPHED:
             return
-        if self.qualname(node.func) in _CHECKPOINTS and is_true(
-            keyword(node, "use_reentrant")
-        ):
+        name = self.qualname(node.func)
+        if name in _CHECKPOINTS and is_true(keyword(node, "use_reentrant")):
             self.report(node, region, call=self.code_of(node.func) + "(...)")
+        elif name == _NESTED_BACKWARD:
+            # a backward that runs a backward pass of its own over a rerun: a
+            # reentrant checkpoint, with or without torch's validity check
+            self.reentrant(node, node, region)
+
+    def reentrant(self, node: cst.CSTNode, anchor: cst.CSTNode, region: Region) -> None:
+        """Report the ``backward`` of an autograd Function around ``anchor`` that
+        reruns the forward, once, on ``node``."""
+        site = self.flow.sites.get(anchor)
+        function = site.function if site is not None else None
+        if (
+            not isinstance(function, cst.FunctionDef)
+            or function.name.value != "backward"
+            or function in self._reported
+        ):
+            return
+        self._reported.add(function)
+        owner = self.context.facts.paths.get(function, function.name.value)
+        self.report(node, region, call=owner)
 
     def visit_If(self, node: cst.If) -> None:
         """``if not torch.autograd._is_checkpoint_valid(): raise ...`` in the backward
@@ -55,13 +84,7 @@ class ReentrantCheckpointInGraphedCallable(Rule):
         ):
             return
         region = self.region(node)
-        site = self.flow.sites.get(test.expression)
-        function = site.function if site is not None else None
-        if (
-            region is None
-            or region.kind is not RegionKind.GRAPHED
-            or not isinstance(function, cst.FunctionDef)
-        ):
+        if region is None or region.kind is not RegionKind.GRAPHED:
             return
         body = node.body  # an indented block, or ``if ...: raise ...`` on one line
         lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
@@ -76,5 +99,4 @@ class ReentrantCheckpointInGraphedCallable(Rule):
             None,
         )
         if raised is not None:
-            owner = self.context.facts.paths.get(function, function.name.value)
-            self.report(raised, region, call=owner)
+            self.reentrant(raised, test.expression, region)
