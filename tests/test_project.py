@@ -1559,3 +1559,50 @@ def test_a_scheduler_in_another_module_changes_the_captured_learning_rate(
     assert [line for line in alone.splitlines() if "GL407" in line] == [
         line for line in out.splitlines() if "GL407" in line
     ]
+
+
+def test_a_parameter_annotated_with_a_base_class_runs_its_overrides(
+    tmp_path: Path,
+) -> None:
+    """``opt: BaseOptimizer`` may hold any subclass: the call of its method under
+    capture reaches the overrides (of the base's own module; across the project in
+    preview), up to a bound, and a base too common to say which runs reaches only
+    its own method."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    many = "".join(
+        f"\n\nclass Quiet{i}(Base):\n    def step(self):\n        return None\n"
+        for i in range(9)
+    )
+    (tmp_path / "pkg" / "opt.py").write_text(
+        "class BaseOptimizer:\n"
+        "    def step(self):\n"
+        "        raise NotImplementedError\n\n\n"
+        "class Fused(BaseOptimizer):\n"
+        "    def step(self, norm):\n"
+        "        return norm.item()\n\n\n"
+        "class Base:\n"
+        "    def step(self):\n"
+        "        return None\n\n\n"
+        "class Loud(Base):\n"
+        "    def step(self, norm):\n"
+        "        return norm.item()\n" + many
+    )
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\n\n"
+        "from pkg.opt import Base, BaseOptimizer\n\n\n"
+        "def capture(opt: BaseOptimizer, other: Base, norm: torch.Tensor):\n"
+        "    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n"
+        "        opt.step(norm)\n"
+        "        other.step(norm)\n"
+        "    return g\n"
+    )
+    results = check_project(sorted(tmp_path.rglob("*.py")), Settings(), 1)
+    found = [
+        (Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics
+    ]
+    assert found == [("opt.py", 8, "GL101")]
+    via = next(d for r in results for d in r.diagnostics)
+    assert via.region is not None and via.region.via[-1].function == "Fused.step()"

@@ -115,6 +115,20 @@ _TENSOR_OPS: Final = _words(
 )
 
 # Full reductions: called with the tensor alone they give a 0-d tensor.
+# ``nn.Module`` methods that make a new generator on every call
+MODULE_ITERATORS: Final = frozenset(
+    {
+        "parameters",
+        "buffers",
+        "children",
+        "modules",
+        "named_parameters",
+        "named_buffers",
+        "named_children",
+        "named_modules",
+    }
+)
+
 # the keys of an optimizer's ``param_groups`` entries that its captured ``step()``
 # reads as Python numbers: baked into the graph (GL407)
 HYPERPARAMETERS: Final = frozenset({"lr", "momentum", "weight_decay", "betas"})

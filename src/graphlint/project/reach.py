@@ -92,6 +92,11 @@ BUDGET = 100_000  # steps for one call: real calls take tens
 _ROUNDS = 4
 
 
+# at most this many overrides of a method are followed for an instance that may be
+# of any class derived from its own (more: the base is too common to say which runs)
+_OVERRIDES = 8
+
+
 class _OverBudget(Exception):
     """A resolution went over its budget."""
 
@@ -949,6 +954,11 @@ class Project:
                     )
                 )
             ]
+        if ref.kind == "declared":  # ``opt: BaseOptimizer``: its subclasses' too
+            return [
+                replace(v, open=True) if isinstance(v, _Cls) and v.instance else v
+                for v in self.ref(module, fn, replace(ref, kind="instance"), depth + 1)
+            ]
         if ref.kind == "element":
             found: list[object] = []
             for value in self.ref(module, fn, ref.items[0], depth + 1):
@@ -1203,13 +1213,7 @@ class Project:
                     method = module.functions[cls.methods[attr]]
                     found_fn: list[object] = [_Fn(module, method, handoff)]
                     if isinstance(value, _Cls) and value.open:
-                        found_fn.extend(
-                            _Fn(sub_module, sub_module.functions[sub.methods[attr]])
-                            for sub_module, sub in self.subclasses(
-                                value.module, value.cls
-                            )
-                            if attr in sub.methods
-                        )
+                        found_fn.extend(self._overrides(value, attr))
                     return found_fn
                 if attr in cls.dataclass and instance and isinstance(value, _Cls):
                     return self._field(value, module, cls, attr, depth)
@@ -1239,11 +1243,7 @@ class Project:
                 return found_fn
             if isinstance(value, _Cls) and value.open:
                 # ``self.forward`` in a base that leaves it to its subclasses
-                overrides: list[object] = [
-                    _Fn(sub_module, sub_module.functions[sub.methods[attr]], handoff)
-                    for sub_module, sub in self.subclasses(value.module, value.cls)
-                    if attr in sub.methods
-                ]
+                overrides = self._overrides(value, attr, handoff)
                 if overrides:
                     return overrides
             return [self._missing(value.cls, classes, library, attr)]
@@ -1273,6 +1273,20 @@ class Project:
             return base.attribute(attr)
         detail = f"`{cls.name}` defines no `{attr}`"
         return _Opaque(Reason.ATTRIBUTE, detail)
+
+    def _overrides(
+        self, value: _Cls, attr: str, handoff: _Handoff = ()
+    ) -> list[object]:
+        """The methods ``attr`` of the project classes derived from ``value``'s
+        class, for an instance that may be of any of them (``self`` in a base, a
+        parameter annotated with the base): none where more than ``_OVERRIDES``
+        define one, a base too common to say which runs."""
+        found: list[object] = [
+            _Fn(sub_module, sub_module.functions[sub.methods[attr]], handoff)
+            for sub_module, sub in self.subclasses(value.module, value.cls)
+            if attr in sub.methods
+        ]
+        return found if len(found) <= _OVERRIDES else []
 
     def subclasses(
         self, module: ModuleSummary, cls: ClassSummary

@@ -51,7 +51,9 @@ class Ref:
     """What a name holds, symbolically, to be resolved in phase two.
 
     ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
-    containers such as ``nn.Sequential(Block(), Block())``), "name" (whatever the
+    containers such as ``nn.Sequential(Block(), Block())``), "declared" (an instance
+    of that class or of one derived from it: a parameter annotated with the class),
+    "name" (whatever the
     dotted name ``target`` is: a function, a class, another variable), "items" (a
     list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
     ``items`` name) or "element" (what iterating ``items[0]`` yields). The resolver
@@ -433,8 +435,8 @@ class _Summarizer(ast.NodeVisitor):
                 summary.annotated[arg.arg] = rules_out
         for arg in every:  # ``model: Transformer`` holds an instance of it
             annotated = _annotated_class(arg.annotation)
-            if annotated is not None:
-                summary.names.setdefault(arg.arg, []).append(Ref("instance", annotated))
+            if annotated is not None:  # ... or of a class derived from it
+                summary.names.setdefault(arg.arg, []).append(Ref("declared", annotated))
                 summary.bound_at.setdefault(arg.arg, []).append(node.lineno)
             else:
                 summary.untracked.append(arg.arg)

@@ -6,7 +6,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
-from graphlint.matchers import builtin
+from graphlint.facts.torchapi import MODULE_ITERATORS
+from graphlint.matchers import builtin, method
 from graphlint.rule import Rule
 
 
@@ -32,12 +33,16 @@ class HostIteratorAdvanced(Rule):
         self.report(node, region, call=self.code_of(node))
 
     def fresh(self, iterator: cst.BaseExpression, region: Region) -> bool:
-        """An iterator made in the same expression, or by the captured code itself:
-        it does not outlive the capture, so replays lose nothing."""
+        """An iterator made in the same expression (``next(iter(d))``, a module's
+        ``next(self.parameters())``), or by the captured code itself: it does not
+        outlive the capture, so replays lose nothing."""
         if isinstance(iterator, cst.GeneratorExp):
             return True
         if isinstance(iterator, cst.Call):
-            return builtin(self.context.facts, iterator) in _FRESH
+            found = method(iterator)
+            return builtin(self.context.facts, iterator) in _FRESH or (
+                found is not None and found[1] in MODULE_ITERATORS
+            )
         key = self.state.key_of(iterator)
         return key is not None and any(
             write.region == region and write.how == "assign"
