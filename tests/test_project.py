@@ -1606,3 +1606,43 @@ def test_a_parameter_annotated_with_a_base_class_runs_its_overrides(
     assert found == [("opt.py", 8, "GL101")]
     via = next(d for r in results for d in r.diagnostics)
     assert via.region is not None and via.region.via[-1].function == "Fused.step()"
+
+
+def test_what_a_factory_returns_is_its_return_annotation(tmp_path: Path) -> None:
+    """``get_optimizer(...) -> BaseOptimizer`` gives an instance of the class or of
+    one derived from it; an annotation naming no project class leaves the result
+    untracked, as before."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "opt.py").write_text(
+        "import torch\n\n\n"
+        "class BaseOptimizer:\n"
+        "    def step(self, norm):\n"
+        "        raise NotImplementedError\n\n\n"
+        "class Fused(BaseOptimizer):\n"
+        "    def step(self, norm):\n"
+        "        return norm.item()\n\n\n"
+        "def get_optimizer(kind) -> BaseOptimizer:\n"
+        "    return REGISTRY[kind]()\n\n\n"
+        "def get_tensor(kind) -> torch.Tensor:\n"
+        "    return REGISTRY[kind]()\n\n\n"
+        "REGISTRY = {}\n"
+    )
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\n\n"
+        "from pkg.opt import get_optimizer, get_tensor\n\n\n"
+        "def capture(norm: torch.Tensor):\n"
+        "    opt = get_optimizer('fused')\n"
+        "    t = get_tensor('x')\n"
+        "    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n"
+        "        opt.step(norm)\n"
+        "        t.step(norm)\n"
+        "    return g\n"
+    )
+    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    assert code == 1
+    assert "pkg/opt.py:11:16: GL101" in out
+    assert "reaches pkg/opt.py:10 Fused.step" in out
+    assert "`t.step` not followed" in out

@@ -51,7 +51,7 @@ from graphlint.read import ReadError, read_bounded
 # 17 adds host-tensor arguments (``CallSite.host``, "!" slots of ``Entry.tensors``);
 # 18 adds module arguments ("~" slots); 19 reads ``getattr(obj, "name")`` as
 # ``obj.name``
-FORMAT = 21
+FORMAT = 22
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

@@ -1010,10 +1010,23 @@ class Project:
                 returned = value.fn.results
                 found.extend(self.refs(value.module, value.fn, returned, depth))
                 continue
+            declared = self._returned_class(value, depth)
+            if declared:  # ``-> MegatronOptimizer``: it, or a class derived from it
+                found.extend(declared)
+                continue
             result = self._result(value, ref.target)
             if result is not None:
                 found.append(result)
         return found
+
+    def _returned_class(self, value: object, depth: int) -> list[object]:
+        """What calling ``value`` returns by its return annotation, where that names
+        a project class: an instance of it or of a class derived from it."""
+        if not isinstance(value, _Fn) or not value.fn.returns_class:
+            return []
+        declared = Ref("declared", value.fn.returns_class)
+        found = self.ref(value.module, None, declared, depth + 1)
+        return found if all(isinstance(v, _Cls) for v in found) else []
 
     def _made(
         self,

@@ -215,6 +215,8 @@ class FunctionSummary:
     # the parameter or ``self.`` attribute holding each such optimizer, with the
     # line of the first such write
     sets_hyperparameters: dict[str, int] = field(default_factory=dict)
+    # the class its return annotation names (``-> MegatronOptimizer``), if any
+    returns_class: str = ""
 
 
 @dataclass(eq=False)
@@ -440,6 +442,7 @@ class _Summarizer(ast.NodeVisitor):
                 summary.bound_at.setdefault(arg.arg, []).append(node.lineno)
             else:
                 summary.untracked.append(arg.arg)
+        summary.returns_class = _annotated_class(node.returns) or ""
         summary.decorators = [
             d
             for d in (
