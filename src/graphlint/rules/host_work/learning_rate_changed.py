@@ -53,11 +53,11 @@ class LearningRateChanged(Rule):
             self._elsewhere.setdefault(setter.function, []).append(setter)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.in_region_code(node):
-            return
+        if not self.state.stepped or self.in_region_code(node):
+            return  # no step of an optimizer captured: nothing to change
         if isinstance(self.value(node.func).function, cst.FunctionDef):
             self._calls.append(node)  # settled once every setter is known
-        elif self.state.stepped:
+        else:
             self.elsewhere(node)
         found = method(node)
         if found is None or found[1] != "step":
