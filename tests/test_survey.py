@@ -334,3 +334,31 @@ def test_survey_output_is_escaped() -> None:
     document = json.loads(format_lsp([], survey=survey, show_reach=True))
     assert document["reach"]["unfollowed"][0]["path"] == "bad\\xffname.py"
     assert document["reach"]["unfollowed"][0]["callee"] == HOSTILE
+
+
+def test_a_function_compiled_by_a_wrapper_of_another_module_is_a_region(
+    tmp_path: Path,
+) -> None:
+    """``@compiled`` with ``compiled`` imported from a module that compiles with CUDA
+    graphs is a region like any other: counted, listed with what it reaches, in a
+    whole-tree run and when only its file is named."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "wrap.py").write_text(
+        "import torch\n\n\ndef compiled(fn):\n"
+        '    return torch.compile(fn, mode="reduce-overhead")\n'
+    )
+    (tmp_path / "pkg" / "model.py").write_text(
+        "import torch\n\nfrom pkg.wrap import compiled\n\n\n@compiled\n"
+        "def step(x: torch.Tensor):\n    if x.sum() > 0:\n        return x * 2\n"
+        "    return x\n"
+    )
+    region = (
+        'pkg/model.py:6: torch.compile(mode="reduce-overhead") region capturing '
+        "step\n    reaches pkg/model.py:7 step\n"
+    )
+    _, whole, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    assert region in whole and "2 capture regions" in whole
+    _, alone, _ = run("check", "--show-reach", "pkg/model.py", cwd=tmp_path)
+    assert region in alone and "1 of 1 file checked; 1 capture region." in alone

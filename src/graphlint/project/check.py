@@ -407,7 +407,16 @@ def _survey_project(
             ]
             project.prefetch(entries, compiles)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
-        entries.extend(project.compiled(compiles))
+        compiled = project.compiled(compiles)
+        entries.extend(compiled)
+        sites.extend(  # a function compiled by a wrapper another module defines
+            dict.fromkeys(
+                RegionSite(
+                    e.path, e.region_line, RegionKind(e.kind), e.label, (e.callee,)
+                )
+                for e in compiled
+            )
+        )
         read.extend(Path(job.path) for job in work)
         if not entries:
             failed = [result for _, result in summaries.failed]
