@@ -1646,3 +1646,32 @@ def test_what_a_factory_returns_is_its_return_annotation(tmp_path: Path) -> None
     assert "pkg/opt.py:11:16: GL101" in out
     assert "reaches pkg/opt.py:10 Fused.step" in out
     assert "`t.step` not followed" in out
+
+
+def test_a_base_that_leaves_a_method_to_many_subclasses_runs_them_all(
+    tmp_path: Path,
+) -> None:
+    """``self.forward(x)`` in a base that defines no ``forward`` runs every override,
+    however many: the bound is for annotations, which name a base, not for ``self``
+    in a method of a class the region made."""
+    subclasses = "".join(
+        f"\n\nclass Sub{i}(Base):\n    def forward(self, x):\n"
+        "        return x.sum().item()\n"
+        for i in range(9)
+    )
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(
+        "class Base:\n    def run(self, x):\n        return self.forward(x)\n"
+        + subclasses
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom model import Sub0\n\n\n"
+        "def capture(x: torch.Tensor):\n"
+        "    m = Sub0()\n"
+        "    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n"
+        "        m.run(x)\n"
+    )
+    results = check_project(sorted(tmp_path.rglob("*.py")), Settings(), 1)
+    found = [d.code for r in results for d in r.diagnostics]
+    assert found == ["GL101"] * 9

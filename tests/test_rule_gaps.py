@@ -190,3 +190,79 @@ c = not torch.cuda.is_current_stream_capturing() and x.any() and x.sum().item()
 d = x.sum().item() and not torch.cuda.is_current_stream_capturing()
 """
     assert lines(body, "GL101") == {3, 6, 8}
+
+
+REENTRANT = """
+import torch
+
+
+class {name}({base}):
+    @staticmethod
+    def forward(ctx, run, x):
+        ctx.run = run
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return run(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_()
+        with torch.enable_grad():
+            out = ctx.run(x)
+        torch.autograd.backward(out, grad)
+        return None, x.grad
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return {name}.apply(self.fc, x)
+
+
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+graphed = torch.cuda.make_graphed_callables(Block().cuda(), (x,))
+"""
+
+
+MODULE_BACKWARD = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def backward(self, loss):
+        torch.autograd.backward(loss)
+
+    def forward(self, x):
+        y = self.fc(x)
+        self.backward(y.sum())
+        return y
+
+
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+graphed = torch.cuda.make_graphed_callables(Net().cuda(), (x,))
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (REENTRANT.format(name="Checkpoint", base="torch.autograd.Function"), [19]),
+        (REENTRANT.format(name="Recompute", base="Checkpoint"), []),  # unknown base
+        (MODULE_BACKWARD, []),  # a module's method that happens to be "backward"
+    ],
+)
+def test_a_reentrant_checkpoint_of_the_project_gl708(
+    source: str, found: list[int]
+) -> None:
+    """A backward that reruns the forward and back-propagates through the rerun
+    itself is a reentrant checkpoint, when it is an autograd Function's: a method
+    that only happens to be called ``backward`` is not."""
+    assert [d.line for d in lint(source, "GL708")] == found

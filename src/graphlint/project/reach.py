@@ -92,8 +92,8 @@ BUDGET = 100_000  # steps for one call: real calls take tens
 _ROUNDS = 4
 
 
-# at most this many overrides of a method are followed for an instance that may be
-# of any class derived from its own (more: the base is too common to say which runs)
+# at most this many overrides of a method are followed for an instance annotated
+# with its class (more: the base is too common to say which runs)
 _OVERRIDES = 8
 
 
@@ -203,6 +203,9 @@ class _Cls:
     # ``self`` in a method of ``cls``: an instance of it or of any subclass, whose
     # overrides its methods' calls run too
     open: bool = False
+    # open because a parameter or a return is annotated with ``cls``: the
+    # overrides are followed only where few classes define one (``_OVERRIDES``)
+    declared: bool = False
     # an instance of a dataclass made where resolution saw it (``Spec(module=M)``)
     built: _Built | None = None
 
@@ -956,7 +959,9 @@ class Project:
             ]
         if ref.kind == "declared":  # ``opt: BaseOptimizer``: its subclasses' too
             return [
-                replace(v, open=True) if isinstance(v, _Cls) and v.instance else v
+                replace(v, open=True, declared=True)
+                if isinstance(v, _Cls) and v.instance
+                else v
                 for v in self.ref(module, fn, replace(ref, kind="instance"), depth + 1)
             ]
         if ref.kind == "element":
@@ -1292,14 +1297,21 @@ class Project:
     ) -> list[object]:
         """The methods ``attr`` of the project classes derived from ``value``'s
         class, for an instance that may be of any of them (``self`` in a base, a
-        parameter annotated with the base): none where more than ``_OVERRIDES``
-        define one, a base too common to say which runs."""
+        parameter annotated with the base). For an annotation, where more than
+        ``_OVERRIDES`` define one, the base is too common to say which runs: an
+        opaque value says so."""
         found: list[object] = [
             _Fn(sub_module, sub_module.functions[sub.methods[attr]], handoff)
             for sub_module, sub in self.subclasses(value.module, value.cls)
             if attr in sub.methods
         ]
-        return found if len(found) <= _OVERRIDES else []
+        if value.declared and len(found) > _OVERRIDES:
+            detail = (
+                f"{len(found)} classes derived from `{value.cls.name}` override "
+                f"`{attr}`: too many to say which one runs"
+            )
+            return [_Opaque(Reason.UNTRACKED, detail)]
+        return found
 
     def subclasses(
         self, module: ModuleSummary, cls: ClassSummary

@@ -6,6 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome, RegionKind
 from graphlint.facts.regions import Region
+from graphlint.facts.torchapi import AUTOGRAD_FUNCTIONS
 from graphlint.matchers import is_true, keyword
 from graphlint.rule import Rule, RuleContext
 
@@ -66,11 +67,26 @@ class ReentrantCheckpointInGraphedCallable(Rule):
             not isinstance(function, cst.FunctionDef)
             or function.name.value != "backward"
             or function in self._reported
+            or not self.of_autograd_function(function)
         ):
             return
         self._reported.add(function)
         owner = self.context.facts.paths.get(function, function.name.value)
         self.report(node, region, call=owner)
+
+    def of_autograd_function(self, function: cst.FunctionDef) -> bool:
+        """Whether ``function`` is a method of an autograd Function: a class of the
+        file deriving from ``torch.autograd.Function``, directly or through its
+        other classes of the file."""
+        values = self.context.facts.values
+        scope = values.scope_of.get(function)
+        if scope is None or scope.cls is None:
+            return False
+        return any(
+            values.qualify(base.value) in AUTOGRAD_FUNCTIONS
+            for info in values.bases(scope.cls)
+            for base in info.node.bases
+        )
 
     def visit_If(self, node: cst.If) -> None:
         """``if not torch.autograd._is_checkpoint_valid(): raise ...`` in the backward
