@@ -1675,3 +1675,113 @@ def test_a_base_that_leaves_a_method_to_many_subclasses_runs_them_all(
     results = check_project(sorted(tmp_path.rglob("*.py")), Settings(), 1)
     found = [d.code for r in results for d in r.diagnostics]
     assert found == ["GL101"] * 9
+
+
+SETTERS = """\
+class Warmup:
+    def __init__(self, optimizer, steps=10):
+        self.optimizer = optimizer
+        self.steps = steps
+
+    def step(self):
+        for group in self.optimizer.param_groups:
+            group["lr"] = 0.1
+
+
+class Swapped(Warmup):
+    def __init__(self, steps, optimizer):
+        super().__init__(optimizer, steps)
+
+
+class Inherits(Warmup):
+    pass
+
+
+class Tools:
+    @staticmethod
+    def set_lr(opt, lr):
+        opt.param_groups[0]["lr"] = lr
+
+    def apply(self, opt, lr):
+        opt.param_groups[0]["lr"] = lr
+
+
+def set_lr_kw(*, opt, lr):
+    opt.param_groups[0]["lr"] = lr
+
+
+def decay(opt):
+    for group in opt.param_groups:
+        group["lr"] *= 0.5
+
+
+def make_setter(opt):
+    def setter(lr):
+        opt.param_groups[0]["lr"] = lr
+
+    return setter
+"""
+
+SETTER_CALLS = """\
+def main():
+    model = torch.nn.Linear(8, 8).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    inherits = Inherits(opt, 5)
+    swapped = Swapped(opt, 100)
+    tools = Tools()
+    x = torch.randn(4, 8, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            model(x).sum().backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        model(x).sum().backward()
+        opt.step()
+    for i in range(30):
+        g.replay()
+        inherits.step()
+        swapped.step()
+        Tools.set_lr(opt, 0.1)
+        tools.apply(opt, 0.1)
+        set_lr_kw(opt=opt, lr=0.1)
+        decay(opt)
+        make_setter(opt)
+"""
+
+
+def test_gl407_says_the_same_of_setters_in_the_file_and_in_another_module(
+    tmp_path: Path,
+) -> None:
+    """The project's schedulers and lr helpers give the same findings whether they
+    are defined beside the capture or imported: an inherited ``__init__``, a static
+    method, a method given the optimizer, keyword-only parameters and ``*=``;
+    not a subclass whose ``__init__`` takes its parameters in another order, nor a
+    function that only makes a closure that would."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "one.py").write_text(
+        "import torch\n\n\n" + SETTERS + "\n\n" + SETTER_CALLS
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sched.py").write_text(SETTERS)
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\n\nfrom pkg.sched import Inherits, Swapped, Tools, decay, "
+        "make_setter, set_lr_kw\n\n\n" + SETTER_CALLS
+    )
+    _, out, _ = run("check", "--select", "GL407", ".", cwd=tmp_path)
+    found: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        if " GL407 " in line:
+            path = line.split(":")[0]
+            found.setdefault(path, []).append(line.split("`")[1])
+    expected = [
+        "inherits.step()",
+        "Tools.set_lr(opt, 0.1)",
+        "tools.apply(opt, 0.1)",
+        "set_lr_kw(opt=opt, lr=0.1)",
+        "decay(opt)",
+    ]
+    assert found == {"one.py": expected, "pkg/train.py": expected}

@@ -50,8 +50,13 @@ from graphlint.read import ReadError, read_bounded
 # (``FunctionSummary.made``, results that are constructions) and dataclass fields;
 # 17 adds host-tensor arguments (``CallSite.host``, "!" slots of ``Entry.tensors``);
 # 18 adds module arguments ("~" slots); 19 reads ``getattr(obj, "name")`` as
-# ``obj.name``
-FORMAT = 22
+# ``obj.name``; 20 adds what functions set hyper-parameters of
+# (``FunctionSummary.sets_hyperparameters``) and GL407's questions to the project
+# pass (``FileResult.asks``); 21 marks annotated parameters as declared instances
+# (``Ref`` kind "declared"); 22 adds return annotations
+# (``FunctionSummary.returns_class``); 23 counts ``*=`` and skips nested functions
+# in ``sets_hyperparameters``
+FORMAT = 23
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

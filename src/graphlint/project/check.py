@@ -20,7 +20,7 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -513,50 +513,10 @@ def _setters(
     found: dict[str, frozenset[Setter]] = {}
     for result in results:
         near = project.root_of_file(result.path)
-        setters = [s for name in result.asks for s in _setting(project, name, near)]
+        setters = [s for name in result.asks for s in project.setters(name, near)]
         if setters:
             found[result.path] = frozenset(setters)
     return found
-
-
-def _setting(project: Project, name: str, near: Path | None) -> Iterator[Setter]:
-    """The ways calling ``name`` (qualified) sets an optimizer's hyper-parameters."""
-    parts = name.split(".")
-    for end in range(len(parts) - 1, 0, -1):
-        module = project.module(".".join(parts[:end]), prefer=near)
-        if module is None:
-            continue
-        found = project.function(module, ".".join(parts[end:]))
-        if found is None:
-            return
-        where, fn = found
-        for holder, line in fn.sets_hyperparameters.items():
-            shown = f"{where.path}:{line}"
-            owner, _, attr = holder.partition(".")
-            cls_path = fn.path.rpartition(".")[0]
-            if not attr and holder in fn.params[: fn.positional] and not cls_path:
-                position = fn.params.index(holder)
-                yield Setter(name, holder, position, False, shown)
-            elif attr and cls_path and fn.params[:1] == [owner]:
-                yield from _stored(where, cls_path, attr, name, shown)
-        return
-
-
-def _stored(
-    module: ModuleSummary, cls_path: str, attr: str, name: str, shown: str
-) -> Iterator[Setter]:
-    """A setter through ``self.attr``, for each ``__init__`` parameter of the class
-    at ``cls_path`` that ``__init__`` stores there."""
-    cls = module.classes.get(cls_path)
-    init = module.functions.get(f"{cls_path}.__init__")
-    if cls is None or init is None:
-        return
-    made = zip(cls.attrs.get(attr, ()), cls.attrs_at.get(attr, ()), strict=False)
-    for ref, (method, _) in made:
-        if method == init.path and ref.kind == "name" and ref.target in init.params:
-            index = init.params.index(ref.target)
-            position = index - 1 if 0 < index < init.positional else -1
-            yield Setter(name, ref.target, position, True, shown)
 
 
 def _source(path: Path, max_size: int) -> bytes | None:

@@ -79,6 +79,7 @@ from graphlint.project.summary import (
     rewritten,
 )
 from graphlint.read import module_of, overlay_contents
+from graphlint.settings import Setter
 
 T = TypeVar("T")
 _V = TypeVar(
@@ -703,6 +704,38 @@ class Project:
             if isinstance(value, _Fn):
                 return value.module, value.fn
         return None
+
+    def setters(self, name: str, near: Path | None = None) -> list[Setter]:
+        """How calling ``name`` (qualified: a function, or a class's method as the
+        instance's class names it) sets hyper-parameters of an optimizer it is
+        given (GL407): through a parameter, or through an attribute of ``self``
+        that the class's ``__init__`` (its own or inherited) stores a parameter in."""
+        parts = name.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            module = self.module(".".join(parts[:end]), prefer=near)
+            if module is None:
+                continue
+            found = self.function(module, ".".join(parts[end:]))
+            if found is None:
+                return []
+            home, fn = found
+            cls = ".".join(parts[end:-1])  # the instance's class, if a method
+            bound = bool(cls) and "staticmethod" not in fn.decorators
+            setters: list[Setter] = []
+            for holder, line in fn.sets_hyperparameters.items():
+                shown = f"{home.path}:{line}"
+                owner, _, attr = holder.partition(".")
+                if not attr and holder in fn.params:
+                    index = fn.params.index(holder) - int(bound)
+                    limit = fn.positional - int(bound)
+                    position = index if 0 <= index < limit else -1
+                    setters.append(Setter(name, holder, position, False, shown))
+                elif attr and bound and fn.params[:1] == [owner]:
+                    init = self.function(module, f"{cls}.__init__")
+                    if init is not None:
+                        setters.extend(_stored(*init, attr, name, shown))
+            return setters
+        return []
 
     def root_of_file(self, path: str) -> Path | None:
         """The source root that holds ``path`` (the innermost)."""
@@ -2520,6 +2553,23 @@ class Project:
                 RegionReach(site, tuple(reached), tuple(dict.fromkeys(handed)))
             )
         return found
+
+
+def _stored(
+    module: ModuleSummary, init: FunctionSummary, attr: str, name: str, shown: str
+) -> Iterator[Setter]:
+    """A setter through ``self.attr``, for each parameter of ``init`` (an
+    ``__init__`` of ``module``) that it stores there."""
+    cls = module.classes.get(init.path.rpartition(".")[0])
+    refs = cls.attrs.get(attr, []) if cls is not None else []
+    made = cls.attrs_at.get(attr, []) if cls is not None else []
+    if len(refs) != len(made):
+        return  # the two lists no longer say which binding is where
+    for ref, (method, _) in zip(refs, made, strict=True):
+        if method == init.path and ref.kind == "name" and ref.target in init.params:
+            index = init.params.index(ref.target)
+            position = index - 1 if 0 < index < init.positional else -1
+            yield Setter(name, ref.target, position, True, shown)
 
 
 def _text(code: str) -> str | None:

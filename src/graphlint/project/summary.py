@@ -1784,37 +1784,45 @@ def summarize(
 def _sets_hyperparameters(
     function: ast.FunctionDef | ast.AsyncFunctionDef,
 ) -> dict[str, int]:
-    """The optimizers whose hyper-parameters ``function`` sets, by the dotted name
-    that holds each (``opt``, ``self.optimizer``), with the line of the first
-    write: ``group["lr"] = v`` in a loop over ``opt.param_groups``, or
+    """The optimizers whose hyper-parameters ``function`` itself sets (not a
+    function nested in it), by the dotted name that holds each (``opt``,
+    ``self.optimizer``), with the line of the first write: ``group["lr"] = v``
+    (or ``*=``) in a loop over ``opt.param_groups``, or
     ``opt.param_groups[0]["lr"] = v``."""
     groups: dict[str, str] = {}  # a loop variable -> the optimizer it goes over
-    for node in ast.walk(function):
+    writes: list[tuple[ast.expr, int]] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (*_DEFINITIONS, ast.Lambda)):
+            continue  # its own code, run when it is called
         if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(
             node.target, ast.Name
         ):
             holder = _param_groups_of(node.iter)
             if holder is not None:
                 groups[node.target.id] = holder
+        if isinstance(node, ast.Assign):
+            writes.extend((target, node.lineno) for target in node.targets)
+        elif isinstance(node, ast.AugAssign):
+            writes.append((node.target, node.lineno))
+        todo.extend(ast.iter_child_nodes(node))
     found: dict[str, int] = {}
-    for node in ast.walk(function):
-        if not isinstance(node, ast.Assign):
+    for target, line in writes:
+        if not (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.slice, ast.Constant)
+            and target.slice.value in HYPERPARAMETERS
+        ):
             continue
-        for target in node.targets:
-            if not (
-                isinstance(target, ast.Subscript)
-                and isinstance(target.slice, ast.Constant)
-                and target.slice.value in HYPERPARAMETERS
-            ):
-                continue
-            group = target.value
-            holder = None
-            if isinstance(group, ast.Name):
-                holder = groups.get(group.id)
-            elif isinstance(group, ast.Subscript):
-                holder = _param_groups_of(group.value)
-            if holder is not None:
-                found[holder] = min(found.get(holder, node.lineno), node.lineno)
+        group = target.value
+        holder = None
+        if isinstance(group, ast.Name):
+            holder = groups.get(group.id)
+        elif isinstance(group, ast.Subscript):
+            holder = _param_groups_of(group.value)
+        if holder is not None:
+            found[holder] = min(found.get(holder, line), line)
     return found
 
 

@@ -16,7 +16,7 @@ from graphlint.settings import Setter
 _HYPERPARAMETERS = frozenset(f"'{key}'" for key in HYPERPARAMETERS)  # as keys read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Given:
     """How a function holds an optimizer its caller gives it: the parameter, or
     the attribute of ``self`` (``attribute``)."""
@@ -45,7 +45,8 @@ class LearningRateChanged(Rule):
         # the file's functions that set a hyper-parameter of an optimizer they are
         # given: the write, and the name of what holds the optimizer there
         self._setters: dict[cst.CSTNode, list[tuple[cst.CSTNode, _Given]]] = {}
-        self._calls: list[cst.Call] = []  # outside regions, to a function of the file
+        # outside regions, to a function of the file
+        self._calls: list[tuple[cst.Call, cst.FunctionDef]] = []
         # the project's callables that set hyper-parameters, as the project pass
         # found them for this file's calls (``Job.setters``)
         self._elsewhere: dict[str, list[Setter]] = {}
@@ -55,8 +56,9 @@ class LearningRateChanged(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if not self.state.stepped or self.in_region_code(node):
             return  # no step of an optimizer captured: nothing to change
-        if isinstance(self.value(node.func).function, cst.FunctionDef):
-            self._calls.append(node)  # settled once every setter is known
+        function = self.local_function(node)
+        if function is not None:
+            self._calls.append((node, function))  # settled once every setter is known
         else:
             self.elsewhere(node)
         found = method(node)
@@ -71,67 +73,88 @@ class LearningRateChanged(Rule):
         self.check(node, target or (args[0] if args else None))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self.in_region_code(node):
-            return
         for target in node.targets:
-            t = target.target
-            key = self.state.key_of(t)
-            if (
-                isinstance(t, cst.Subscript)
-                and key is not None
-                and key[0] == "item"
-                and key[2] in _HYPERPARAMETERS
-            ):
-                optimizer = self.optimizer_of_group(t.value)
-                self.check(node, optimizer)
-                given = self.given(optimizer)
-                if given is not None:
-                    function = self.state.function_of(node)
-                    self._setters.setdefault(function, []).append((node, given))
+            self.write(node, target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.write(node, node.target)  # ``group["lr"] *= gamma``
+
+    def write(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
+        """``target`` written by ``node``: a hyper-parameter of a ``param_groups``
+        entry is checked, and remembered for the calls of its function."""
+        if not self.state.stepped or self.in_region_code(node):
+            return
+        key = self.state.key_of(target)
+        if not (
+            isinstance(target, cst.Subscript)
+            and key is not None
+            and key[0] == "item"
+            and key[2] in _HYPERPARAMETERS
+        ):
+            return
+        optimizer = self.optimizer_of_group(target.value)
+        self.check(node, optimizer)
+        given = self.given(optimizer)
+        if given is not None:
+            function = self.state.function_of(node)
+            self._setters.setdefault(function, []).append((node, given))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         """A call of a function of the file that sets a hyper-parameter of the
         optimizer it is given: a scheduler of the project's own (``sched.step()``,
         its ``self.optimizer`` from the constructor), a ``set_lr(opt, lr)``."""
-        for call in self._calls:
-            function = self.value(call.func).function
-            assert isinstance(function, cst.FunctionDef)
+        for call, function in self._calls:
             for write, given in self._setters.get(function, ()):
                 for optimizer in self.passed(call, function, given):
                     self.check(call, optimizer, related=[(write, "sets it here")])
+
+    def local_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of the file ``call`` runs: by name, or a method of a class
+        of the file (``sched.step()``, ``Tools.set_lr(...)``), inherited too."""
+        function = self.value(call.func).function
+        if isinstance(function, cst.FunctionDef):
+            return function
+        found = method(call)
+        owner = self.value(found[0]).local if found is not None else None
+        if found is None or owner is None:
+            return None
+        values = self.context.facts.values
+        return next(
+            (c.methods[found[1]] for c in values.bases(owner) if found[1] in c.methods),
+            None,
+        )
 
     def elsewhere(self, call: cst.Call) -> None:
         """A call of a callable of another module of the project, given a captured
         optimizer (``set_lr(opt, lr)``, or ``sched.step()`` on ``sched =
         Scheduler(opt)``): pass one asks the project pass about it, which answers
-        with ``setters`` for the file's second analysis."""
-        for name, passing in self.callees(call):
-            if not any(
-                self.value(arg.value).origin in self.state.stepped
-                for arg in passing.args
-            ):
+        with ``setters`` for the file's second analysis. One finding a call."""
+        for name, made in self.callees(call):
+            given = [a.value for a in (*call.args, *(made.args if made else ()))]
+            if not any(self.value(a).origin in self.state.stepped for a in given):
                 continue
             self.context.asks.append(name)
             for setter in self._elsewhere.get(name, ()):
+                passing = made if setter.attribute else call
+                if passing is None:
+                    continue
                 found = keyword(passing, setter.parameter)
                 args = positional(passing)
                 if found is None and 0 <= setter.position < len(args):
                     found = args[setter.position]
-                consequence = (
-                    f"{self.consequence} (set at {setter.where})"
-                    if self.consequence
-                    else None
-                )
-                self.check(call, found, consequence=consequence)
+                consequence = f"{self.consequence} (set at {setter.where})"
+                if self.check(call, found, consequence=consequence):
+                    return
 
-    def callees(self, call: cst.Call) -> list[tuple[str, cst.Call]]:
-        """What ``call`` runs, qualified, with the call that passes it the optimizer:
-        an imported function and ``call``, or the method of an instance of an
-        imported class and the instance's construction."""
-        found: list[tuple[str, cst.Call]] = []
+    def callees(self, call: cst.Call) -> list[tuple[str, cst.Call | None]]:
+        """What ``call`` runs, qualified, with the construction of the instance it
+        is a method of, where the file shows it: an imported function (or a class's
+        method named through an import), or the method of an instance bound once to
+        the construction of an imported class."""
+        found: list[tuple[str, cst.Call | None]] = []
         name = self.qualname(call.func)
         if name is not None and not name.startswith("torch."):
-            found.append((name, call))
+            found.append((name, None))
         receiver = method(call)
         if receiver is not None and isinstance(receiver[0], cst.Name):
             scope = self.context.facts.values.scope_of.get(receiver[0])
@@ -178,9 +201,16 @@ class LearningRateChanged(Rule):
         instance = self.value(receiver[0]) if receiver is not None else None
         if instance is None or instance.local is None or instance.origin is None:
             return
-        init = instance.local.methods.get("__init__")
-        for stored, _ in instance.local.attrs.get(given.name, ()):
-            if init is not None and isinstance(stored, cst.Name):
+        values = self.context.facts.values
+        owner = next(  # the class whose ``__init__`` the construction runs
+            (c for c in values.bases(instance.local) if "__init__" in c.methods),
+            None,
+        )
+        if owner is None:
+            return
+        init = owner.methods["__init__"]
+        for stored, scope in owner.attrs.get(given.name, ()):
+            if scope.node is init and isinstance(stored, cst.Name):
                 found = argument_of(instance.origin, init, stored.value)
                 if found is not None:
                     yield found
@@ -210,18 +240,20 @@ class LearningRateChanged(Rule):
         optimizer: cst.BaseExpression | None,
         related: list[tuple[cst.CSTNode, str]] | None = None,
         consequence: str | None = None,
-    ) -> None:
+    ) -> bool:
+        """Report ``stmt`` where ``optimizer`` is one whose captured step reads a
+        float hyper-parameter; whether it did."""
         if optimizer is None:
-            return
+            return False
         origin = self.value(optimizer).origin
         region = self.state.stepped.get(origin) if origin is not None else None
         if region is None:
-            return
+            return False
         args = positional(origin) if origin is not None else []
         lr = keyword(origin, "lr") if origin is not None else None
         lr = lr or (args[1] if len(args) > 1 else None)
         if lr is not None and self.value(lr).is_tensor:
-            return  # a tensor lr is updated in place
+            return False  # a tensor lr is updated in place
         after = (
             self.state.function_of(stmt) is self.state.region_function(region)
             and self.context.positions[stmt].start.line > region.end_line
@@ -235,3 +267,4 @@ class LearningRateChanged(Rule):
             stmt=self.code_of(stmt),
             line=region.line,
         )
+        return True
