@@ -114,7 +114,6 @@ _TENSOR_OPS: Final = _words(
     """
 )
 
-# Full reductions: called with the tensor alone they give a 0-d tensor.
 # ``nn.Module`` methods that make a new generator on every call
 MODULE_ITERATORS: Final = frozenset(
     {
@@ -133,6 +132,7 @@ MODULE_ITERATORS: Final = frozenset(
 # reads as Python numbers: baked into the graph (GL407)
 HYPERPARAMETERS: Final = frozenset({"lr", "momentum", "weight_decay", "betas"})
 
+# Full reductions: called with the tensor alone they give a 0-d tensor.
 REDUCTIONS: Final = _words(
     """
     sum mean max min argmax argmin norm prod std var all any amax amin median logsumexp

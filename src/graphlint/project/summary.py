@@ -53,12 +53,11 @@ class Ref:
     ``kind`` is "instance" (of the class ``target`` names, with ``items`` for
     containers such as ``nn.Sequential(Block(), Block())``), "declared" (an instance
     of that class or of one derived from it: a parameter annotated with the class),
-    "name" (whatever the
-    dotted name ``target`` is: a function, a class, another variable), "items" (a
-    list, tuple or dict of ``items``), "calls" (a lambda: calling it runs what
-    ``items`` name) or "element" (what iterating ``items[0]`` yields). The resolver
-    makes two more: "either" (one of ``items``) and "scoped" (``items[0]`` as the
-    function ``target`` of the same module sees it).
+    "name" (whatever the dotted name ``target`` is: a function, a class, another
+    variable), "items" (a list, tuple or dict of ``items``), "calls" (a lambda:
+    calling it runs what ``items`` name) or "element" (what iterating ``items[0]``
+    yields). The resolver makes two more: "either" (one of ``items``) and "scoped"
+    (``items[0]`` as the function ``target`` of the same module sees it).
     An instance also keeps the arguments it was built with (``Arguments``): they
     are what its ``__init__``'s parameters hold (``Wrapper(step)``).
     """
