@@ -410,11 +410,17 @@ class HostState(cst.CSTVisitor):
             self._holders = {}
             for region in self.region_reads:
                 for read in self.inputs(region):
+                    # each enclosing location's loose form is the matching part of
+                    # the read's: taken apart as the location is, not made again
+                    # (quadratic in the depth of ``x.a.a.a...``)
                     current: object = read
-                    while isinstance(current, tuple):
+                    form = loose(read)
+                    while isinstance(current, tuple) and isinstance(form, tuple):
                         entry = (region, current)
-                        self._holders.setdefault(loose(current), []).append(entry)
-                        current = current[1] if current[0] in ("attr", "item") else None
+                        self._holders.setdefault(form, []).append(entry)
+                        inner = current[0] in ("attr", "item")
+                        current = current[1] if inner else None
+                        form = form[1] if inner else None
         return self._holders
 
     def made_by_the_call(self, key: Key) -> bool:
