@@ -8,6 +8,7 @@ from typing import Literal
 import libcst as cst
 
 from graphlint.facts.names import Names, dotted
+from graphlint.facts.walk import visited
 
 ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]
 
@@ -116,7 +117,7 @@ class ScopeBuilder(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
             self.scope_of[node] = self.scope
-        return super().on_visit(node)
+        return visited(self, node)
 
     # -- scopes --------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:

@@ -23,7 +23,7 @@ from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Kind, Values
-from graphlint.facts.walk import node_types, walk
+from graphlint.facts.walk import node_types, visited, walk
 
 # statements that read no variable: their names are not walked
 _NO_READS = node_types(cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)
@@ -228,7 +228,7 @@ class HostState(cst.CSTVisitor):
             or (type(node) is cst.Name and node not in self._not_read)
         ):
             self._read(node)
-        return super().on_visit(node)
+        return visited(self, node)
 
     def _skip_names(self, node: cst.CSTNode) -> None:
         """Mark names that do not read a variable: ``.attr``, ``kw=``, definitions."""

@@ -116,6 +116,22 @@ def _dispatch(visitor: object, prefix: str) -> Callable[[cst.CSTNode], Any]:
     return call
 
 
+# a visitor class's ``visit_<Type>`` function, by (visitor class, node type)
+_VISITS: dict[tuple[type, type], Callable[[Any, Any], Any] | None] = {}
+
+
+def visited(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
+    """``CSTVisitor.on_visit``: the visitor's ``visit_<Type>`` for ``node``, and
+    whether to enter its children; the method looked up once per visitor class and
+    node type (LibCST builds its name and looks it up on every node)."""
+    key = (type(visitor), type(node))
+    try:
+        method = _VISITS[key]
+    except KeyError:
+        method = _VISITS[key] = getattr(key[0], "visit_" + key[1].__name__, None)
+    return method is None or method(visitor, node) is not False
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a visitor that changes nothing, without layout."""
     kind = type(visitor)
@@ -247,6 +263,7 @@ __all__ = [
     "descendants",
     "forget",
     "node_types",
+    "visited",
     "walk",
     "walk_batched",
 ]
