@@ -26,11 +26,9 @@ machine.
 
 from __future__ import annotations
 
-import concurrent.futures
-import json
-import subprocess
-import sys
 import textwrap
+
+from _probe import outcome, report
 
 PRELUDE = """
 import json
@@ -143,35 +141,8 @@ print("RESULT " + json.dumps(main({kind!r})))
 def run_case(name: str) -> dict[str, object]:
     note, kind, body = CASES[name]
     program = PRELUDE + RUNNER.format(body=textwrap.indent(body, "    "), kind=kind)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", program],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=300,
-        )
-    except subprocess.TimeoutExpired:
-        return {"case": name, "note": note, "outcome": "timeout"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if lines:
-        result: dict[str, object] = json.loads(lines[-1][len("RESULT ") :])
-    else:
-        tail = (done.stderr.strip().splitlines() or [""])[-1]
-        result = {"outcome": "crashed", "error": tail[:400]}
-    return {"case": name, "note": note, **result}
-
-
-def main() -> None:
-    import torch  # noqa: PLC0415 - on the GPU machine only
-
-    device = torch.cuda.get_device_name()
-    print(json.dumps({"device": device, "torch": torch.__version__}), flush=True)
-    names = sys.argv[1:] or list(CASES)
-    with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        for result in pool.map(run_case, names):
-            print(json.dumps(result), flush=True)
+    return {"case": name, "note": note, **outcome(program)}
 
 
 if __name__ == "__main__":
-    main()
+    report(list(CASES), run_case)

@@ -17,11 +17,9 @@ machine (6 cases at a time). ``host_copy_probe.py`` uses the same runner.
 
 from __future__ import annotations
 
-import concurrent.futures
-import json
-import subprocess
-import sys
 import textwrap
+
+from _probe import outcome, report
 
 PRELUDE = """
 import torch
@@ -131,37 +129,14 @@ def program(setup: str, body: str) -> str:
     )
 
 
-def run_case(name: str, note: str, setup: str, body: str) -> dict[str, object]:
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", program(setup, body)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=300,
-        )
-    except subprocess.TimeoutExpired:
-        return {"case": name, "note": note, "outcome": "timeout"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if lines:
-        result: dict[str, object] = json.loads(lines[-1][len("RESULT ") :])
-    else:
-        tail = (done.stderr.strip().splitlines() or [""])[-1]
-        result = {"outcome": "crashed", "error": tail[:400]}
-    return {"case": name, "note": note, **result}
-
-
 def main(cases: dict[str, tuple[str, str, str]]) -> None:
     """Run ``cases`` (name -> (note, make/feed source, body)), or those named."""
-    import torch  # noqa: PLC0415 - on the GPU machine only
 
-    device = torch.cuda.get_device_name()
-    print(json.dumps({"device": device, "torch": torch.__version__}), flush=True)
-    names = sys.argv[1:] or list(cases)
-    with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        jobs = [pool.submit(run_case, name, *cases[name]) for name in names]
-        for job in jobs:
-            print(json.dumps(job.result()), flush=True)
+    def run_case(name: str) -> dict[str, object]:
+        note, setup, body = cases[name]
+        return {"case": name, "note": note, **outcome(program(setup, body))}
+
+    report(list(cases), run_case)
 
 
 if __name__ == "__main__":

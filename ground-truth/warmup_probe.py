@@ -32,11 +32,9 @@ machine (6 cases at a time).
 
 from __future__ import annotations
 
-import concurrent.futures
-import json
-import subprocess
-import sys
 import textwrap
+
+from _probe import outcome, report
 
 PRELUDE = """
 import os
@@ -413,39 +411,11 @@ def program(setup: str, before: str, body: str, mode: str) -> str:
     )
 
 
-def run_case(
-    name: str, note: str, setup: str, before: str, body: str, mode: str
-) -> dict[str, object]:
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", program(setup, before, body, mode)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=300,
-        )
-    except subprocess.TimeoutExpired:
-        return {"case": name, "note": note, "outcome": "timeout"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if lines:
-        result: dict[str, object] = json.loads(lines[-1][len("RESULT ") :])
-    else:
-        tail = (done.stderr.strip().splitlines() or [""])[-1]
-        result = {"outcome": "crashed", "error": tail[:400]}
-    return {"case": name, "note": note, "compared": mode, **result}
-
-
-def main() -> None:
-    import torch  # noqa: PLC0415 - on the GPU machine only
-
-    device = torch.cuda.get_device_name()
-    print(json.dumps({"device": device, "torch": torch.__version__}), flush=True)
-    names = sys.argv[1:] or list(CASES)
-    with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        jobs = [pool.submit(run_case, name, *CASES[name]) for name in names]
-        for job in jobs:
-            print(json.dumps(job.result()), flush=True)
+def run_case(name: str) -> dict[str, object]:
+    note, setup, before, body, mode = CASES[name]
+    program_text = program(setup, before, body, mode)
+    return {"case": name, "note": note, "compared": mode, **outcome(program_text)}
 
 
 if __name__ == "__main__":
-    main()
+    report(list(CASES), run_case)
