@@ -366,6 +366,7 @@ class _Summarizer(ast.NodeVisitor):
         self._bindings: dict[ast.AST, _Bindings] = {}
         self.walrus = True  # the source may hold ``:=`` (summarize says)
         self.param_groups = True  # ... and name an optimizer's ``param_groups``
+        self.shares = True  # ... and say ``global`` or ``nonlocal``
         self._deferred = 0  # inside a lambda: runs later, when called
         self._settled = 0  # inside blocks that settle their own test
         self._shared: dict[ast.AST, set[str]] = {}  # ``global``/``nonlocal`` names
@@ -815,7 +816,7 @@ class _Summarizer(ast.NodeVisitor):
         if not isinstance(root, ast.Name):
             return False
         function = self.enclosing[-1]
-        shared = self._shared.get(function)
+        shared = self._shared.get(function) if self.shares else set()
         if shared is None:
             shared = self._shared[function] = {
                 name
@@ -1196,6 +1197,8 @@ def _settled_attributes(node: ast.ClassDef) -> list[str]:
             attr = tested[0].partition(".")[2]
             if any(_sets_self(s, attr, none=False) for s in branch.body):
                 found.add(attr)
+    if not found:
+        return []
     unsettled = {
         attr
         for name, method in methods.items()
@@ -1767,15 +1770,17 @@ def summarize(
     name: str,
     path: str,
     package: str | None,
-    walrus: bool = True,
-    param_groups: bool = True,
+    text: str | None = None,
 ) -> ModuleSummary:
-    """The summary of one parsed module (``walrus``, ``param_groups``: whether its
-    source may hold ``:=``, or name ``param_groups``)."""
+    """The summary of one parsed module. Its source ``text``, when given, says which
+    searches can find nothing and are skipped: ``:=``, ``global``/``nonlocal``
+    and ``param_groups`` each take a walk of every function."""
     module = ModuleSummary(name, path)
     summarizer = _Summarizer(module, package)
-    summarizer.walrus = walrus
-    summarizer.param_groups = param_groups
+    if text is not None:
+        summarizer.walrus = ":=" in text
+        summarizer.param_groups = "param_groups" in text
+        summarizer.shares = "global" in text or "nonlocal" in text
     summarizer.visit(tree)
     return module
 
@@ -1852,9 +1857,7 @@ def summarize_source(
         return tree
     package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
     with contextlib.suppress(RecursionError):
-        return summarize(
-            tree, name, path, package or None, ":=" in text, "param_groups" in text
-        )
+        return summarize(tree, name, path, package or None, text)
     # then without the statements the syntax-tree analysis skips too
     skipped = too_deep(tree)
     shallow = (
