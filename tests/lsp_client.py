@@ -42,6 +42,16 @@ class Client:
         ).start()
 
     def _read(self, stream: IO[bytes]) -> None:
+        """Queue each message the server writes; None once its output ends. A
+        stream the test closed under this thread ends it too (not a server bug)."""
+        try:
+            self._read_messages(stream)
+        except (OSError, ValueError):
+            if not stream.closed:
+                raise
+            self.inbox.put(None)
+
+    def _read_messages(self, stream: IO[bytes]) -> None:
         while True:
             length = None
             while True:
