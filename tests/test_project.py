@@ -1697,6 +1697,22 @@ class Inherits(Warmup):
     pass
 
 
+class Forwards(Warmup):
+    def __init__(self, steps, optimizer):
+        super().__init__(optimizer, steps=steps)
+
+
+class Explicit(Warmup):
+    def __init__(self, optimizer):
+        Warmup.__init__(self, optimizer)
+
+
+class Keeps(Warmup):
+    def __init__(self, optimizer):
+        super().__init__(None)
+        self.mine = optimizer
+
+
 class Tools:
     @staticmethod
     def set_lr(opt, lr):
@@ -1728,6 +1744,9 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     inherits = Inherits(opt, 5)
     swapped = Swapped(opt, 100)
+    forwards = Forwards(5, opt)
+    explicit = Explicit(opt)
+    keeps = Keeps(opt)
     tools = Tools()
     x = torch.randn(4, 8, device="cuda")
     s = torch.cuda.Stream()
@@ -1744,6 +1763,9 @@ def main():
         g.replay()
         inherits.step()
         swapped.step()
+        forwards.step()
+        explicit.step()
+        keeps.step()
         Tools.set_lr(opt, 0.1)
         tools.apply(opt, 0.1)
         set_lr_kw(opt=opt, lr=0.1)
@@ -1756,10 +1778,12 @@ def test_gl407_says_the_same_of_setters_in_the_file_and_in_another_module(
     tmp_path: Path,
 ) -> None:
     """The project's schedulers and lr helpers give the same findings whether they
-    are defined beside the capture or imported: an inherited ``__init__``, a static
-    method, a method given the optimizer, keyword-only parameters and ``*=``;
-    not a subclass whose ``__init__`` takes its parameters in another order, nor a
-    function that only makes a closure that would."""
+    are defined beside the capture or imported: an inherited ``__init__``, one that
+    hands the optimizer to its base's (``super().__init__(optimizer)``,
+    ``Warmup.__init__(self, optimizer)``), a static method, a method given the
+    optimizer, keyword-only parameters and ``*=``; not a subclass whose ``__init__``
+    takes its parameters in another order or keeps the optimizer from its base,
+    nor a function that only makes a closure that would."""
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "one.py").write_text(
         "import torch\n\n\n" + SETTERS + "\n\n" + SETTER_CALLS
@@ -1768,8 +1792,8 @@ def test_gl407_says_the_same_of_setters_in_the_file_and_in_another_module(
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "sched.py").write_text(SETTERS)
     (tmp_path / "pkg" / "train.py").write_text(
-        "import torch\n\nfrom pkg.sched import Inherits, Swapped, Tools, decay, "
-        "make_setter, set_lr_kw\n\n\n" + SETTER_CALLS
+        "import torch\n\nfrom pkg.sched import Explicit, Forwards, Inherits, Keeps, "
+        "Swapped, Tools, decay, make_setter, set_lr_kw\n\n\n" + SETTER_CALLS
     )
     _, out, _ = run("check", "--select", "GL407", ".", cwd=tmp_path)
     found: dict[str, list[str]] = {}
@@ -1779,6 +1803,8 @@ def test_gl407_says_the_same_of_setters_in_the_file_and_in_another_module(
             found.setdefault(path, []).append(line.split("`")[1])
     expected = [
         "inherits.step()",
+        "forwards.step()",
+        "explicit.step()",
         "Tools.set_lr(opt, 0.1)",
         "tools.apply(opt, 0.1)",
         "set_lr_kw(opt=opt, lr=0.1)",

@@ -179,6 +179,47 @@ def test_a_module_of_the_file_is_read_through_its_forward() -> None:
     assert "(an `nn.Linear`: cuBLAS" in finding.message
 
 
+def test_a_base_method_is_read_through_super_and_the_class() -> None:
+    """``super().forward(x)`` and ``Tools.scale(x)`` run the methods of the file's
+    classes they name: read through, not code that could not be checked."""
+    source = """\
+        import torch
+
+        w = torch.randn(8, 8, device="cuda")
+
+
+        class Base(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class Sub(Base):
+            def forward(self, x):
+                return super().forward(x) + 1
+
+
+        class Tools:
+            @staticmethod
+            def scale(x):
+                return x / 4
+
+
+        model = Sub()
+        x = torch.randn(4, 8, device="cuda")
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = model(x)
+            z = Tools.scale(x)
+        """
+    assert lint(source, "GL703") == []
+    (finding,) = lint(source.replace("return x * 2", "return x @ w"), "GL703")
+    assert "`model(x)` at line 26 runs `x @ w` (line 8), which needs them" in (
+        finding.message
+    )
+    (finding,) = lint(source.replace("return x / 4", "return x @ w"), "GL703")
+    assert "`Tools.scale(x)` at line 27 runs `x @ w` (line 19)" in finding.message
+
+
 TRAIN = """\
 import numpy as np
 import torch

@@ -42,7 +42,7 @@ from libcst.metadata import CodeRange
 from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts.names import argument_of, dotted, is_none
 from graphlint.facts.regions import Found, Region
-from graphlint.facts.scopes import Binding
+from graphlint.facts.scopes import Binding, ClassInfo
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import (
     HostState,
@@ -415,7 +415,10 @@ class Flow(cst.CSTVisitor):
         """The functions of this file a call runs, as far as values can tell."""
         value = self.values.of(node.func)
         found: list[cst.FunctionDef] = []
-        if isinstance(value.function, cst.FunctionDef):
+        inherited = self._super(node.func)
+        if inherited is not None:
+            found.append(inherited)
+        elif isinstance(value.function, cst.FunctionDef):
             found.append(value.function)
             found.extend(self._overrides(node.func, value.function))
         elif value.local is not None:
@@ -426,6 +429,25 @@ class Flow(cst.CSTVisitor):
                     found.append(method)
                     break
         return tuple(dict.fromkeys(found))
+
+    def _super(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
+        """``super().name`` (or ``super(Cls, self).name``) in a method of a class of
+        this file: the ``name`` of the nearest base of the file that defines it;
+        ``Cls.name`` of a class of this file: its own or inherited ``name``."""
+        if not isinstance(func, cst.Attribute):
+            return None
+        classes: list[ClassInfo] = []
+        if isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+            scope = self.values.scope_of.get(func)
+            fn = scope.function() if scope is not None else None
+            if fn is not None and fn.cls is not None:
+                classes = self.values.bases(fn.cls)[1:]
+        else:
+            owner = self.values.of(func.value)
+            if owner.is_class and owner.local is not None:
+                classes = self.values.bases(owner.local)
+        name = func.attr.value
+        return next((c.methods[name] for c in classes if name in c.methods), None)
 
     def _overrides(
         self, func: cst.BaseExpression, method: cst.FunctionDef

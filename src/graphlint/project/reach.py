@@ -303,6 +303,7 @@ _PREFETCHED = 8  # files a text search has summarised together, at a time
 _ANYWHERE = "word"  # anywhere, as ``grep -w`` finds it
 _BASE = "base"  # among the bases of a class statement: ``class Sub(pkg.Base):``
 _CALL = "call"  # called, or imported under another name: ``Name(``, ``Name as N``
+_MAX_SUPER = 4  # ``super().__init__`` calls GL407 follows up from a constructor
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
 _LIBRARY = "library"  # ``_Fn.applied`` of code a library's callable runs
@@ -733,9 +734,42 @@ class Project:
                 elif attr and bound and fn.params[:1] == [owner]:
                     init = self.function(module, f"{cls}.__init__")
                     if init is not None:
-                        setters.extend(_stored(*init, attr, name, shown))
+                        setters.extend(self._stored(*init, attr, name, shown))
             return setters
         return []
+
+    def _stored(
+        self,
+        module: ModuleSummary,
+        init: FunctionSummary,
+        attr: str,
+        name: str,
+        shown: str,
+        depth: int = 0,
+    ) -> Iterator[Setter]:
+        """A setter through ``self.attr``, for each parameter of ``init`` (an
+        ``__init__`` of ``module``) that it stores there, or hands to a base's
+        ``__init__`` that does (``super().__init__(optimizer)``; a few bases up)."""
+        yield from _stored(module, init, attr, name, shown)
+        if depth >= _MAX_SUPER:
+            return
+        for site in init.calls:
+            arguments = _handed_up(site, init)
+            if arguments is None:
+                continue
+            at = (site.line, site.col)
+            for up in self.resolve(module, init, site.callee, at):
+                for setter in self._stored(
+                    up.module, up.fn, attr, name, shown, depth + 1
+                ):
+                    ref = _argument(arguments, setter.parameter, setter.position)
+                    if ref is None or ref.kind != "name":
+                        continue
+                    if ref.target not in init.params:
+                        continue
+                    index = init.params.index(ref.target)
+                    position = index - 1 if 0 < index < init.positional else -1
+                    yield Setter(name, ref.target, position, True, shown)
 
     def root_of_file(self, path: str) -> Path | None:
         """The source root that holds ``path`` (the innermost)."""
@@ -2553,6 +2587,31 @@ class Project:
                 RegionReach(site, tuple(reached), tuple(dict.fromkeys(handed)))
             )
         return found
+
+
+def _handed_up(site: CallSite, init: FunctionSummary) -> Arguments | None:
+    """What a constructor's call of its base's ``__init__`` passes, by the base's
+    parameters after ``self``: ``super().__init__(a)``, ``Base.__init__(self, a)``."""
+    arguments = site.arguments
+    if arguments is None or not site.callee.endswith(".__init__"):
+        return None
+    if site.callee == "super().__init__":
+        return arguments
+    first = arguments.positional[0] if arguments.positional else None
+    if first is None or first.kind != "name" or init.params[:1] != [first.target]:
+        return None
+    return replace(arguments, positional=arguments.positional[1:])
+
+
+def _argument(arguments: Arguments, parameter: str, position: int) -> Ref | None:
+    """What a call's ``arguments`` pass to ``parameter``, by keyword or at
+    ``position`` (-1: only by keyword)."""
+    for keyword, ref in arguments.keywords:
+        if keyword == parameter:
+            return ref
+    if 0 <= position < len(arguments.positional):
+        return arguments.positional[position]
+    return None
 
 
 def _stored(

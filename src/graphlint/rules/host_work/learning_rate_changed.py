@@ -8,12 +8,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.scopes import ClassInfo
 from graphlint.facts.torchapi import HYPERPARAMETERS
 from graphlint.matchers import argument_of, keyword, method, positional
 from graphlint.rule import Rule, RuleContext
 from graphlint.settings import Setter
 
 _HYPERPARAMETERS = frozenset(f"'{key}'" for key in HYPERPARAMETERS)  # as keys read
+_MAX_SUPER = 4  # ``super().__init__`` calls followed up from a constructor
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,18 +204,46 @@ class LearningRateChanged(Rule):
         if instance is None or instance.local is None or instance.origin is None:
             return
         values = self.context.facts.values
-        owner = next(  # the class whose ``__init__`` the construction runs
-            (c for c in values.bases(instance.local) if "__init__" in c.methods),
-            None,
-        )
-        if owner is None:
+        # the classes whose ``__init__`` the construction may run, its own first
+        # (four bases up, as the project pass follows them in other modules)
+        owners = [c for c in values.bases(instance.local) if "__init__" in c.methods]
+        owners = owners[: _MAX_SUPER + 1]
+        for name in self.stored(owners, given.name):
+            found = argument_of(instance.origin, owners[0].methods["__init__"], name)
+            if found is not None:
+                yield found
+
+    def stored(self, owners: list[ClassInfo], attr: str) -> Iterator[str]:
+        """The parameters of the ``__init__`` of ``owners[0]`` whose value ends in
+        ``self.attr``: stored there, or handed to the next ``__init__`` up the
+        bases that stores it (``super().__init__(optimizer)``)."""
+        if not owners:
             return
+        owner, rest = owners[0], owners[1:]
         init = owner.methods["__init__"]
-        for stored, scope in owner.attrs.get(given.name, ()):
+        for stored, scope in owner.attrs.get(attr, ()):
             if scope.node is init and isinstance(stored, cst.Name):
-                found = argument_of(instance.origin, init, stored.value)
-                if found is not None:
-                    yield found
+                yield stored.value
+        events = self.flow.events.get(init)
+        if not rest or events is None:
+            return
+        up = rest[0].methods["__init__"]
+        for site, callees in events.calls:
+            call = site.node
+            if up not in callees or not isinstance(call, cst.Call):
+                continue
+            through_super = isinstance(call.func, cst.Attribute) and isinstance(
+                call.func.value, cst.Call
+            )
+            if not through_super:  # ``Base.__init__(self, ...)`` passes ``self``
+                first = call.args[0].value if call.args else None
+                if not (isinstance(first, cst.Name) and _is_self(init, first)):
+                    continue
+                call = call.with_changes(args=call.args[1:])
+            for name in self.stored(rest, attr):
+                handed = argument_of(call, up, name)
+                if isinstance(handed, cst.Name):
+                    yield handed.value
 
     def optimizer_of_group(
         self, group: cst.BaseExpression
@@ -268,3 +298,9 @@ class LearningRateChanged(Rule):
             line=region.line,
         )
         return True
+
+
+def _is_self(method: cst.FunctionDef, name: cst.Name) -> bool:
+    """Whether ``name`` is the first parameter of ``method``."""
+    params = [*method.params.posonly_params, *method.params.params]
+    return bool(params) and params[0].name.value == name.value
