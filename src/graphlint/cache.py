@@ -55,8 +55,9 @@ from graphlint.read import ReadError, read_bounded
 # pass (``FileResult.asks``); 21 marks annotated parameters as declared instances
 # (``Ref`` kind "declared"); 22 adds return annotations
 # (``FunctionSummary.returns_class``); 23 counts ``*=`` and skips nested functions
-# in ``sets_hyperparameters``
-FORMAT = 23
+# in ``sets_hyperparameters``; 24 adds a fix's applicability
+# (``Diagnostic.applicability``)
+FORMAT = 24
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from graphlint.diagnostics import Outcome, Severity
+from graphlint.diagnostics import Applicability, Outcome, Severity
 
 CODE_RE = re.compile(r"^GL\d{3}$")
 REGISTRY: dict[str, type[Check]] = {}
@@ -24,6 +24,9 @@ class Check:
     code: ClassVar[str]
     message: ClassVar[str]  # one sentence, a str.format template
     fix_title: ClassVar[str | None] = None  # imperative, shown as the fix hint
+    # the applicability of the mechanical fixes the rule makes (the most permissive,
+    # where it makes both kinds); None: it makes none, and its page says why
+    fix_applicability: ClassVar[Applicability | None] = None
     outcome: ClassVar[Outcome]
     severity: ClassVar[Severity | None] = None  # None: derived from outcome and region
     # what the hazard does, when the outcome's standard wording does not fit

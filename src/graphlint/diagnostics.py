@@ -33,6 +33,13 @@ class Outcome(str, enum.Enum):
     TOOL = "tool"  # graphlint could not analyse the file
 
 
+class Applicability(str, enum.Enum):
+    """Whether a fix may be applied without a look (ruff's applicability)."""
+
+    SAFE = "safe"  # the program means the same on every path, and capture now works
+    UNSAFE = "unsafe"  # it changes behaviour in a way the user must check
+
+
 class RegionKind(str, enum.Enum):
     """How code comes to run under capture; a hazard's consequence depends on it."""
 
@@ -107,7 +114,7 @@ class Related:
 
 @dataclass(frozen=True, slots=True)
 class Edit:
-    """Text of the diagnostic's file to replace: a fix safe to apply as it is."""
+    """Text of the diagnostic's file to replace, part of its fix."""
 
     line: int  # 1-based
     col: int  # 0-based
@@ -135,6 +142,7 @@ class Diagnostic:
     fix_hint: str | None = None
     related: tuple[Related, ...] = ()
     edits: tuple[Edit, ...] = ()  # the fix, where it is a mechanical edit
+    applicability: Applicability | None = None  # of ``edits``; None without them
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

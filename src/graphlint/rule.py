@@ -26,6 +26,7 @@ from libcst.metadata import CodeRange
 from graphlint.checks import REGISTRY, Check
 from graphlint.comments import suppresses
 from graphlint.diagnostics import (
+    Applicability,
     Confidence,
     Diagnostic,
     Edit,
@@ -169,6 +170,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         fullgraph_error: str | None = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
         fix: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
+        applicability: Applicability | None = None,
         consequence: str | None = None,
         **fmt: object,
     ) -> None:
@@ -176,7 +178,9 @@ class Rule(Check, cst.BatchableCSTVisitor):
         ``fullgraph_error`` overrides the class's for this finding; ``related`` are
         other nodes of the file that are part of the evidence, with what each is;
         ``fix``, where the fix is a mechanical edit: nodes of the file, each with the
-        node that replaces it; ``consequence``, the class's for this finding."""
+        node that replaces it, and its ``applicability`` (the class's
+        ``fix_applicability`` unless given); ``consequence``, the class's for this
+        finding."""
         pos = self.context.positions[node]
         line = pos.start.line
         if suppresses(self.context.suppressed.get(line, frozenset()), self.code):
@@ -229,6 +233,11 @@ class Rule(Check, cst.BatchableCSTVisitor):
                     for other, text in related
                 ),
                 edits=tuple(self._edit(old, new) for old, new in fix),
+                applicability=(
+                    (applicability or self.fix_applicability or Applicability.UNSAFE)
+                    if fix
+                    else None
+                ),
             )
         )
 

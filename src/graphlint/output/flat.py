@@ -1,10 +1,12 @@
 """JSON, flat: one object per diagnostic, in the order of the text output.
 
 ``[{"code", "name", "message", "path", "line", "column", "end_line", "end_column",
-"severity", "confidence", "outcome", "fix", "edits", "region", "related"}, ...]``:
-lines and columns are 1-based, as in the text output, and paths are shown as there;
-``edits`` is the fix where it is a mechanical edit (``{"line", "column", "end_line",
-"end_column", "text"}``: the text that replaces that span); ``region`` is null or
+"severity", "confidence", "outcome", "fix", "edits", "applicability", "region",
+"related"}, ...]``: lines and columns are 1-based, as in the text output, and paths
+are shown as there; ``edits`` is the fix where it is a mechanical edit (``{"line",
+"column", "end_line", "end_column", "text"}``: the text that replaces that span),
+``applicability`` whether ``--fix`` applies it ("safe") or only ``--unsafe-fixes``
+does ("unsafe"; null without edits); ``region`` is null or
 ``{"kind", "label", "path", "line", "via": [{"path", "line", "column",
 "function"}]}`` (``path`` null when it is the diagnostic's own file). For scripts: the
 ``lsp`` format is for editors, ``sarif`` for code scanning."""
@@ -44,6 +46,7 @@ def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
             }
             for e in d.edits
         ],
+        "applicability": d.applicability.value if d.applicability else None,
         "region": None
         if region is None
         else {

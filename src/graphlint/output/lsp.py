@@ -51,6 +51,7 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
                 }
                 for e in d.edits
             ],
+            "applicability": d.applicability.value if d.applicability else None,
             "region": None
             if d.region is None
             else {

@@ -21,7 +21,14 @@ from urllib.parse import quote
 
 from graphlint import __version__
 from graphlint.codes import CODES
-from graphlint.diagnostics import Diagnostic, FileResult, Hop, Severity, Survey
+from graphlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    FileResult,
+    Hop,
+    Severity,
+    Survey,
+)
 from graphlint.docs import doc_path
 from graphlint.output.escape import encodable_json, inert_json
 
@@ -130,6 +137,9 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
                 "artifactChanges": [
                     {"artifactLocation": artifact, "replacements": replacements}
                 ],
+                "properties": {
+                    "applicability": (d.applicability or Applicability.UNSAFE).value
+                },
             }
         ]
     if hops:

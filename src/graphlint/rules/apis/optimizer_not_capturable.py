@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome
+from graphlint.diagnostics import Applicability, Outcome
 from graphlint.facts.regions import Region
 from graphlint.facts.torchapi import CAPTURE_CHECKED_OPTIMIZERS
 from graphlint.matchers import method, positional
@@ -16,6 +16,7 @@ class OptimizerNotCapturable(OptionsRule):
     """`opt.step()` under capture for Adam & co. built without `capturable=True`."""
 
     code = "GL701"
+    fix_applicability = Applicability.SAFE
     message = "`{call}` steps `{cls}` built without `capturable=True` (line {line})"
     fix_title = "Build it with `capturable=True` (and a tensor `lr` if it is scheduled)"
     outcome = Outcome.CAPTURE_ERROR

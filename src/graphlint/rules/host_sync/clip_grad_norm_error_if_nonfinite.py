@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome
+from graphlint.diagnostics import Applicability, Outcome
 from graphlint.matchers import is_true, keyword
 from graphlint.rule import Rule
 
@@ -21,6 +21,7 @@ class ClipGradNormErrorIfNonfinite(Rule):
     """`clip_grad_norm_(..., error_if_nonfinite=True)` reads the norm on the host."""
 
     code = "GL107"
+    fix_applicability = Applicability.SAFE
     message = "`{call}` checks the gradient norm on the host"
     fix_title = (
         "Drop `error_if_nonfinite=True`; check `torch.isfinite(norm)` after `replay()`"
