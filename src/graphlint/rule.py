@@ -169,7 +169,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         confidence: Confidence = Confidence.HIGH,
         fullgraph_error: str | None = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
-        fix: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
+        fix: Sequence[tuple[cst.CSTNode, cst.CSTNode | str]] = (),
         applicability: Applicability | None = None,
         consequence: str | None = None,
         **fmt: object,
@@ -178,7 +178,8 @@ class Rule(Check, cst.BatchableCSTVisitor):
         ``fullgraph_error`` overrides the class's for this finding; ``related`` are
         other nodes of the file that are part of the evidence, with what each is;
         ``fix``, where the fix is a mechanical edit: nodes of the file, each with the
-        node that replaces it, and its ``applicability`` (the class's
+        node (or the source text, with ``\n`` for its line breaks) that replaces it,
+        and its ``applicability`` (the class's
         ``fix_applicability`` unless given); ``consequence``, the class's for this
         finding."""
         pos = self.context.positions[node]
@@ -241,9 +242,9 @@ class Rule(Check, cst.BatchableCSTVisitor):
             )
         )
 
-    def _edit(self, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
+    def _edit(self, old: cst.CSTNode, new: cst.CSTNode | str) -> Edit:
         span = self.context.positions[old]
-        text = _CODEGEN.code_for_node(new)
+        text = new if isinstance(new, str) else _CODEGEN.code_for_node(new)
         return Edit(
             span.start.line, span.start.column, span.end.line, span.end.column, text
         )
