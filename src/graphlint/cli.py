@@ -9,23 +9,23 @@ import contextlib
 import enum
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
-from graphlint import __version__
+from graphlint import __version__, fixer
 from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES, code_of
 from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, parse_limit
-from graphlint.diagnostics import Checked
+from graphlint.diagnostics import Applicability, Checked
 from graphlint.docs import doc_path
 from graphlint.lint import Choices, LintError, describe, lint, plan, stdin_limit
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable, shown_path
 from graphlint.progress import progress_bar
-from graphlint.read import os_reason, overlay, real_path
+from graphlint.read import os_reason, overlay, overlay_contents, real_path
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 STDIN = Path("-")  # the path that reads the source from standard input
@@ -169,6 +169,50 @@ def check(
     exit_zero: Annotated[
         bool,
         typer.Option("--exit-zero", help="Exit 0 even when diagnostics are reported."),
+    ] = False,
+    apply_fixes: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Apply the safe fixes, then report what remains (with the path -, "
+            "print the fixed source).",
+            rich_help_panel="Fixes",
+        ),
+    ] = False,
+    unsafe_fixes: Annotated[
+        bool,
+        typer.Option(
+            "--unsafe-fixes",
+            help="With --fix or --diff, apply the unsafe fixes too (they change "
+            "behaviour in a way to check: each rule's page says how).",
+            rich_help_panel="Fixes",
+        ),
+    ] = False,
+    show_diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff",
+            help="Print the fixes as a unified diff instead of writing them; exit 1 "
+            "if there are any.",
+            rich_help_panel="Fixes",
+        ),
+    ] = False,
+    show_fixes: Annotated[
+        bool,
+        typer.Option(
+            "--show-fixes",
+            help="With --fix, list the diagnostics that were fixed.",
+            rich_help_panel="Fixes",
+        ),
+    ] = False,
+    add_noqa: Annotated[
+        bool,
+        typer.Option(
+            "--add-noqa",
+            help="Add a `# graphlint: ignore[CODE]` comment for every diagnostic "
+            "reported (after --fix, for those that remain).",
+            rich_help_panel="Fixes",
+        ),
     ] = False,
     color: Annotated[
         ColorMode,
@@ -324,15 +368,56 @@ def check(
         with overlay(given):
             _show(targets, show_settings, chosen)
         return
-    with _interruptible(), overlay(given), progress_bar() as progress:
-        checked = _lint(
-            targets,
-            progress=progress,
-            no_cache=no_cache,
-            cache_dir=cache_dir,
-            jobs=jobs,
-            chosen=chosen,
+    fixing = apply_fixes or show_diff or add_noqa
+    if unsafe_fixes and not (apply_fixes or show_diff):
+        fail("--unsafe-fixes applies with --fix or --diff")
+    if show_fixes and not apply_fixes:
+        fail("--show-fixes lists what --fix fixed: pass --fix")
+    if show_diff and (apply_fixes or add_noqa):
+        fail(
+            "--diff shows the fixes instead of applying them: not with --fix or "
+            "--add-noqa"
         )
+    with _interruptible(), overlay(given), progress_bar() as progress:
+
+        def once() -> Checked:
+            return _lint(
+                targets,
+                progress=progress,
+                no_cache=no_cache,
+                cache_dir=cache_dir,
+                jobs=jobs,
+                chosen=chosen,
+            )
+
+        if not fixing:
+            checked = once()
+        else:
+            done = fixer.fix(
+                once, unsafe=unsafe_fixes, applying=apply_fixes or show_diff
+            )
+            checked = done.checked
+    to_stderr = False
+    if fixing:
+        from_stdin = bool(given)
+        if show_diff:
+            _echo(fixer.diff(done.changed))
+            warn_each(done.problems)
+            typer.echo(_fix_summary(done, would=True), err=True)
+            raise typer.Exit(EXIT_FOUND if done.changed else EXIT_CLEAN)
+        if add_noqa:
+            added = fixer.suppress(done.sources, done.remaining(), read_more=True)
+            unwritten = _save(done, from_stdin)
+            count = sum(n for path, n in added.items() if path not in unwritten)
+            typer.echo(f"Added {count} suppression comment{'s' * (count != 1)}.")
+            raise typer.Exit(EXIT_CLEAN)
+        if _save(done, from_stdin):  # report the files as they are on disk
+            with overlay(given):
+                checked = once()
+        to_stderr = from_stdin  # stdout holds the fixed source
+        if show_fixes or done.fixed:
+            lines = _fix_listing(done) if show_fixes else []
+            typer.echo("".join(lines) + _fix_summary(done), err=True)
     results = checked.results
     use_color = output_file is None and _use_color(color)
     if statistics:
@@ -343,13 +428,69 @@ def check(
             results, use_color, survey=checked.survey, show_reach=show_reach
         )
     if output_file is None:
-        typer.echo(text, nl=False, color=use_color)
+        typer.echo(text, nl=False, color=use_color, err=to_stderr)
     else:
         _write(output_file, text)
     if any(r.internal_error for r in results):
         raise typer.Exit(EXIT_ERROR)
     found = any(r.diagnostics for r in results)
     raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
+
+
+def _save(done: fixer.Fixing, from_stdin: bool) -> set[str]:
+    """Write the fixed files (warning about each one that could not be), or, for
+    standard input, print its fixed text; the files not written."""
+    warn_each(done.problems)
+    if from_stdin:
+        for source in done.sources.values():
+            sys.stdout.buffer.write(source.data)
+        if not done.sources:  # nothing to fix: the source as it came
+            for data in overlay_contents().values():
+                sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return set()
+    unwritten: set[str] = set()
+    for source in done.changed:
+        why = fixer.write(source)
+        if why is not None:
+            warn(f"{printable(source.path)}: {why}")
+            done.fixed = [f for f in done.fixed if f.path != source.path]
+            unwritten.add(source.path)
+    return unwritten
+
+
+def _fix_listing(done: fixer.Fixing) -> list[str]:
+    """``--show-fixes``: what was fixed, by file."""
+    lines: list[str] = []
+    for path in sorted({f.path for f in done.fixed}):
+        lines.append(f"Fixed in {shown_path(path)}:\n")
+        for f in sorted(
+            (f for f in done.fixed if f.path == path), key=lambda f: (f.line, f.col)
+        ):
+            kind = " (unsafe)" if f.applicability is Applicability.UNSAFE else ""
+            lines.append(
+                f"  {f.line}:{f.col + 1} {f.code}{kind} {printable(f.message)}\n"
+            )
+    return lines
+
+
+def _fix_summary(done: fixer.Fixing, would: bool = False) -> str:
+    count = len(done.fixed)
+    files = len({f.path for f in done.fixed})
+    verb = "Would fix" if would else "Fixed"
+    return (
+        f"{verb} {count} diagnostic{'s' * (count != 1)} in "
+        f"{files} file{'s' * (files != 1)}.\n"
+    )
+
+
+def warn_each(messages: Iterable[str]) -> None:
+    for message in messages:
+        warn(printable(message))
+
+
+def _echo(text: str) -> None:
+    typer.echo(text, nl=False)
 
 
 def _limits(given: dict[str, str | None]) -> tuple[tuple[str, float], ...]:

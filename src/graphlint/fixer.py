@@ -1,0 +1,469 @@
+"""Fixes that apply themselves: ``check --fix``, ``--unsafe-fixes``, ``--diff``.
+
+The fixer works on the files' text in memory (the read overlay), pass by pass: lint,
+apply every fix that does not overlap another one in its file, check that the file
+still parses, lint again. A fix whose finding is still there after it, or whose file
+no longer parses, is rolled back and reported as a bug of graphlint's. It stops when
+nothing more applies, or after ``MAX_PASSES`` (and says so). Nothing is written here:
+the caller writes the changed files (``write``) or prints their diff (``diff``).
+
+Edits are spans of a file's text (lines 1-based, columns 0-based code points, as
+LibCST gives them), replaced by the edit's text with its line breaks written as the
+file writes its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import difflib
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphlint.diagnostics import Applicability, Checked, Diagnostic, Edit
+from graphlint.read import overlaid, overlay, overlay_contents
+
+MAX_PASSES = 10  # rounds of lint-and-fix: each applies what did not overlap
+_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer knows
+
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """A finding that a fix removed: where it was (in the text the fix was made
+    on) and what it said."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    applicability: Applicability
+
+
+@dataclass
+class Source:
+    """A file's text as the fixer holds it: its bytes as read, how to write it back
+    (encoding, line break), and its text now."""
+
+    path: str
+    original: bytes
+    encoding: str
+    newline: str
+    text: str
+    read: str = ""  # the text as read
+
+    def __post_init__(self) -> None:
+        self.read = self.read or self.text
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.read
+
+    @property
+    def data(self) -> bytes:
+        return self.text.encode(self.encoding)
+
+
+@dataclass
+class Fixing:
+    """What a fix run did: the files it changed, the findings their fixes removed,
+    the problems met (a fix rolled back, the pass bound), and the last lint."""
+
+    sources: dict[str, Source] = field(default_factory=dict)
+    fixed: list[Fixed] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    checked: Checked = field(default_factory=lambda: Checked([]))
+
+    @property
+    def changed(self) -> list[Source]:
+        return [s for s in self.sources.values() if s.changed]
+
+    def remaining(self) -> list[Diagnostic]:
+        """The findings of the last lint."""
+        return [d for r in self.checked.results for d in r.diagnostics]
+
+
+def fixable(d: Diagnostic, unsafe: bool) -> bool:
+    """Whether a run applies ``d``'s fix: a safe one always, an unsafe one only
+    with ``unsafe``."""
+    if not d.edits:
+        return False
+    return unsafe or d.applicability is Applicability.SAFE
+
+
+def fix(
+    lint_once: Callable[[], Checked], *, unsafe: bool, applying: bool = True
+) -> Fixing:
+    """Lint (``lint_once``, reading the fixer's texts through the overlay) and fix
+    until nothing more applies; without ``applying``, lint once."""
+    run = Fixing()
+    if not applying:
+        run.checked = lint_once()
+        return run
+    refused: set[tuple[str, str, tuple[Edit, ...]]] = set()  # fixes rolled back
+    made: list[tuple[Source, str, list[_Made]]] = []  # last pass: text before, fixes
+    for number in range(MAX_PASSES + 1):
+        texts = {s.path: s.data for s in run.sources.values() if s.changed}
+        with overlay({**overlay_contents(), **texts}):  # stdin's, and the fixes
+            checked = lint_once()
+        run.checked = checked
+        settled, made = made, []
+        if settled and _settle(run, settled, checked, refused):
+            continue  # a fix was rolled back: lint that file again as it was
+        todo = _todo(checked, unsafe, refused)
+        if not todo:
+            break
+        if number == MAX_PASSES:
+            run.problems.append(
+                f"stopped after {MAX_PASSES} passes with fixes still to apply"
+            )
+            break
+        for path, found in todo.items():
+            source = run.sources.get(path) or _source(path)
+            if source is None:
+                run.problems.append(f"{path}: cannot be read again; not fixed")
+                continue
+            run.sources[path] = source
+            before = source.text
+            chosen = _chosen(found)
+            text = apply(before, [e for m in chosen for e in m.edits], source.newline)
+            if not _parses(text, path):
+                for m in chosen:
+                    refused.add(m.key(path))
+                    run.problems.append(_bug(path, m, "leaves the file unparsable"))
+                continue
+            source.text = text
+            made.append((source, before, chosen))
+    return run
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """One fix applied in a pass: the finding it answers and its edits."""
+
+    diagnostic: Diagnostic
+    edits: tuple[Edit, ...]
+
+    def key(self, path: str) -> tuple[str, str, tuple[Edit, ...]]:
+        return (path, self.diagnostic.code, self.edits)
+
+
+def _todo(
+    checked: Checked, unsafe: bool, refused: set[tuple[str, str, tuple[Edit, ...]]]
+) -> dict[str, list[Diagnostic]]:
+    """The findings whose fixes apply, by file."""
+    found: dict[str, list[Diagnostic]] = {}
+    for result in checked.results:
+        for d in result.diagnostics:
+            if fixable(d, unsafe) and (d.path, d.code, d.edits) not in refused:
+                found.setdefault(d.path, []).append(d)
+    return found
+
+
+def _chosen(found: Iterable[Diagnostic]) -> list[_Made]:
+    """The fixes of one file that a pass applies: in order, each whose edits touch
+    no span an earlier one's do (the rest wait for the next pass); the same edits
+    twice (two findings, one fix) count once."""
+    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    seen: dict[tuple[Edit, ...], _Made] = {}
+    chosen: list[_Made] = []
+    for d in sorted(found, key=lambda d: min((e.line, e.col) for e in d.edits)):
+        edits = tuple(sorted(d.edits, key=lambda e: (e.line, e.col)))
+        if edits in seen:
+            continue
+        spans = [((e.line, e.col), (e.end_line, e.end_col)) for e in edits]
+        if any(_overlap(a, b) for a in spans for b in taken):
+            continue
+        taken.extend(spans)
+        made = _Made(d, edits)
+        seen[edits] = made
+        chosen.append(made)
+    return chosen
+
+
+def _overlap(
+    a: tuple[tuple[int, int], tuple[int, int]],
+    b: tuple[tuple[int, int], tuple[int, int]],
+) -> bool:
+    """Whether two spans share text, or are one insertion point (two insertions
+    at the same place would not say in which order)."""
+    if a[0] == b[0]:
+        return True
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _settle(
+    run: Fixing,
+    made: list[tuple[Source, str, list[_Made]]],
+    checked: Checked,
+    refused: set[tuple[str, str, tuple[Edit, ...]]],
+) -> bool:
+    """Check last pass's fixes against the lint after them: each finding fixed must
+    be gone. A file where one is not goes back to its text before that pass (the
+    fixes of that pass in it are refused from then on). Whether one went back."""
+    remaining: dict[str, set[tuple[str, int, int]]] = {}
+    for result in checked.results:
+        for d in result.diagnostics:
+            remaining.setdefault(d.path, set()).add((d.code, d.line, d.col))
+    rolled = False
+    for source, before, chosen in made:
+        edits = [e for m in chosen for e in m.edits]
+        stayed = [
+            m
+            for m in chosen
+            if (m.diagnostic.code, *_moved(before, edits, m.diagnostic, source.newline))
+            in remaining.get(source.path, set())
+        ]
+        if stayed:
+            source.text = before
+            rolled = True
+            for m in chosen:
+                refused.add(m.key(source.path))
+            for m in stayed:
+                run.problems.append(_bug(source.path, m, "does not remove its finding"))
+            continue
+        run.fixed.extend(
+            Fixed(
+                source.path,
+                m.diagnostic.line,
+                m.diagnostic.col,
+                m.diagnostic.code,
+                m.diagnostic.message,
+                m.diagnostic.applicability or Applicability.UNSAFE,
+            )
+            for m in chosen
+        )
+    return rolled
+
+
+def _moved(
+    text: str, edits: Sequence[Edit], d: Diagnostic, newline: str
+) -> tuple[int, int]:
+    """Where ``d`` starts once ``edits`` are applied to ``text`` (inside an edit: at
+    its start)."""
+    starts = _line_starts(text)
+    point = _offset(starts, d.line, d.col)
+    shift = 0
+    for e in edits:
+        begin = _offset(starts, e.line, e.col)
+        end = _offset(starts, e.end_line, e.end_col)
+        if begin < point and end <= point:
+            shift += len(_BREAK.sub(newline, e.text)) - (end - begin)
+        elif begin <= point < end:
+            point = begin
+    moved = point + shift
+    after = _line_starts(apply(text, edits, newline))
+    line = max(i for i, start in enumerate(after) if start <= moved)
+    return line + 1, moved - after[line]
+
+
+def _bug(path: str, made: _Made, what: str) -> str:
+    d = made.diagnostic
+    return (
+        f"{path}:{d.line}:{d.col + 1}: the fix of {d.code} {what}; not applied "
+        "(a bug of graphlint's: please report it)"
+    )
+
+
+def apply(text: str, edits: Sequence[Edit], newline: str = "\n") -> str:
+    """``text`` with ``edits`` (spans that do not overlap) replaced, each edit's
+    line breaks written as ``newline``."""
+    starts = _line_starts(text)
+    spans = sorted(
+        (
+            _offset(starts, e.line, e.col),
+            _offset(starts, e.end_line, e.end_col),
+            _BREAK.sub(newline, e.text),
+        )
+        for e in edits
+    )
+    parts: list[str] = []
+    at = 0
+    for begin, end, new in spans:
+        parts.append(text[at:begin])
+        parts.append(new)
+        at = max(at, end)
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset where each line starts (1-based lines: index 0 is line 1)."""
+    return [0, *(m.end() for m in _BREAK.finditer(text))]
+
+
+def _offset(starts: list[int], line: int, col: int) -> int:
+    if line - 1 >= len(starts):
+        return starts[-1]
+    return starts[line - 1] + col
+
+
+def _parses(text: str, path: str) -> bool:
+    """Whether CPython still parses the fixed text (no warnings shown)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+def _source(path: str) -> Source | None:
+    """A file's text as the linter read it: the overlay's (stdin, an editor) or
+    the disk's."""
+    data = overlaid(path)
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+    found = _BREAK.search(text)
+    return Source(path, data, encoding, found.group() if found else "\n", text)
+
+
+def diff(sources: Iterable[Source]) -> str:
+    """A unified diff of each changed file, as ``git diff`` names its sides."""
+    out: list[str] = []
+    for source in sources:
+        before = source.original.decode(source.encoding)
+        out.extend(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                source.text.splitlines(keepends=True),
+                f"a/{source.path}",
+                f"b/{source.path}",
+            )
+        )
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+    return "".join(out)
+
+
+def write(source: Source) -> str | None:
+    """Write a fixed file in place of the original, atomically (a temporary file in
+    its folder, then a rename), keeping its mode; None, or why it was not written:
+    a link (never written through), a file that is read-only or that changed since
+    it was read."""
+    path = Path(source.path)
+    if path.is_symlink():
+        return "a link: not written through"
+    try:
+        now = path.read_bytes()
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError as error:
+        return f"cannot be read again ({error.strerror or error})"
+    if now != source.original:
+        return "changed since it was read: not written"
+    if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+        return "read-only: not written"  # its mode says so, even to root
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".graphlint"
+        )
+    except OSError as error:
+        return f"its folder is not writable ({error.strerror or error})"
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(source.data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return f"not written ({error.strerror or error})"
+    return None
+
+
+def suppress(
+    sources: dict[str, Source],
+    diagnostics: Iterable[Diagnostic],
+    read_more: bool = False,
+) -> dict[str, int]:
+    """``--add-noqa``: a ``# graphlint: ignore[CODE]`` comment on the line where each
+    finding starts (the code added to one that is there), in the sources' texts
+    (``read_more``: the files not read yet are, into ``sources``); how many were
+    added, by file. Not on a line that ends inside a string, nor in a file that
+    would then no longer parse; not for graphlint's own GL0xx about a file."""
+    from graphlint.comments import add_ignore  # noqa: PLC0415 - a cycle
+
+    added: dict[str, int] = {}
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        if not d.code.startswith("GL0"):
+            by_path.setdefault(d.path, []).append(d)
+    for path, found in by_path.items():
+        source = sources.get(path)
+        if source is None and read_more:
+            source = _source(path)
+            if source is not None:
+                sources[path] = source
+        if source is None:
+            continue
+        lines = _BREAK.split(source.text)
+        breaks = _BREAK.findall(source.text)
+        inside = _in_strings(source.text)
+        for d in sorted(found, key=lambda d: (d.line, d.code)):
+            index = d.line - 1
+            if index >= len(lines) or d.line in inside:
+                continue
+            changed = add_ignore(lines[index], d.code)
+            if changed is not None:
+                lines[index] = changed
+                added[path] = added.get(path, 0) + 1
+        text = "".join(
+            line + (breaks[i] if i < len(breaks) else "")
+            for i, line in enumerate(lines)
+        )
+        if _parses(text, path):
+            source.text = text
+        else:
+            added.pop(path, None)
+    return added
+
+
+def _in_strings(text: str) -> set[int]:
+    """The lines whose end is inside a string that goes on to the next line (a
+    comment added there would be part of the string)."""
+    found: set[int] = set()
+    with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING or token.type in _FSTRING:
+                found.update(range(token.start[0], token.end[0]))
+    return found
+
+
+_FSTRING = {
+    getattr(tokenize, name)
+    for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+    if hasattr(tokenize, name)
+}
+
+
+__all__ = [
+    "MAX_PASSES",
+    "Fixed",
+    "Fixing",
+    "Source",
+    "apply",
+    "diff",
+    "fix",
+    "fixable",
+    "suppress",
+    "write",
+]

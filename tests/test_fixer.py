@@ -1,0 +1,338 @@
+"""``check --fix``, ``--unsafe-fixes``, ``--diff``, ``--show-fixes``, ``--add-noqa``:
+the fixer's passes (overlaps, rollbacks, the pass bound) on a stand-in linter, and the
+command on real files: what is written, and what never is."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphlint import fixer
+from graphlint.cli import app
+from graphlint.diagnostics import (
+    Applicability,
+    Checked,
+    Confidence,
+    Diagnostic,
+    Edit,
+    FileResult,
+    Outcome,
+    Severity,
+)
+from graphlint.engine import lint_source
+from graphlint.read import overlaid, overlay
+from tests.conftest import FIXTURES
+from tests.test_cli import run
+
+FIXABLE = """\
+import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.Adam(model.parameters(), lr=0.1)
+x = torch.zeros(4, 4, device="cuda")
+s = torch.cuda.Stream()
+with torch.cuda.stream(s):
+    for _ in range(3):
+        model(x).sum().backward()
+        opt.step()
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    model(x).sum().backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+    opt.step()
+"""
+FIXED = FIXABLE.replace("lr=0.1)", "lr=0.1, capturable=True)").replace(
+    ", error_if_nonfinite=True", ""
+)
+
+
+# -- the passes, on a stand-in linter ------------------------------------------------
+def _finding(path: str, line: int, col: int, length: int, text: str) -> Diagnostic:
+    return Diagnostic(
+        path=path,
+        code="GL999",
+        name="stand-in",
+        message="stand-in",
+        line=line,
+        col=col,
+        end_line=line,
+        end_col=col + length,
+        severity=Severity.ERROR,
+        confidence=Confidence.HIGH,
+        outcome=Outcome.CAPTURE_ERROR,
+        edits=(Edit(line, col, line, col + length, text),),
+        applicability=Applicability.SAFE,
+    )
+
+
+def _linter(path: Path, rules: dict[str, str]) -> Callable[[], Checked]:
+    """A linter that finds each key of ``rules`` in the file (as the fixer's overlay
+    has it) and fixes it to its value."""
+
+    def lint_once() -> Checked:
+        data = overlaid(path)
+        text = (data if data is not None else path.read_bytes()).decode()
+        found = []
+        for number, line in enumerate(text.splitlines(), 1):
+            for old, new in rules.items():
+                for match in re.finditer(re.escape(old), line):
+                    found.append(
+                        _finding(str(path), number, match.start(), len(old), new)
+                    )
+        return Checked([FileResult(str(path), tuple(found))])
+
+    return lint_once
+
+
+def test_overlapping_fixes_take_one_pass_each(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("x = 'abc'\n")
+    done = fixer.fix(_linter(path, {"ab": "a_b", "bc": "b_c"}), unsafe=False)
+    assert done.sources[str(path)].text == "x = 'a_b_c'\n"
+    assert [f.col for f in done.fixed] == [5, 7]  # one fix a pass: they overlapped
+    assert done.problems == []
+    assert path.read_text() == "x = 'abc'\n"  # nothing written by the fixer
+
+
+def test_a_fix_that_breaks_the_syntax_is_rolled_back(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("x = ok\n")
+    done = fixer.fix(_linter(path, {"ok": "(("}), unsafe=False)
+    assert done.changed == []
+    (problem,) = done.problems
+    assert "leaves the file unparsable" in problem and "a bug of graphlint" in problem
+
+
+def test_a_fix_that_keeps_its_finding_is_rolled_back(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("x = bad\n")
+    done = fixer.fix(_linter(path, {"bad": "bad"}), unsafe=False)
+    assert done.changed == [] and done.fixed == []
+    (problem,) = done.problems
+    assert "does not remove its finding" in problem
+
+
+def test_the_passes_are_bounded(tmp_path: Path) -> None:
+    """A fix that makes the next finding further on, for ever."""
+    path = tmp_path / "a.py"
+    path.write_text("x = 'a'\n")
+    done = fixer.fix(_linter(path, {"a": "ba"}), unsafe=False)
+    assert len(done.fixed) == fixer.MAX_PASSES
+    assert done.problems == [
+        f"stopped after {fixer.MAX_PASSES} passes with fixes still to apply"
+    ]
+
+
+def test_unsafe_fixes_wait_for_the_flag(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("x = bad\n")
+    lint = _linter(path, {"bad": "good"})
+
+    def unsafe() -> Checked:
+        (result,) = lint().results
+        found = [
+            replace(d, applicability=Applicability.UNSAFE) for d in result.diagnostics
+        ]
+        return Checked([FileResult(result.path, tuple(found))])
+
+    assert fixer.fix(unsafe, unsafe=False).changed == []
+    assert fixer.fix(unsafe, unsafe=True).sources[str(path)].text == "x = good\n"
+
+
+def test_edits_keep_the_files_line_breaks() -> None:
+    text = "a = 1\r\nb = 2\r\n"
+    edit = Edit(1, 0, 1, 5, "a = 1\nc = 3")
+    assert fixer.apply(text, [edit], "\r\n") == "a = 1\r\nc = 3\r\nb = 2\r\n"
+
+
+# -- the command -----------------------------------------------------------------------
+def test_fix_writes_the_safe_fixes_and_reports_what_remains(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(FIXABLE)
+    code, out, err = run(
+        "check", "--no-cache", "--fix", "--show-fixes", ".", cwd=tmp_path
+    )
+    assert (tmp_path / "train.py").read_text() == FIXED
+    assert code == 0, out
+    assert "No CUDA-graph capture hazards found" in out
+    assert "Fixed in train.py:" in err and "GL107" in err and "GL701" in err
+    assert "Fixed 2 diagnostics in 1 file." in err
+    # a second run has nothing more to do
+    code, out, err = run("check", "--no-cache", "--fix", ".", cwd=tmp_path)
+    assert code == 0 and "Fixed" not in err
+    assert (tmp_path / "train.py").read_text() == FIXED
+
+
+def test_diff_writes_nothing_and_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(FIXABLE)
+    code, out, err = run("check", "--no-cache", "--diff", ".", cwd=tmp_path)
+    assert code == 1
+    assert out.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert "+opt = torch.optim.Adam(model.parameters(), lr=0.1, capturable=True)" in out
+    assert "Would fix 2 diagnostics in 1 file." in err
+    assert (tmp_path / "train.py").read_text() == FIXABLE
+    (tmp_path / "train.py").write_text(FIXED)
+    assert run("check", "--no-cache", "--diff", ".", cwd=tmp_path)[:2] == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--unsafe-fixes"], "--unsafe-fixes applies with --fix or --diff"),
+        (["--show-fixes"], "--show-fixes lists what --fix fixed"),
+        (["--diff", "--fix"], "--diff shows the fixes instead of applying them"),
+    ],
+)
+def test_flags_that_do_not_go_together(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "train.py").write_text(FIXABLE)
+    code, _, err = run("check", *args, ".", cwd=tmp_path)
+    assert code == 2 and message in err
+    assert (tmp_path / "train.py").read_text() == FIXABLE
+
+
+def test_fix_from_stdin_prints_the_fixed_source(tmp_path: Path) -> None:
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["check", "--no-cache", "--fix", "--stdin-filename", "train.py", "-"],
+            input=FIXABLE.encode(),
+            catch_exceptions=False,
+        )
+    finally:
+        os.chdir(old)
+    assert result.stdout == FIXED
+    assert "Fixed 2 diagnostics" in result.stderr
+    assert not (tmp_path / "train.py").exists()
+
+
+def test_line_breaks_and_encoding_are_kept(tmp_path: Path) -> None:
+    crlf = FIXABLE.replace("\n", "\r\n").encode()
+    (tmp_path / "crlf.py").write_bytes(crlf)
+    latin = b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + FIXABLE.encode()
+    (tmp_path / "latin.py").write_bytes(latin)
+    assert run("check", "--no-cache", "--fix", ".", cwd=tmp_path)[0] == 0
+    assert (tmp_path / "crlf.py").read_bytes() == FIXED.replace("\n", "\r\n").encode()
+    assert (tmp_path / "latin.py").read_bytes() == (
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + FIXED.encode()
+    )
+
+
+def test_the_files_mode_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(FIXABLE)
+    path.chmod(0o750)
+    assert run("check", "--no-cache", "--fix", ".", cwd=tmp_path)[0] == 0
+    assert path.read_text() == FIXED
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary left
+
+
+def test_a_read_only_file_is_not_written(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(FIXABLE)
+    path.chmod(0o444)
+    code, out, err = run("check", "--no-cache", "--fix", ".", cwd=tmp_path)
+    assert "train.py: read-only: not written" in err
+    assert path.read_text() == FIXABLE
+    assert code == 1 and "GL701" in out  # reported as it is on disk
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+def test_a_link_is_never_written_through(tmp_path: Path) -> None:
+    target = tmp_path / "train.py"
+    target.write_text(FIXABLE)
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    source = fixer.Source(str(link), FIXABLE.encode(), "utf-8", "\n", FIXED)
+    assert fixer.write(source) == "a link: not written through"
+    assert target.read_text() == FIXABLE and link.is_symlink()
+
+
+def test_a_file_changed_since_it_was_read_is_not_written(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(FIXABLE)
+    source = fixer.Source(str(path), FIXABLE.encode(), "utf-8", "\n", FIXED)
+    path.write_text(FIXABLE + "# edited meanwhile\n")
+    assert fixer.write(source) == "changed since it was read: not written"
+    assert path.read_text().endswith("# edited meanwhile\n")
+
+
+def test_add_noqa_suppresses_what_remains(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(
+        FIXABLE.replace("    opt.step()\n", "    opt.step()  # the step\n").replace(
+            "    model(x).sum().backward()\n    torch",
+            "    model(x).sum().backward()\n    print(x.sum().item())\n    torch",
+        )
+    )
+    code, out, _ = run("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    assert code == 0 and out == "Added 4 suppression comments.\n"
+    text = path.read_text()
+    assert "opt.step()  # the step  # graphlint: ignore[GL701]" in text
+    assert "print(x.sum().item())  # graphlint: ignore[GL101, GL401]" in text
+    assert run("check", "--no-cache", ".", cwd=tmp_path)[0] == 0
+    assert run("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)[1] == (
+        "Added 0 suppression comments.\n"
+    )
+
+
+def test_add_noqa_leaves_a_line_that_ends_inside_a_string(tmp_path: Path) -> None:
+    sources = {"a.py": fixer.Source("a.py", b"", "utf-8", "\n", 'x = f("""\nend""")\n')}
+    finding = _finding("a.py", 1, 4, 3, "")
+    assert fixer.suppress(sources, [finding]) == {}
+    assert sources["a.py"].text == 'x = f("""\nend""")\n'
+
+
+# -- every bad fixture -----------------------------------------------------------------
+BAD_FIXTURES = sorted(FIXTURES.glob("GL*/bad*.py"))
+
+
+def _fixture_linter(path: Path) -> Callable[[], Checked]:
+    """``graphlint check`` of one file, in this process, as the fixer's overlay has
+    it (every default rule)."""
+
+    def lint_once() -> Checked:
+        data = overlaid(path)
+        text = (data if data is not None else path.read_bytes()).decode("utf-8")
+        return Checked([FileResult(str(path), tuple(lint_source(text, str(path))))])
+
+    return lint_once
+
+
+@pytest.mark.parametrize(
+    "path", BAD_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}"
+)
+def test_every_bad_fixture_fixed_parses_and_loses_what_was_fixed(path: Path) -> None:
+    """With every fix applied (``--fix --unsafe-fixes``): the file parses, the
+    findings fixed are gone, no new finding appears, and a second run changes
+    nothing."""
+    lint_once = _fixture_linter(path)
+    before = lint_once().results[0].diagnostics
+    done = fixer.fix(lint_once, unsafe=True)
+    assert done.problems == []
+    source = done.sources.get(str(path))
+    if source is None:  # no finding here has a fix
+        assert not any(d.edits for d in before)
+        return
+    ast.parse(source.text)
+    after = done.remaining()
+    fixed = {d.code for d in before if d.edits}
+    assert not fixed & {d.code for d in after if d.edits}
+    new = Counter(d.code for d in after) - Counter(d.code for d in before)
+    assert not new, f"findings the fixes made: {sorted(new)}"
+    with overlay({str(path): source.data}):
+        again = fixer.fix(lint_once, unsafe=True)
+    assert again.changed == [] and again.fixed == []
