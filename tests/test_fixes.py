@@ -117,6 +117,14 @@ def test_sarif_carries_the_fix(tmp_path: Path) -> None:
         "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"
     )
     assert replacement["deletedRegion"]["startLine"] == 9
+    assert fix["properties"]["applicability"] == "safe"
+
+
+def test_json_says_whether_the_fix_is_safe(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(GL107_FILE)
+    out = run("check", "--no-cache", "--format", "json", "train.py", cwd=tmp_path)[1]
+    (found,) = json.loads(out)
+    assert found["applicability"] == "safe" and found["edits"]
 
 
 def test_the_editor_offers_the_fix_first(tmp_path: Path) -> None:
@@ -126,7 +134,7 @@ def test_the_editor_offers_the_fix_first(tmp_path: Path) -> None:
         client.initialize(tmp_path)
         uri = client.open(tmp_path / "train.py", GL107_FILE)
         (found,) = client.diagnostics(uri, version=1)
-        fix, ignore = client.request(
+        fix, ignore, fix_all = client.request(
             "textDocument/codeAction",
             {
                 "textDocument": {"uri": uri},
@@ -137,7 +145,22 @@ def test_the_editor_offers_the_fix_first(tmp_path: Path) -> None:
         assert fix["title"].startswith("Fix GL107: Drop `error_if_nonfinite=True`")
         assert fix["isPreferred"] is True
         assert ignore["title"] == "Ignore GL107 on this line"
+        assert fix_all["kind"] == "source.fixAll.graphlint"
         (edit,) = fix["edit"]["changes"][uri]
+        assert fix_all["edit"]["changes"][uri] == [edit]
+        # what an editor asks on save: only the fix-all action
+        (on_save,) = client.request(
+            "textDocument/codeAction",
+            {
+                "textDocument": {"uri": uri},
+                "range": {
+                    "start": {"line": 0, "character": 0},
+                    "end": {"line": 0, "character": 0},
+                },
+                "context": {"diagnostics": [], "only": ["source.fixAll"]},
+            },
+        )
+        assert on_save == fix_all
         client.change(
             uri,
             textwrap.dedent(GL107_FILE).replace(", error_if_nonfinite=True", ""),

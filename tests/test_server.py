@@ -30,7 +30,10 @@ def test_initialize_says_what_the_server_does(project: Path) -> None:
     client = Client(project)
     capabilities = client.initialize(project)["capabilities"]
     assert capabilities["hoverProvider"]
-    assert capabilities["codeActionProvider"]["codeActionKinds"] == ["quickfix"]
+    assert capabilities["codeActionProvider"]["codeActionKinds"] == [
+        "quickfix",
+        "source.fixAll.graphlint",
+    ]
     assert capabilities["textDocumentSync"]["openClose"]
     assert client.close() == 0
 

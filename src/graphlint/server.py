@@ -69,7 +69,7 @@ from graphlint import __version__
 from graphlint.codes import CODES
 from graphlint.comments import add_ignore
 from graphlint.config import ConfigError, find, folder_of
-from graphlint.diagnostics import Diagnostic
+from graphlint.diagnostics import Applicability, Diagnostic
 from graphlint.docs import doc_path
 from graphlint.files import project_root
 from graphlint.lint import LintError, lint
@@ -214,6 +214,7 @@ class GraphlintServer(LanguageServer):
         super().__init__("graphlint", __version__, protocol_cls=Protocol)
         self.pending: dict[str, asyncio.Task[None]] = {}  # uri: its debounced check
         self.published: dict[str, list[types.Diagnostic]] = {}
+        self.published_version: dict[str, int | None] = {}  # of each document's
         self.one_at_a_time = asyncio.Lock()
         self.converter = get_converter()
         self.said: set[str] = set()  # errors shown to the user already
@@ -281,6 +282,7 @@ class GraphlintServer(LanguageServer):
                 if each != uri and diagnostics == self.published.get(each):
                     continue  # what an edit elsewhere did not change is not sent again
                 self.published[each] = diagnostics
+                self.published_version[each] = versions[each]
                 self.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(
                         each, diagnostics, version=versions[each]
@@ -451,6 +453,7 @@ async def _closed(
     if waiting is not None:
         waiting.cancel()
     ls.published.pop(uri, None)
+    ls.published_version.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
 
@@ -469,9 +472,14 @@ async def _watched(
         ls.schedule_all()
 
 
+FIX_ALL = (
+    f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # source.fixAll.graphlint
+)
+
+
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
 )
 def _code_actions(
     ls: GraphlintServer, params: types.CodeActionParams
@@ -479,24 +487,94 @@ def _code_actions(
     document = ls.document(params.text_document.uri)
     if document is None:
         return []
-    return [
-        action
-        for d in params.context.diagnostics
-        if d.source == SOURCE and isinstance(d.code, str)
-        for action in [_fix(document, d), _ignore(document, d)]
-        if action is not None
-    ]
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    if _wanted(only, types.CodeActionKind.QuickFix.value):
+        actions.extend(
+            action
+            for d in params.context.diagnostics
+            if d.source == SOURCE and isinstance(d.code, str)
+            for action in [_fix(document, d), _ignore(document, d)]
+            if action is not None
+        )
+    if _wanted(only, FIX_ALL):
+        found = ls.published.get(document.uri, [])
+        if ls.published_version.get(document.uri) == document.version:
+            fix_all = _fix_all(document, found)
+            if fix_all is not None:
+                actions.append(fix_all)
+    return actions
+
+
+def _wanted(only: Sequence[str] | None, kind: str) -> bool:
+    """Whether a request for the kinds ``only`` (none: any) takes ``kind``: kinds
+    are hierarchical (``source.fixAll`` takes ``source.fixAll.graphlint``)."""
+    return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
 
 
 def _fix(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | None:
-    """The rule's own fix, where it is a mechanical edit (``data.edits``)."""
-    data = d.data if isinstance(d.data, dict) else {}
-    edits = data.get("edits") or []
-    if not edits:
+    """The rule's own fix, where it is a mechanical edit (``data.edits``); an unsafe
+    one says so and is never the preferred action."""
+    changes = _edits(document, d)
+    if not changes:
         return None
+    data = d.data if isinstance(d.data, dict) else {}
+    safe = data.get("applicability") == Applicability.SAFE.value
+    kind = "" if safe else " (unsafe)"
+    return types.CodeAction(
+        title=f"Fix {d.code}{kind}: {data.get('fix') or 'apply the fix'}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[d],
+        is_preferred=safe,
+        edit=types.WorkspaceEdit(changes={document.uri: changes}),
+    )
+
+
+def _fix_all(
+    document: TextDocument, found: Sequence[types.Diagnostic]
+) -> types.CodeAction | None:
+    """``source.fixAll.graphlint``: every safe fix of the document whose edits touch
+    no span an earlier one's do (what ``check --fix`` applies in its first pass)."""
+    taken: list[types.Range] = []
+    changes: list[types.TextEdit] = []
+    fixed: list[types.Diagnostic] = []
+    ordered = sorted(found, key=lambda d: (d.range.start.line, d.range.start.character))
+    for d in ordered:
+        data = d.data if isinstance(d.data, dict) else {}
+        if data.get("applicability") != Applicability.SAFE.value:
+            continue
+        edits = _edits(document, d)
+        spans = [e.range for e in edits]
+        if not edits or any(_touch(a, b) for a in spans for b in taken):
+            continue
+        if any(e in changes for e in edits):
+            continue  # the same fix as a finding before it
+        taken.extend(spans)
+        changes.extend(edits)
+        fixed.append(d)
+    if not changes:
+        return None
+    return types.CodeAction(
+        title="Fix all graphlint safe fixes",
+        kind=FIX_ALL,
+        diagnostics=fixed,
+        edit=types.WorkspaceEdit(changes={document.uri: changes}),
+    )
+
+
+def _touch(a: types.Range, b: types.Range) -> bool:
+    """Whether two ranges share text or start at the same place."""
+    start_a, end_a = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    start_b, end_b = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return start_a == start_b or (start_a < end_b and start_b < end_a)
+
+
+def _edits(document: TextDocument, d: types.Diagnostic) -> list[types.TextEdit]:
+    """A diagnostic's fix (``data.edits``) as text edits in the client's units."""
+    data = d.data if isinstance(d.data, dict) else {}
     codec, lines = document.position_codec, document.lines
     changes = []
-    for edit in edits:
+    for edit in data.get("edits") or []:
         start, end = edit["range"]["start"], edit["range"]["end"]
         span = types.Range(
             types.Position(start["line"], start["character"]),
@@ -505,13 +583,7 @@ def _fix(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | None
         changes.append(
             types.TextEdit(codec.range_to_client_units(lines, span), edit["newText"])
         )
-    return types.CodeAction(
-        title=f"Fix {d.code}: {data.get('fix') or 'apply the fix'}",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[d],
-        is_preferred=True,
-        edit=types.WorkspaceEdit(changes={document.uri: changes}),
-    )
+    return changes
 
 
 def _ignore(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | None:
