@@ -17,11 +17,13 @@ CODES_START, CODES_END = "# codes:start\n", "# codes:end\n"
 
 
 def render_index() -> str:
-    rows = ["| code | name | summary |", "|---|---|---|"]
+    rows = ["| code | name | summary | fix |", "|---|---|---|---|"]
     for code, check in all_checks().items():
         off = " (off by default)" if not check.default_enabled else ""
+        fix = check.fix_applicability.value if check.fix_applicability else ""
         rows.append(
-            f"| [{code}]({check.key()}.md) | {check.name} | {check.summary()}{off} |"
+            f"| [{code}]({check.key()}.md) | {check.name} | {check.summary()}{off} "
+            f"| {fix} |"
         )
     return "\n".join(rows)
 
@@ -40,7 +42,12 @@ def render_codes() -> str:
     return "".join(
         f'    "{code}": Code(\n        "{check.name}",\n'
         f"        {check.default_enabled},\n        {_literal(check.summary())},\n"
-        "    ),\n"
+        + (
+            f'        "{check.fix_applicability.value}",\n'
+            if check.fix_applicability
+            else ""
+        )
+        + "    ),\n"
         for code, check in all_checks().items()
     )
 

@@ -558,11 +558,16 @@ def server() -> None:
 
 @app.command()
 def rules() -> None:
-    """List every code with its name, whether it is on by default, and a summary."""
+    """List every code with its name, whether it is on by default, a summary, and
+    whether it has a fix."""
     for code, found in CODES.items():
         default = " " if found.default else "*"
-        typer.echo(f"{code}{default} {found.name:<34} {found.summary}")
-    typer.echo("\n* off by default: enable with --select/--extend-select")
+        fix = {"safe": " [fix]", "unsafe": " [unsafe fix]"}.get(found.fix or "", "")
+        typer.echo(f"{code}{default} {found.name:<34} {found.summary}{fix}")
+    typer.echo(
+        "\n* off by default: enable with --select/--extend-select"
+        "\n[fix]: check --fix applies it; [unsafe fix]: check --fix --unsafe-fixes"
+    )
 
 
 @app.command()

@@ -16,6 +16,7 @@ class Code(NamedTuple):
     name: str  # the rule's slug: "device-to-host-copy"
     default: bool  # on when the configuration selects nothing
     summary: str  # one sentence: the first line of the rule's docstring
+    fix: str | None = None  # "safe" or "unsafe": what its mechanical fixes are
 
 
 CODES: Final[dict[str, Code]] = {
@@ -99,6 +100,7 @@ CODES: Final[dict[str, Code]] = {
         "clip-grad-norm-error-if-nonfinite",
         True,
         "`clip_grad_norm_(..., error_if_nonfinite=True)` reads the norm on the host.",
+        "safe",
     ),
     "GL201": Code(
         "tensor-truth-value",
@@ -199,6 +201,7 @@ CODES: Final[dict[str, Code]] = {
         "optimizer-not-capturable",
         True,
         "`opt.step()` under capture for Adam & co. built without `capturable=True`.",
+        "safe",
     ),
     "GL702": Code(
         "grad-scaler-step-in-region",
