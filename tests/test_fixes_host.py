@@ -1,4 +1,4 @@
-"""Fixes of host work under capture (GL103, GL401): the
+"""Fixes of control flow and host work under capture (GL201, GL103, GL401): the
 exact edit each finding carries, that the fixed source parses and is no longer
 reported, and the shapes that get no fix."""
 
@@ -304,3 +304,237 @@ def test_removals_of_two_rules_keep_their_block() -> None:
 )
 def test_gl401_no_fix(body: str) -> None:
     no_fix(source(body), "GL401")
+
+
+# -- GL201: an if/else that selects becomes torch.where ------------------------------
+
+
+def test_gl201_selects_with_where() -> None:
+    text = source("""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            if y.sum() > 0:
+                y = -y
+            else:
+                y = torch.clamp(y, min=0.0) * 0.5
+        """)
+    assert fixed(text, "GL201") == source("""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            y = torch.where(y.sum() > 0, -y, torch.clamp(y, min=0.0) * 0.5)
+        """)
+
+
+def test_gl201_keeps_the_comment_of_the_if_line() -> None:
+    text = source("""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            if torch.isnan(y).any():  # reset
+                y = torch.zeros_like(y)
+            else:
+                y = y.abs()
+        """)
+    assert fixed(text, "GL201") == source("""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            y = torch.where(torch.isnan(y).any(), torch.zeros_like(y), y.abs())  # reset
+        """)
+
+
+def test_gl201_keeps_the_comment_of_the_else_line() -> None:
+    text = source("""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            if y.max() > 1:
+                s = y / y.max()
+            else:
+                s = y  # as is
+        """)
+    assert fixed(text, "GL201") == source("""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            s = torch.where(y.max() > 1, y / y.max(), y)  # as is
+        """)
+
+
+@pytest.mark.parametrize(
+    ("line", "after"),
+    [
+        (
+            "scale = 2.0 if y.sum() > 0 else 0.5",
+            "scale = torch.where(y.sum() > 0, 2.0, 0.5)",
+        ),
+        (
+            "z = (y if (y > 0).all() else -y)",
+            "z = (torch.where((y > 0).all(), y, -y))",
+        ),
+    ],
+)
+def test_gl201_conditional_expression_becomes_where(line: str, after: str) -> None:
+    text = source(f"""\
+        with torch.cuda.graph(g):
+            y = x * 2
+            {line}
+        """)
+    assert fixed(text, "GL201") == text.replace(line, after)
+
+
+def test_gl201_in_a_graphed_module() -> None:
+    text = textwrap.dedent("""\
+        import torch
+
+
+        class Gate(torch.nn.Module):
+            def forward(self, h):
+                scale = 2.0 if h.sum() > 0 else 0.5
+                return h * scale
+
+
+        gate = torch.cuda.make_graphed_callables(
+            Gate().cuda(), (torch.randn(4, device="cuda"),)
+        )
+        """)
+    assert "scale = torch.where(h.sum() > 0, 2.0, 0.5)\n" in fixed(text, "GL201")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # elif, no else, different names, more than one assignment
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = -y
+            elif y.sum() < -1:
+                y = y * 2
+            else:
+                y = y + 1
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = -y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                a = -y
+            else:
+                b = y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = -y
+                z = y
+            else:
+                y = y + 1
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = -y
+            else:
+                y += 1
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0: y = -y
+            else: y = y + 1
+        """,
+        # a comment that would be lost
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                # flip
+                y = -y
+            else:
+                y = y + 1
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:  # flip
+                y = -y
+            else:
+                y = y + 1  # shift
+        """,
+        # a value that does something, or that torch.where cannot select
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = y.add_(1)
+            else:
+                y = y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = torch.rand_like(y)
+            else:
+                y = y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            if y.sum() > 0:
+                y = model(y)
+            else:
+                y = y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            mode = "up" if y.sum() > 0 else "down"
+        """,
+        """\
+        with torch.cuda.graph(g):
+            z = y if y.sum() > 0 else None
+        """,
+        # the test is not one bool tensor
+        """\
+        with torch.cuda.graph(g):
+            z = y if y.sum() else -y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            z = y if not (y > 0).all() else -y
+        """,
+        """\
+        with torch.cuda.graph(g):
+            z = y if (y > 0).all() and True else -y
+        """,
+        # not the value of an assignment
+        """\
+        with torch.cuda.graph(g):
+            z = (y if (y > 0).all() else -y) + 1
+        """,
+    ],
+)
+def test_gl201_no_fix(body: str) -> None:
+    head = HEAD + "model = torch.nn.Linear(8, 8).cuda()\ny = x * 2\n"
+    no_fix(source(body, head), "GL201")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        """\
+import torch as th
+
+x = th.randn(8, device="cuda")
+g = th.cuda.CUDAGraph()
+with th.cuda.graph(g):
+    scale = 2.0 if x.sum() > 0 else 0.5
+""",
+        """\
+import numpy as torch
+from torch import randn
+from torch.cuda import CUDAGraph, graph
+
+x = randn(8, device="cuda")
+g = CUDAGraph()
+with graph(g):
+    scale = 2.0 if x.sum() > 0 else 0.5
+""",
+    ],
+)
+def test_gl201_no_fix_without_torch_by_that_name(text: str) -> None:
+    no_fix(text, "GL201")
