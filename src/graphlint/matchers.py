@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -40,6 +41,72 @@ def on_device(value: Value) -> bool:
     return value.is_tensor and value.device is not Device.CPU
 
 
+def plain(
+    expr: cst.BaseExpression, call: Callable[[cst.Call], bool] | None = None
+) -> bool:
+    """Whether evaluating ``expr`` only reads: names, attributes, numbers, strings,
+    subscripts and operators over such parts, and calls that ``call`` accepts (with
+    such arguments). A fix may evaluate it more often, or drop it, without effect."""
+    if isinstance(expr, _CONSTANTS):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return plain(expr.value, call)
+    if isinstance(expr, cst.UnaryOperation):
+        return plain(expr.expression, call)
+    if isinstance(expr, cst.BinaryOperation):
+        return plain(expr.left, call) and plain(expr.right, call)
+    if isinstance(expr, cst.Comparison):
+        return plain(expr.left, call) and all(
+            plain(c.comparator, call) for c in expr.comparisons
+        )
+    if isinstance(expr, cst.ConcatenatedString):
+        return plain(expr.left, call) and plain(expr.right, call)
+    if isinstance(expr, cst.FormattedString):
+        return _plain_parts(expr.parts, call)
+    if isinstance(expr, cst.Subscript):
+        return plain(expr.value, call) and all(
+            _plain_slice(element.slice, call) for element in expr.slice
+        )
+    if isinstance(expr, cst.Call):
+        return (
+            call is not None
+            and call(expr)
+            and plain(expr.func, call)
+            and all(not arg.star and plain(arg.value, call) for arg in expr.args)
+        )
+    return False
+
+
+_CONSTANTS = (
+    cst.Name,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.SimpleString,
+    cst.Ellipsis,
+)
+
+
+def _plain_parts(
+    parts: Sequence[cst.BaseFormattedStringContent],
+    call: Callable[[cst.Call], bool] | None,
+) -> bool:
+    return all(
+        not isinstance(part, cst.FormattedStringExpression)
+        or (plain(part.expression, call) and _plain_parts(part.format_spec or (), call))
+        for part in parts
+    )
+
+
+def _plain_slice(part: cst.BaseSlice, call: Callable[[cst.Call], bool] | None) -> bool:
+    if isinstance(part, cst.Index):
+        return part.star is None and plain(part.value, call)
+    if isinstance(part, cst.Slice):
+        bounds = (part.lower, part.upper, part.step)
+        return all(bound is None or plain(bound, call) for bound in bounds)
+    return False
+
+
 __all__ = [
     "argument_of",
     "builtin",
@@ -47,5 +114,6 @@ __all__ = [
     "keyword",
     "method",
     "on_device",
+    "plain",
     "positional",
 ]

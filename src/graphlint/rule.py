@@ -18,7 +18,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 _CODEGEN = cst.Module(body=[])  # renders a replacement node with default settings
+# what replaces a node of the file: a node, source text, or nothing (a statement)
+Replacement: TypeAlias = cst.CSTNode | str | cst.RemovalSentinel
 
 # What a hazard does, by its measured outcome and the kind of region it sits in.
 _CONSEQUENCE: dict[tuple[Outcome, bool], str] = {
@@ -169,7 +171,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         confidence: Confidence = Confidence.HIGH,
         fullgraph_error: str | None = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
-        fix: Sequence[tuple[cst.CSTNode, cst.CSTNode | str]] = (),
+        fix: Sequence[tuple[cst.CSTNode, Replacement]] = (),
         applicability: Applicability | None = None,
         consequence: str | None = None,
         **fmt: object,
@@ -179,6 +181,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         other nodes of the file that are part of the evidence, with what each is;
         ``fix``, where the fix is a mechanical edit: nodes of the file, each with the
         node (or the source text, with ``\n`` for its line breaks) that replaces it,
+        or ``cst.RemovalSentinel.REMOVE`` for a statement deleted with its lines,
         and its ``applicability`` (the class's
         ``fix_applicability`` unless given); ``consequence``, the class's for this
         finding."""
@@ -242,8 +245,16 @@ class Rule(Check, cst.BatchableCSTVisitor):
             )
         )
 
-    def _edit(self, old: cst.CSTNode, new: cst.CSTNode | str) -> Edit:
+    def _edit(self, old: cst.CSTNode, new: Replacement) -> Edit:
         span = self.context.positions[old]
+        if isinstance(new, cst.RemovalSentinel):
+            if not isinstance(
+                old, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+            ):
+                raise TypeError(f"{type(old).__name__} is not a statement to remove")
+            # a statement starts its line and ends with its comment and newline: its
+            # lines go whole (the comments above it stay)
+            return Edit(span.start.line, 0, span.end.line + 1, 0, "")
         text = new if isinstance(new, str) else _CODEGEN.code_for_node(new)
         return Edit(
             span.start.line, span.start.column, span.end.line, span.end.column, text

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Confidence, Outcome
+from graphlint.diagnostics import Applicability, Confidence, Outcome
 from graphlint.facts import torchapi as api
 from graphlint.facts.values import Kind
 from graphlint.matchers import method
-from graphlint.rule import Rule
+from graphlint.rules._removal import StatementRemoval
 
 _SYNC_FUNCTIONS = frozenset(
     {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cpu.synchronize"}
 )
 _WAITING_CLASSES = api.STREAM_CLASSES | api.EVENT_CLASSES
+# calls a receiver may be made of, and still be dropped with the wait
+_STREAM_GETTERS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream"})
 
 
-class HostSynchronization(Rule):
+class HostSynchronization(StatementRemoval):
     """The host waits for the device: `torch.cuda.synchronize()`, `.query()` ..."""
 
     code = "GL103"
@@ -25,6 +27,7 @@ class HostSynchronization(Rule):
         "Remove it; order work with `stream.wait_stream()` or `event.wait()`, and "
         "synchronise after `replay()`"
     )
+    fix_applicability = Applicability.UNSAFE
     outcome = Outcome.CAPTURE_ERROR
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -32,15 +35,32 @@ class HostSynchronization(Rule):
         if region is None:
             return
         if self.qualname(node.func) in _SYNC_FUNCTIONS:
-            self.report(node, region, call=self.code_of(node))
+            self.report(
+                node,
+                region,
+                call=self.code_of(node),
+                fix=self.removal(node, region),
+            )
             return
         found = method(node)
         if found is None or found[1] not in ("synchronize", "query"):
             return
         receiver = self.value(found[0])
         if receiver.kind is Kind.OBJECT and receiver.cls in _WAITING_CLASSES:
-            self.report(node, region, call=self.code_of(node))
+            # a stream's or event's synchronize(); query() has a result to keep
+            self.report(
+                node,
+                region,
+                call=self.code_of(node),
+                fix=self.removal(node, region, self.getter)
+                if found[1] == "synchronize"
+                else [],
+            )
         elif found[1] == "synchronize" and receiver.kind is Kind.UNKNOWN:
             self.report(
                 node, region, confidence=Confidence.MEDIUM, call=self.code_of(node)
             )
+
+    def getter(self, call: cst.Call) -> bool:
+        """``torch.cuda.current_stream()``: a receiver it makes may go with the wait."""
+        return self.qualname(call.func) in _STREAM_GETTERS

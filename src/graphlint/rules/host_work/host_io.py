@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome
+from graphlint.diagnostics import Applicability, Outcome
 from graphlint.matchers import builtin, method, on_device
-from graphlint.rule import Rule
+from graphlint.rules._removal import StatementRemoval
 
 _BUILTINS = frozenset({"print", "open", "input"})
 _FUNCTIONS = frozenset(
@@ -31,14 +31,16 @@ _PREFIXES = ("logging.", "requests.", "shutil.", "socket.")
 _LOG_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
 )
+_LOG_FUNCTIONS = frozenset(f"logging.{name}" for name in _LOG_METHODS)
 
 
-class HostIo(Rule):
+class HostIo(StatementRemoval):
     """`print`, logging, file or network I/O under capture runs only at capture."""
 
     code = "GL401"
     message = "`{call}` runs on the host once, while capturing"
     fix_title = "Move it outside the region, after `replay()`"
+    fix_applicability = Applicability.UNSAFE
     outcome = Outcome.SILENT_WRONG
     host_work = True
     consequence = "replays never run it"
@@ -47,13 +49,28 @@ class HostIo(Rule):
         region = self.captured(node)
         if region is None or self.formats_tensor(node):
             return  # a tensor formatted as text is GL102's
-        if builtin(self.context.facts, node) in _BUILTINS or self.is_io(node):
-            self.report(node, region, call=self.code_of(node))
+        name = builtin(self.context.facts, node)
+        if name in _BUILTINS or self.is_io(node):
+            # printing and logging only show text; other I/O reads or writes data
+            shown = name == "print" or self.is_logging(node)
+            self.report(
+                node,
+                region,
+                call=self.code_of(node),
+                fix=self.removal(node, region) if shown else [],
+            )
 
     def is_io(self, node: cst.Call) -> bool:
         q = self.qualname(node.func)
         if q is not None:
             return q in _FUNCTIONS or q.startswith(_PREFIXES)
+        return self.is_logging(node)
+
+    def is_logging(self, node: cst.Call) -> bool:
+        """``logging.info(...)``, or ``log.info(...)`` on a ``logging.Logger``."""
+        q = self.qualname(node.func)
+        if q is not None:
+            return q in _LOG_FUNCTIONS
         found = method(node)
         return (
             found is not None
