@@ -336,3 +336,8 @@ def test_every_bad_fixture_fixed_parses_and_loses_what_was_fixed(path: Path) -> 
     with overlay({str(path): source.data}):
         again = fixer.fix(lint_once, unsafe=True)
     assert again.changed == [] and again.fixed == []
+
+
+def test_a_statement_removed_at_the_end_of_a_file_without_a_line_break() -> None:
+    text = "import torch\nx = 1\ntorch.cuda.synchronize()"
+    assert fixer.apply(text, [Edit(3, 0, 4, 0, "")]) == "import torch\nx = 1\n"

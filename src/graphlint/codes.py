@@ -80,6 +80,7 @@ CODES: Final[dict[str, Code]] = {
         "host-synchronization",
         True,
         "The host waits for the device: `torch.cuda.synchronize()`, `.query()` ...",
+        "unsafe",
     ),
     "GL104": Code(
         "tensor-compared-on-host",
@@ -106,6 +107,7 @@ CODES: Final[dict[str, Code]] = {
         "tensor-truth-value",
         True,
         "`if`/`while`/`assert`/`and`/`not`/`any()` on a tensor value.",
+        "unsafe",
     ),
     "GL202": Code(
         "tensor-loop-bound",
@@ -136,6 +138,7 @@ CODES: Final[dict[str, Code]] = {
         "host-io",
         True,
         "`print`, logging, file or network I/O under capture runs only at capture.",
+        "unsafe",
     ),
     "GL402": Code(
         "host-clock-or-random",

@@ -261,7 +261,7 @@ def _moved(
             point = begin
     moved = point + shift
     after = _line_starts(apply(text, edits, newline))
-    line = max(i for i, start in enumerate(after) if start <= moved)
+    line = max(i for i, start in enumerate(after[:-1]) if start <= moved)
     return line + 1, moved - after[line]
 
 
@@ -296,14 +296,15 @@ def apply(text: str, edits: Sequence[Edit], newline: str = "\n") -> str:
 
 
 def _line_starts(text: str) -> list[int]:
-    """The offset where each line starts (1-based lines: index 0 is line 1)."""
-    return [0, *(m.end() for m in _BREAK.finditer(text))]
+    """The offset where each line starts (1-based lines: index 0 is line 1), and
+    the text's end (where the line after the last one would start)."""
+    return [0, *(m.end() for m in _BREAK.finditer(text)), len(text)]
 
 
 def _offset(starts: list[int], line: int, col: int) -> int:
-    if line - 1 >= len(starts):
-        return starts[-1]
-    return starts[line - 1] + col
+    if line - 1 >= len(starts) - 1:
+        return starts[-1]  # past the last line: the end of the text
+    return min(starts[line - 1] + col, starts[-1])
 
 
 def _parses(text: str, path: str) -> bool:
