@@ -110,3 +110,92 @@ def test_gl706_fixes_the_block_of_a_function() -> None:
 def test_gl706_offers_no_edit_it_cannot_be_sure_of(autocast: str) -> None:
     head = "cache = True\noptions = {}\n"
     no_fix(head + AUTOCAST.format(autocast=autocast), "GL706")
+
+
+# -- GL708: non-reentrant checkpointing in graphed callables -------------------------
+
+CHECKPOINT = """\
+import torch
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return {call}
+
+
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+block = torch.cuda.make_graphed_callables(Block().cuda(), (x,))
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "after"),
+    [
+        (
+            "checkpoint(self.fc, x, use_reentrant=True)",
+            "checkpoint(self.fc, x, use_reentrant=False)",
+        ),
+        (
+            "torch.utils.checkpoint.checkpoint(\n"
+            "            self.fc, x, use_reentrant=True, preserve_rng_state=False\n"
+            "        )",
+            "torch.utils.checkpoint.checkpoint(\n"
+            "            self.fc, x, use_reentrant=False, preserve_rng_state=False\n"
+            "        )",
+        ),
+        (
+            "checkpoint_sequential([self.fc], 1, x, use_reentrant=True)",
+            "checkpoint_sequential([self.fc], 1, x, use_reentrant=False)",
+        ),
+    ],
+)
+def test_gl708_checkpoints_without_reentrancy(call: str, after: str) -> None:
+    source = CHECKPOINT.format(call=call)
+    assert fixed(source, "GL708", Applicability.UNSAFE) == source.replace(call, after)
+
+
+OWN_CHECKPOINT = """\
+import torch
+
+
+class Checkpoint(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run, x):
+        ctx.run = run
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return run(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not torch.autograd._is_checkpoint_valid():
+            raise RuntimeError("not compatible with .grad()")
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_()
+        with torch.enable_grad():
+            out = ctx.run(x)
+        torch.autograd.backward(out, grad)
+        return None, x.grad
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return Checkpoint.apply(self.fc, x)
+
+
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+block = torch.cuda.make_graphed_callables(Block().cuda(), (x,))
+"""
+
+
+def test_gl708_leaves_a_projects_own_checkpoint_to_its_authors() -> None:
+    no_fix(OWN_CHECKPOINT, "GL708")
