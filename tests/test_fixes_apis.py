@@ -199,3 +199,35 @@ block = torch.cuda.make_graphed_callables(Block().cuda(), (x,))
 
 def test_gl708_leaves_a_projects_own_checkpoint_to_its_authors() -> None:
     no_fix(OWN_CHECKPOINT, "GL708")
+
+
+# -- GL705: 11 warm-up iterations before capturing DDP -------------------------------
+
+DDP = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(torch.nn.Linear(8, 8).cuda())
+x = torch.randn(4, 8, device="cuda")
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    for _ in range({count}):
+        model(x).sum().backward()
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    model(x).sum().backward()
+"""
+
+
+@pytest.mark.parametrize("count", ["3", "0x3", "( 10 )"])
+def test_gl705_warms_up_for_11_iterations(count: str) -> None:
+    source = DDP.format(count=count)
+    after = fixed(source, "GL705", Applicability.UNSAFE)
+    assert after == DDP.format(count=count.replace(count.strip("( )"), "11"))
+
+
+def test_gl705_needs_a_literal_count() -> None:
+    source = "steps = 3\n" + DDP.format(count="steps")
+    assert not _found(source, "GL705")
