@@ -231,3 +231,302 @@ def test_gl705_warms_up_for_11_iterations(count: str) -> None:
 def test_gl705_needs_a_literal_count() -> None:
     source = "steps = 3\n" + DDP.format(count="steps")
     assert not _found(source, "GL705")
+
+
+# -- GL703: a warm-up on a side stream before the capture ----------------------------
+
+CAPTURE = """\
+import torch
+
+model = torch.nn.Linear(8, 8).cuda()
+x = torch.randn(4, 8, device="cuda")
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):  # capture
+    y = model(x)
+    z = y.relu()
+g.replay()
+"""
+
+WARMED = """\
+import torch
+
+model = torch.nn.Linear(8, 8).cuda()
+x = torch.randn(4, 8, device="cuda")
+g = torch.cuda.CUDAGraph()
+_warmup_stream = torch.cuda.Stream()
+_warmup_stream.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(_warmup_stream):
+    for _ in range(3):
+        y = model(x)
+        z = y.relu()
+torch.cuda.current_stream().wait_stream(_warmup_stream)
+with torch.cuda.graph(g):  # capture
+    y = model(x)
+    z = y.relu()
+g.replay()
+"""
+
+
+def test_gl703_warms_up_on_a_side_stream() -> None:
+    assert fixed(CAPTURE, "GL703", Applicability.UNSAFE) == WARMED
+
+
+def test_gl703_indents_as_the_file_does() -> None:
+    source = textwrap.dedent("""\
+        import torch as th
+
+        model = th.nn.Linear(8, 8).cuda()
+
+
+        def main() -> None:
+          x = th.randn(4, 8, device="cuda")
+          g = th.cuda.CUDAGraph()
+          if x.is_cuda:
+            # the graph
+            with th.cuda.graph(g): y = model(x)
+          g.replay()
+
+
+        main()
+        """)
+    after = fixed(source, "GL703", Applicability.UNSAFE)
+    assert after == source.replace(
+        "    with th.cuda.graph(g): y = model(x)\n",
+        "    _warmup_stream = th.cuda.Stream()\n"
+        "    _warmup_stream.wait_stream(th.cuda.current_stream())\n"
+        "    with th.cuda.stream(_warmup_stream):\n"
+        "      for _ in range(3):\n"
+        "        y = model(x)\n"
+        "    th.cuda.current_stream().wait_stream(_warmup_stream)\n"
+        "    with th.cuda.graph(g): y = model(x)\n",
+    )
+
+
+def test_gl703_keeps_tabs_and_multi_line_strings() -> None:
+    source = (
+        "import torch\n"
+        "from torch.cuda import graph\n"
+        "\n"
+        "model = torch.nn.Linear(8, 8).cuda()\n"
+        "\n"
+        "\n"
+        "def main():\n"
+        '\tx = torch.randn(4, 8, device="cuda")\n'
+        "\tg = torch.cuda.CUDAGraph()\n"
+        "\twith graph(g):\n"
+        "\t\tif x.is_cuda:\n"
+        "\t\t\ty = model(x)\n"
+        '\t\tnote = """two\n'
+        'lines"""\n'
+        "\tg.replay()\n"
+        "\n"
+        "\n"
+        "main()\n"
+    )
+    after = fixed(source, "GL703", Applicability.UNSAFE)
+    assert after == source.replace(
+        "\twith graph(g):\n",
+        "\t_warmup_stream = torch.cuda.Stream()\n"
+        "\t_warmup_stream.wait_stream(torch.cuda.current_stream())\n"
+        "\twith torch.cuda.stream(_warmup_stream):\n"
+        "\t\tfor _ in range(3):\n"
+        "\t\t\tif x.is_cuda:\n"
+        "\t\t\t\ty = model(x)\n"
+        '\t\t\tnote = """two\n'
+        'lines"""\n'
+        "\ttorch.cuda.current_stream().wait_stream(_warmup_stream)\n"
+        "\twith graph(g):\n",
+    )
+
+
+def test_gl703_picks_names_the_file_does_not_use() -> None:
+    source = CAPTURE.replace(
+        "g = torch", "_warmup_stream = _ = print\ng = torch"
+    ).replace("    z = y.relu()\n", "    for _ in range(2):\n        y = y.relu()\n")
+    after = fixed(source, "GL703", Applicability.UNSAFE)
+    assert "_warmup_stream_1 = torch.cuda.Stream()\n" in after
+    assert "    for _warmup_step in range(3):\n" in after
+    assert "        for _ in range(2):\n            y = y.relu()\n" in after
+
+
+def test_gl703_reuses_a_thrown_away_name() -> None:
+    source = CAPTURE.replace("    y = model(x)\n", "    y, _ = model(x).split(4)\n")
+    assert "    for _ in range(3):\n" in fixed(source, "GL703", Applicability.UNSAFE)
+
+
+def test_gl703_warms_up_ddp_for_11_iterations() -> None:
+    source = textwrap.dedent("""\
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(torch.nn.Linear(8, 8).cuda())
+        x = torch.randn(4, 8, device="cuda")
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            model(x).sum().backward()
+        """)
+    after = fixed(source, "GL703", Applicability.UNSAFE)
+    assert "    for _ in range(11):\n        model(x).sum().backward()\n" in after
+    assert not _found(after, "GL705")
+
+
+def test_gl703_fix_inside_a_function_its_module_calls() -> None:
+    source = textwrap.dedent("""\
+        import torch
+
+        model = torch.nn.Linear(8, 8).cuda()
+
+
+        def capture(graph: torch.cuda.CUDAGraph) -> torch.Tensor:
+            x = torch.randn(4, 8, device="cuda")
+            with torch.cuda.graph(graph):
+                out = model(x)
+            return out
+
+
+        out = capture(torch.cuda.CUDAGraph())
+        """)
+    after = fixed(source, "GL703", Applicability.UNSAFE)
+    assert (
+        "    with torch.cuda.stream(_warmup_stream):\n"
+        "        for _ in range(3):\n"
+        "            out = model(x)\n"
+        "    torch.cuda.current_stream().wait_stream(_warmup_stream)\n"
+        "    with torch.cuda.graph(graph):\n"
+    ) in after
+
+
+RUNNER = """\
+import torch
+
+
+class Runner:
+    def __init__(self) -> None:
+        self.model = torch.nn.Linear(8, 8).cuda()
+        self.graph: torch.cuda.CUDAGraph | None = None
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.graph is None:
+            self.static_x = x.clone()
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.out = self.model(self.static_x)
+        self.static_x.copy_(x)
+        self.graph.replay()
+        return self.out
+
+
+runner = Runner()
+runner(torch.randn(4, 8, device="cuda"))
+"""
+
+IN_FUNCTION = """\
+import torch
+
+model = torch.nn.Linear(8, 8).cuda()
+x = torch.randn(4, 8, device="cuda")
+
+
+def main():
+{body}
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a statement that means something else when repeated
+        CAPTURE.replace("    z = y.relu()\n", "    del x\n"),
+        CAPTURE.replace("    z = y.relu()\n", "    def f():\n        pass\n"),
+        CAPTURE.replace("    z = y.relu()\n", "    class C:\n        pass\n"),
+        IN_FUNCTION.format(
+            body="    g = torch.cuda.CUDAGraph()\n"
+            "    with torch.cuda.graph(g):\n"
+            "        if x.is_cuda:\n"
+            "            return model(x)\n"
+        ),
+        IN_FUNCTION.format(
+            body="    g = torch.cuda.CUDAGraph()\n"
+            "    with torch.cuda.graph(g):\n"
+            "        global y\n"
+            "        y = model(x)\n"
+        ),
+        IN_FUNCTION.format(
+            body="    g = torch.cuda.CUDAGraph()\n"
+            "    with torch.cuda.graph(g):\n"
+            "        y = yield model(x)\n"
+        ).replace("main()\n", "next(main())\n"),
+        # the capture enters another context too: the copy would run outside it
+        CAPTURE.replace(
+            "with torch.cuda.graph(g):",
+            'with torch.cuda.graph(g), torch.autocast("cuda"):',
+        ),
+        CAPTURE.replace("with torch.cuda.graph(g):", "with torch.cuda.graph(g) as c:"),
+        # torch.cuda has no name here
+        textwrap.dedent("""\
+            from torch.cuda import CUDAGraph, graph
+            from torch.nn import Linear
+
+            model = Linear(8, 8).cuda()
+            g = CUDAGraph()
+            with graph(g):
+                y = model(x)
+            """),
+        # a runner that captures on its first call: no warm-up before it
+        RUNNER,
+        # capture_begin() has no block to copy
+        CAPTURE.replace(
+            "with torch.cuda.graph(g):  # capture\n    y = model(x)\n    z = y.relu()\n",
+            "g.capture_begin()\ny = model(x)\ng.capture_end()\n",
+        ),
+    ],
+    ids=[
+        "del",
+        "def",
+        "class",
+        "return",
+        "global",
+        "yield",
+        "two-contexts",
+        "as",
+        "no-torch-name",
+        "runner",
+        "capture-begin",
+    ],
+)
+def test_gl703_offers_no_edit_it_cannot_be_sure_of(source: str) -> None:
+    no_fix(source, "GL703")
+
+
+def test_gl703_keeps_break_and_continue_of_the_bodys_own_loops() -> None:
+    source = CAPTURE.replace(
+        "    z = y.relu()\n",
+        "    for layer in (model, model):\n"
+        "        if x.is_cuda:\n"
+        "            continue\n"
+        "        y = layer(y)\n",
+    )
+    fixed(source, "GL703", Applicability.UNSAFE)
+
+
+def test_gl703_copies_the_statements_without_their_comments() -> None:
+    source = CAPTURE.replace(
+        "    y = model(x)\n",
+        "    # the forward\n    y = model(x)  # graphlint: ignore[GL101]\n",
+    ).replace("    z = y.relu()\n", "    z = y.relu(  # inside\n    )  # last\n")
+    after = fixed(source, "GL703", Applicability.UNSAFE)
+    assert after == source.replace(
+        "with torch.cuda.graph(g):",
+        "_warmup_stream = torch.cuda.Stream()\n"
+        "_warmup_stream.wait_stream(torch.cuda.current_stream())\n"
+        "with torch.cuda.stream(_warmup_stream):\n"
+        "    for _ in range(3):\n"
+        "        y = model(x)\n"
+        "        z = y.relu(\n"
+        "        )\n"
+        "torch.cuda.current_stream().wait_stream(_warmup_stream)\n"
+        "with torch.cuda.graph(g):",
+    )
