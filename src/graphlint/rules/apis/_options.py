@@ -3,7 +3,9 @@ a dict of options passed as ``**options`` (a literal or ``dict(...)`` and the st
 into it), param groups (``[{"params": p, "capturable": True}]``) and, after
 construction, ``group["capturable"] = True`` over ``opt.param_groups``. Shared by the
 rules that ask (GL701, GL702); collected during their traversal and answered at the
-end of the file, since a later line may set an option."""
+end of the file, since a later line may set an option. Also the edit that sets a
+keyword argument of a call (GL701's ``capturable=True``, GL706's
+``cache_enabled=False``)."""
 
 from __future__ import annotations
 
@@ -178,3 +180,41 @@ def _param_groups_of(expr: cst.BaseExpression) -> str | None:
 
 def _text(expr: cst.BaseExpression) -> str:
     return cst.Module([]).code_for_node(expr)
+
+
+def with_keyword(
+    call: cst.Call, name: str, value: cst.BaseExpression, *, one_line: bool
+) -> cst.Call | None:
+    """``call`` with ``name=value``, laid out as its arguments are: the keyword's
+    value replaced where it is given, else the keyword added last. None where the
+    call's arguments may come from elsewhere (``**options``, ``*args``) or where
+    the layout is not clear (arguments over lines with no trailing comma)."""
+    if any(a.star for a in call.args):
+        return None
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == name:
+            args[index] = arg.with_changes(value=value)
+            return call.with_changes(args=args)
+    added = cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""),
+            whitespace_after=cst.SimpleWhitespace(""),
+        ),
+    )
+    space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: one a line
+        between = args[-2].comma if len(args) > 1 else space
+        if len(args) == 1 and isinstance(
+            call.whitespace_before_args, cst.ParenthesizedWhitespace
+        ):  # on a line of its own: the new one goes on the next, indented alike
+            between = cst.Comma(whitespace_after=call.whitespace_before_args)
+        added = added.with_changes(comma=args[-1].comma)
+        args[-1] = args[-1].with_changes(comma=between)
+    elif args and one_line:
+        args[-1] = args[-1].with_changes(comma=space)
+    elif args:
+        return None
+    return call.with_changes(args=[*args, added])

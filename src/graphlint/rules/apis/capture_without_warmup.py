@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
+
 import libcst as cst
 
-from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
+from graphlint.diagnostics import (
+    Applicability,
+    Confidence,
+    Outcome,
+    RegionKind,
+    Severity,
+)
 from graphlint.diagnostics import WarmupVerdict as Settle
 from graphlint.facts import torchapi as api
 from graphlint.facts.flow import Site, is_entry
 from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
 from graphlint.facts.warmup import Op, Verdict, Warmup
-from graphlint.rule import Rule
+from graphlint.rule import Rule, RuleContext
+from graphlint.rules.apis._warmup_fix import captured_statements, warmup_text
+from graphlint.rules.apis.ddp_warmup_too_short import DDP_WARMUP, captures_ddp
 from graphlint.rules.apis.warmup_wording import (
     CODE,
     FAILS,
@@ -33,6 +43,8 @@ class CaptureWithoutWarmup(Rule):
         "Run the captured code 3 times (11 with DDP) inside "
         "`with torch.cuda.stream(s):` before capturing"
     )
+    # the warm-up runs the captured statements, and their side effects, 3 more times
+    fix_applicability = Applicability.UNSAFE
     outcome = Outcome.CAPTURE_ERROR
     severity = Severity.WARNING
     consequence = UNSURE
@@ -48,7 +60,18 @@ class CaptureWithoutWarmup(Rule):
         "NCCL error",
     )
 
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._module = cst.Module([])
+        # the captures to report, at the end of the file: the traversal first
+        # finds the indentation of each ``with`` that captures, for its fix
+        self._found: list[tuple[Region, Verdict, str]] = []
+        self._roots: set[cst.CSTNode] = set()
+        self._indents: list[str] = []  # of the blocks the traversal is in
+        self._indent_of: dict[cst.CSTNode, str] = {}
+
     def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
         facts = self.context.facts
         nodes: dict[Region, list[cst.CSTNode]] = {}
         for found, region in facts.regions.items():
@@ -76,7 +99,27 @@ class CaptureWithoutWarmup(Rule):
             verdict = warmup.of(nodes.get(region, []))
             if verdict.safe:
                 continue  # nothing in it needs a warm-up
-            self.check(region, verdict, self.first_call(start, region))
+            self._found.append((region, verdict, self.first_call(start, region)))
+            self._roots.add(region.root)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if self._roots:
+            indent = node.indent
+            self._indents.append(
+                self._module.default_indent if indent is None else indent
+            )
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        if self._roots:
+            self._indents.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        if node in self._roots:
+            self._indent_of[node] = "".join(self._indents)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for region, verdict, first_call in self._found:
+            self.check(region, verdict, first_call)
 
     def first_call(self, start: Site, region: Region) -> str:
         """Where the way to the capture starts, when that is a function that makes the
@@ -103,6 +146,8 @@ class CaptureWithoutWarmup(Rule):
     def check(self, region: Region, verdict: Verdict, first_call: str = "") -> None:
         assert region.root is not None
         site = self.flow.sites[region.root]
+        # a runner that captures on its first call: no warm-up before it here
+        fix = [] if first_call else self.warmup(region)
         if verdict.need is not None:
             detail = self.need(verdict.need)
             consequence = FAILS if verdict.need.why in api.WARMUP_FAILS else RECORDED
@@ -127,7 +172,80 @@ class CaptureWithoutWarmup(Rule):
                 if self.context.facts.setup.cudnn_benchmark
                 else ""
             ),
+            fix=fix,
         )
+
+    def warmup(self, region: Region) -> list[tuple[cst.CSTNode, str]]:
+        """A warm-up inserted before a ``with torch.cuda.graph(g):`` that runs a
+        copy of its statements, when they can be repeated as they are; nothing for
+        ``capture_begin()``, for a ``with`` that enters other contexts too (the
+        copy would run outside them) and where ``torch.cuda`` has no name here."""
+        root = region.root
+        if not isinstance(root, cst.With) or root.asynchronous or len(root.items) > 1:
+            return []
+        item = root.items[0]
+        indent = self._indent_of.get(root)
+        statements = captured_statements(root)
+        cuda = self.cuda(item.item)
+        if item.asname is not None or indent is None or statements is None or not cuda:
+            return []
+        scope = self.context.facts.values.scope_of.get(root)
+        if scope is None:
+            return []
+
+        def fresh(*names: str) -> str:
+            """The first of ``names`` (then numbered) that nothing here binds, but
+            for ``_`` as the loops and unpackings of the file use it: thrown away."""
+            numbered = (f"{names[-1]}_{n}" for n in itertools.count(1))
+            tried = itertools.chain(names, numbered)
+            return next(
+                name
+                for name in tried
+                if all(
+                    name == "_" and (b.how == "iterate" or b.path)
+                    for b in scope.lookup(name) or []
+                )
+            )
+
+        text = warmup_text(
+            self._module,
+            root,
+            statements,
+            indent=indent,
+            cuda=cuda,
+            stream=fresh("_warmup_stream"),
+            step=fresh("_", "_warmup_step"),
+            # as many as DistributedDataParallel needs, where it is captured (GL705)
+            count=DDP_WARMUP if captures_ddp(self, region) else 3,
+        )
+        return [(root, text)]
+
+    def cuda(self, capture: cst.BaseExpression) -> str | None:
+        """How this file spells ``torch.cuda`` where ``capture`` is: as the capture
+        does (``torch.cuda.graph(g)``), else ``torch.cuda`` if ``torch`` is the
+        module here; None when neither."""
+        if not (
+            isinstance(capture, cst.Call)
+            and self.qualname(capture.func) == "torch.cuda.graph"
+        ):
+            return None
+        func = capture.func
+        if (
+            isinstance(func, cst.Attribute)
+            and self.qualname(func.value) == "torch.cuda"
+            and dotted(func.value) is not None
+        ):
+            return dotted(func.value)
+        values = self.context.facts.values
+        scope = values.scope_of.get(capture)
+        bindings = (scope.lookup("torch") if scope else None) or []
+        if (
+            bindings
+            and all(b.how == "import" for b in bindings)
+            and values.names.qualify(cst.Name("torch")) == "torch"
+        ):
+            return "torch.cuda"
+        return None
 
     def need(self, op: Op) -> str:
         fields = {

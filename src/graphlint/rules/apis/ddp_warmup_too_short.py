@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.diagnostics import Applicability, Outcome, RegionKind
+from graphlint.facts.regions import Region
+from graphlint.matchers import positional
 from graphlint.rule import Rule
 
 DDP_WARMUP = 11
@@ -14,6 +16,8 @@ class DdpWarmupTooShort(Rule):
     """DDP needs 11 warm-up iterations before capture; fewer are visible here."""
 
     code = "GL705"
+    # the warm-up body runs more times: its side effects too
+    fix_applicability = Applicability.UNSAFE
     message = (
         "{count} warm-up iterations before a capture of DistributedDataParallel code; "
         "it needs at least 11"
@@ -31,12 +35,27 @@ class DdpWarmupTooShort(Rule):
         for region in self.context.facts.all_regions():
             if region.kind is not RegionKind.MANUAL or region.via:
                 continue
-            if not any(  # the warm-up count matters for a captured DDP model
-                self.value(call.func).origin in setup.ddp
-                for call in self.flow.region_calls(region)
-            ):
+            if not captures_ddp(self, region):
                 continue
             for block in setup.warmups_before(region):
-                count = block.iterations
-                if count is not None and count < DDP_WARMUP and block.loop is not None:
-                    self.report(block.loop, region, count=count)
+                count, loop = block.iterations, block.loop
+                if count is not None and count < DDP_WARMUP and loop is not None:
+                    # ``range(N)`` with a literal N (else no count): the literal
+                    bound = positional(loop)[0] if isinstance(loop, cst.Call) else None
+                    self.report(
+                        loop,
+                        region,
+                        fix=[(bound, cst.Integer(str(DDP_WARMUP)))]
+                        if bound is not None
+                        else [],
+                        count=count,
+                    )
+
+
+def captures_ddp(rule: Rule, region: Region) -> bool:
+    """Whether ``region`` calls a model wrapped in DistributedDataParallel: the
+    warm-up count matters for it (GL703's warm-up runs as many iterations)."""
+    ddp = rule.context.facts.setup.ddp
+    return bool(ddp) and any(
+        rule.value(call.func).origin in ddp for call in rule.flow.region_calls(region)
+    )

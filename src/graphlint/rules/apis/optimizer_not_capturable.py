@@ -9,7 +9,7 @@ from graphlint.facts.regions import Region
 from graphlint.facts.torchapi import CAPTURE_CHECKED_OPTIMIZERS
 from graphlint.matchers import method, positional
 from graphlint.rule import RuleContext
-from graphlint.rules.apis._options import OptionsRule
+from graphlint.rules.apis._options import OptionsRule, with_keyword
 
 
 class OptimizerNotCapturable(OptionsRule):
@@ -46,8 +46,13 @@ class OptimizerNotCapturable(OptionsRule):
         for node, region, origin, optimizer, cls in self._steps:
             if self.option(origin, "capturable", optimizer) is not False:
                 continue
-            one_line = self.context.positions[origin]
-            fixed = _capturable(origin, one_line.start.line == one_line.end.line)
+            span = self.context.positions[origin]
+            fixed = with_keyword(
+                origin,
+                "capturable",
+                cst.Name("True"),
+                one_line=span.start.line == span.end.line,
+            )
             self.report(
                 node,
                 region,
@@ -56,35 +61,3 @@ class OptimizerNotCapturable(OptionsRule):
                 line=self.context.positions[origin].start.line,
                 fix=[(origin, fixed)] if fixed is not None else [],
             )
-
-
-def _capturable(origin: cst.Call, one_line: bool) -> cst.Call | None:
-    """The constructor with ``capturable=True``, laid out as its arguments are; None
-    where its options may come from elsewhere (``**options``, ``*args``) or where
-    the layout is not clear (arguments over lines with no trailing comma)."""
-    if any(a.star for a in origin.args):
-        return None
-    true = cst.Name("True")
-    args = list(origin.args)
-    for index, arg in enumerate(args):
-        if arg.keyword is not None and arg.keyword.value == "capturable":
-            args[index] = arg.with_changes(value=true)
-            return origin.with_changes(args=args)
-    added = cst.Arg(
-        value=true,
-        keyword=cst.Name("capturable"),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""),
-            whitespace_after=cst.SimpleWhitespace(""),
-        ),
-    )
-    space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: one a line
-        between = args[-2].comma if len(args) > 1 else space
-        added = added.with_changes(comma=args[-1].comma)
-        args[-1] = args[-1].with_changes(comma=between)
-    elif args and one_line:
-        args[-1] = args[-1].with_changes(comma=space)
-    elif args:
-        return None
-    return origin.with_changes(args=[*args, added])

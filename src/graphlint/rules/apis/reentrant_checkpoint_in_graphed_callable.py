@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import Region
 from graphlint.facts.torchapi import AUTOGRAD_FUNCTIONS
 from graphlint.matchers import is_true, keyword
@@ -29,6 +29,8 @@ class ReentrantCheckpointInGraphedCallable(Rule):
     """`checkpoint(..., use_reentrant=True)` in code `make_graphed_callables` graphs."""
 
     code = "GL708"
+    # non-reentrant checkpointing records and recomputes differently (see the page)
+    fix_applicability = Applicability.UNSAFE
     message = "`{call}` uses reentrant checkpointing, which graphed callables reject"
     fix_title = "Pass `use_reentrant=False`"
     outcome = Outcome.CAPTURE_ERROR
@@ -51,8 +53,14 @@ class ReentrantCheckpointInGraphedCallable(Rule):
         if region is None or region.kind is not RegionKind.GRAPHED:
             return
         name = self.qualname(node.func)
-        if name in _CHECKPOINTS and is_true(keyword(node, "use_reentrant")):
-            self.report(node, region, call=self.code_of(node.func) + "(...)")
+        reentrant = keyword(node, "use_reentrant") if name in _CHECKPOINTS else None
+        if reentrant is not None and is_true(reentrant):
+            self.report(
+                node,
+                region,
+                fix=[(reentrant, cst.Name("False"))],
+                call=self.code_of(node.func) + "(...)",
+            )
         elif name == _NESTED_BACKWARD:
             # a backward that runs a backward pass of its own over a rerun: a
             # reentrant checkpoint, with or without torch's validity check
