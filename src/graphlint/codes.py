@@ -215,6 +215,7 @@ CODES: Final[dict[str, Code]] = {
         "capture-without-warmup",
         True,
         "A `torch.cuda.graph` capture of code that needs a warm-up, none before it.",
+        "unsafe",
     ),
     "GL704": Code(
         "capture-on-default-stream",
@@ -225,11 +226,13 @@ CODES: Final[dict[str, Code]] = {
         "ddp-warmup-too-short",
         True,
         "DDP needs 11 warm-up iterations before capture; fewer are visible here.",
+        "unsafe",
     ),
     "GL706": Code(
         "graphed-callables-under-autocast",
         True,
         "`make_graphed_callables` under `torch.autocast` without `cache_enabled=False`.",
+        "safe",
     ),
     "GL707": Code(
         "hooks-before-graphed-callables",
@@ -240,6 +243,7 @@ CODES: Final[dict[str, Code]] = {
         "reentrant-checkpoint-in-graphed-callable",
         True,
         "`checkpoint(..., use_reentrant=True)` in code `make_graphed_callables` graphs.",
+        "unsafe",
     ),
     # codes:end
 }
