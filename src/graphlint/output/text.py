@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphlint.diagnostics import (
+    Applicability,
     Diagnostic,
     FileResult,
     RegionReach,
@@ -49,8 +50,15 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
         note = f"    note: line {other.line}: {other.message}"
         line += "\n" + _paint(printable(note), _DIM, color)
     if d.fix_hint:
-        line += "\n" + _paint(f"    help: {printable(d.fix_hint)}", _DIM, color)
+        fix = _FIXES[d.applicability] if d.edits and d.applicability else ""
+        line += "\n" + _paint(f"    help: {printable(d.fix_hint)}{fix}", _DIM, color)
     return line
+
+
+_FIXES = {
+    Applicability.SAFE: " [fix: --fix]",
+    Applicability.UNSAFE: " [unsafe fix: --fix --unsafe-fixes]",
+}
 
 
 def _plural(count: int, noun: str) -> str:
@@ -154,7 +162,23 @@ def format_text(
         blocks.append(format_survey(survey, color))
     head = "\n\n".join(blocks) + "\n\n" if blocks else ""
     summary = summary_line(counts, files, len(results), survey, show_reach)
+    fixable = _fixable(results)
+    if fixable:  # the summary's last clause
+        summary = f"{summary.removesuffix('.' + chr(10))}; {fixable}.\n"
     return inert_lines(head + summary)
+
+
+def _fixable(results: Sequence[FileResult]) -> str:
+    """``2 fixable with --fix (1 more with --unsafe-fixes)``."""
+    found = [d.applicability for r in results for d in r.diagnostics if d.edits]
+    safe = found.count(Applicability.SAFE)
+    unsafe = len(found) - safe
+    if not found:
+        return ""
+    if not safe:
+        return f"{unsafe} fixable with --fix --unsafe-fixes"
+    more = f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""
+    return f"{safe} fixable with --fix{more}"
 
 
 def summary_line(
