@@ -1,6 +1,6 @@
-"""Fixes of the optimizer hyper-parameter and RNG rules (GL407): the exact edit each
-finding carries, that the edited file parses and no longer reports the finding (nor
-anything it did not report before), and the shapes that get no edit."""
+"""Fixes of the optimizer hyper-parameter and RNG rules (GL407, GL501): the exact
+edit each finding carries, that the edited file parses and no longer reports the
+finding (nor anything it did not report before), and the shapes that get no edit."""
 
 from __future__ import annotations
 
@@ -61,6 +61,17 @@ def _fixed(source: str, code: str) -> str:
     assert len(remaining) < len(_found(source, code))
     assert {d.code for d in lint_source(after)} <= before
     return after
+
+
+def _fixed_all(source: str, code: str) -> str:
+    """Every fix of ``code`` applied, one at a time and re-linted in between (as
+    a fixer that re-lints would), until none is left; none of ``code`` remains."""
+    for _ in range(10):
+        if not any(d.edits for d in _found(source, code)):
+            break
+        source = _fixed(source, code)
+    assert _found(source, code) == []
+    return source
 
 
 # -- GL407 -------------------------------------------------------------------------
@@ -234,3 +245,146 @@ def test_gl407_fixture_is_fixed() -> None:
     source = path.read_text(encoding="utf-8")
     after = _fixed(source, "GL407")
     assert after == source.replace("lr=0.01,", f"lr={TENSOR},")
+
+
+# -- GL501 -------------------------------------------------------------------------
+
+
+def test_gl501_registers_the_generator_before_the_capture() -> None:
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        gen = torch.Generator(device="cuda")
+        g = torch.cuda.CUDAGraph()
+        # capture the noise
+        with torch.cuda.graph(g):  # the capture
+            noise = torch.randn(8, device="cuda", generator=gen)  # here
+        g.replay()
+        """
+    )
+    assert _fixed(source, "GL501") == source.replace(
+        "# capture the noise\n",
+        "# capture the noise\ng.register_generator_state(gen)\n",
+    )
+
+
+def test_gl501_keeps_the_indentation_of_the_capture() -> None:
+    source = (
+        "import torch\n"
+        "\n"
+        "def capture(x):\n"
+        '\tgen = torch.Generator(device="cuda")\n'
+        "\tg = torch.cuda.CUDAGraph()\n"
+        "\tif x.is_cuda:\n"
+        "\t\twith torch.cuda.graph(g):\n"
+        "\t\t\tx.normal_(generator=gen)\n"
+        "\t\t\tx.add_(1)  # done\n"
+        "\treturn g\n"
+    )
+    assert _fixed(source, "GL501") == source.replace(
+        "\t\twith", "\t\tg.register_generator_state(gen)\n\t\twith"
+    )
+
+
+def test_gl501_names_attributes_as_written() -> None:
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        gen = torch.Generator(device="cuda")
+
+
+        class Runner:
+            def __init__(self):
+                self.graph = torch.cuda.CUDAGraph()
+
+            def capture(self, x):
+                with torch.cuda.graph(self.graph):
+                    x.normal_(generator=gen)
+        """
+    )
+    assert _fixed(source, "GL501") == source.replace(
+        "        with", "        self.graph.register_generator_state(gen)\n        with"
+    )
+
+
+def test_gl501_fixture_with_a_class_attribute() -> None:
+    """The fix writes what the near-miss fixture has."""
+    folder = FIXTURES / "GL501-unregistered-generator"
+    source = (folder / "bad_class_attr.py").read_text(encoding="utf-8")
+    registered = (
+        "g = torch.cuda.CUDAGraph()\n"
+        "g.register_generator_state(RandomSTE.generator)\n"
+        "with torch.cuda.graph(g):\n"
+    )
+    assert registered in _fixed(source, "GL501")
+    assert registered in (folder / "good_class_attr.py").read_text(encoding="utf-8")
+
+
+def test_gl501_two_generators_get_one_registration_each() -> None:
+    source = (FIXTURES / "GL501-unregistered-generator" / "bad.py").read_text(
+        encoding="utf-8"
+    )
+    fixed = _fixed_all(source, "GL501")
+    assert (
+        "g.register_generator_state(private)\n"
+        "g.register_generator_state(other)\n"
+        "with torch.cuda.graph(g):\n" in fixed
+    )
+
+
+@pytest.mark.parametrize(
+    "capture",
+    [
+        # not a ``with torch.cuda.graph(g):`` of its own
+        "ctx = torch.cuda.graph(g)\nwith ctx:\n    a = x.normal_(generator=gen)\n",
+        "g.capture_begin()\na = x.normal_(generator=gen)\ng.capture_end()\n",
+        "graphs = [g]\nwith torch.cuda.graph(graphs[0]):\n"
+        "    a = x.normal_(generator=gen)\n",
+        # the generator is not a name or a dotted path
+        "with torch.cuda.graph(g):\n    a = x.normal_(generator=gens[0])\n",
+        # used in a function the capture calls
+        "with torch.cuda.graph(g):\n    a = noise(x)\n",
+        # bound under capture, or after it
+        "with torch.cuda.graph(g):\n    mine = torch.Generator(device='cuda')\n"
+        "    a = x.normal_(generator=mine)\n",
+        "for _ in range(2):\n    with torch.cuda.graph(g):\n"
+        "        a = x.normal_(generator=late)\n"
+        "    late = torch.Generator(device='cuda')\n",
+    ],
+)
+def test_gl501_offers_no_edit_it_cannot_be_sure_of(capture: str) -> None:
+    source = (
+        "import torch\n"
+        "gen = torch.Generator(device='cuda')\n"
+        "gens = [gen]\n"
+        "x = torch.randn(8, device='cuda')\n"
+        "def noise(t):\n"
+        "    return t.normal_(generator=gen)\n"
+        "g = torch.cuda.CUDAGraph()\n" + capture
+    )
+    found = _found(source, "GL501")
+    assert found
+    assert all(d.edits == () and d.applicability is None for d in found)
+
+
+def test_gl501_offers_no_edit_for_graphed_callables() -> None:
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        gen = torch.Generator(device="cuda")
+        x = torch.randn(8, device="cuda")
+
+
+        def noise(t):
+            return t * torch.rand(8, device="cuda", generator=gen)
+
+
+        graphed = torch.cuda.make_graphed_callables(noise, (x,))
+        """
+    )
+    found = _found(source, "GL501")
+    assert found
+    assert all(d.edits == () for d in found)
