@@ -2,20 +2,58 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
-from graphlint.diagnostics import Confidence, Outcome
+from graphlint.diagnostics import Applicability, Confidence, Outcome
+from graphlint.facts.regions import Region
 from graphlint.facts.scopes import ClassInfo
 from graphlint.facts.torchapi import HYPERPARAMETERS
-from graphlint.matchers import argument_of, keyword, method, positional
+from graphlint.matchers import argument_of, builtin, keyword, method, positional
 from graphlint.rule import Rule, RuleContext
+from graphlint.rules.apis.optimizer_not_capturable import _capturable
 from graphlint.settings import Setter
 
 _HYPERPARAMETERS = frozenset(f"'{key}'" for key in HYPERPARAMETERS)  # as keys read
 _MAX_SUPER = 4  # ``super().__init__`` calls followed up from a constructor
+# optimizers whose step reads a tensor lr in the graph once built capturable
+_TENSOR_LR = frozenset({"torch.optim.Adam", "torch.optim.AdamW"})
+# torch schedulers that ``fill_`` a tensor lr in place and change nothing else
+# (OneCycleLR and CyclicLR also cycle momentum or betas, as floats; SequentialLR
+# and ChainedScheduler step whatever schedulers they were given)
+_IN_PLACE = frozenset(
+    f"torch.optim.lr_scheduler.{name}"
+    for name in (
+        "LambdaLR",
+        "MultiplicativeLR",
+        "StepLR",
+        "MultiStepLR",
+        "ConstantLR",
+        "LinearLR",
+        "ExponentialLR",
+        "PolynomialLR",
+        "CosineAnnealingLR",
+        "CosineAnnealingWarmRestarts",
+        "ReduceLROnPlateau",
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    """A finding, reported at the end of the file once every finding on its
+    optimizer is known: whether they all come from schedulers that update a
+    tensor lr in place decides whether they carry the fix."""
+
+    stmt: cst.CSTNode
+    region: Region
+    origin: cst.Call  # the optimizer's construction
+    confidence: Confidence
+    related: Sequence[tuple[cst.CSTNode, str]]
+    consequence: str | None
+    in_place: bool  # ``sched.step()`` of a scheduler of ``_IN_PLACE``
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +77,7 @@ class LearningRateChanged(Rule):
         "Build the optimizer with `capturable=True` and a tensor `lr` "
         "(`lr=torch.tensor(0.01, device='cuda')`); schedulers then update it in place"
     )
+    fix_applicability = Applicability.UNSAFE
     outcome = Outcome.SILENT_WRONG
     consequence = "replays keep the value seen at capture"
 
@@ -54,6 +93,7 @@ class LearningRateChanged(Rule):
         self._elsewhere: dict[str, list[Setter]] = {}
         for setter in sorted(context.setters):
             self._elsewhere.setdefault(setter.function, []).append(setter)
+        self._found: list[_Finding] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.state.stepped or self.in_region_code(node):
@@ -72,7 +112,8 @@ class LearningRateChanged(Rule):
         origin = scheduler.origin
         args = positional(origin) if origin is not None else []
         target = keyword(origin, "optimizer") if origin is not None else None
-        self.check(node, target or (args[0] if args else None))
+        in_place = scheduler.cls in _IN_PLACE
+        self.check(node, target or (args[0] if args else None), in_place=in_place)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -109,6 +150,25 @@ class LearningRateChanged(Rule):
             for write, given in self._setters.get(function, ()):
                 for optimizer in self.passed(call, function, given):
                     self.check(call, optimizer, related=[(write, "sets it here")])
+        fixes: dict[cst.Call, list[tuple[cst.CSTNode, cst.CSTNode | str]]] = {}
+        for found in self._found:
+            if found.origin not in fixes:
+                # the fix silences every finding on the optimizer: only where
+                # each one is a scheduler the tensor lr then follows
+                fixable = all(
+                    f.in_place for f in self._found if f.origin is found.origin
+                )
+                fixes[found.origin] = self.tensor_lr(found.origin) if fixable else []
+            self.report(
+                found.stmt,
+                found.region,
+                confidence=found.confidence,
+                related=found.related,
+                consequence=found.consequence,
+                fix=fixes[found.origin],
+                stmt=self.code_of(found.stmt),
+                line=found.region.line,
+            )
 
     def local_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of the file ``call`` runs: by name, or a method of a class
@@ -270,34 +330,160 @@ class LearningRateChanged(Rule):
         optimizer: cst.BaseExpression | None,
         related: list[tuple[cst.CSTNode, str]] | None = None,
         consequence: str | None = None,
+        *,
+        in_place: bool = False,
     ) -> bool:
-        """Report ``stmt`` where ``optimizer`` is one whose captured step reads a
-        float hyper-parameter; whether it did."""
+        """Report ``stmt`` (at the end of the file) where ``optimizer`` is one whose
+        captured step reads a float hyper-parameter; whether it did. ``in_place``:
+        ``stmt`` is the step of a scheduler that would ``fill_`` a tensor lr."""
         if optimizer is None:
             return False
         origin = self.value(optimizer).origin
         region = self.state.stepped.get(origin) if origin is not None else None
-        if region is None:
+        if origin is None or region is None:
             return False
-        args = positional(origin) if origin is not None else []
-        lr = keyword(origin, "lr") if origin is not None else None
-        lr = lr or (args[1] if len(args) > 1 else None)
+        args = positional(origin)
+        lr = keyword(origin, "lr") or (args[1] if len(args) > 1 else None)
         if lr is not None and self.value(lr).is_tensor:
             return False  # a tensor lr is updated in place
         after = (
             self.state.function_of(stmt) is self.state.region_function(region)
             and self.context.positions[stmt].start.line > region.end_line
         )
-        self.report(
-            stmt,
-            region,
-            confidence=Confidence.HIGH if after else Confidence.MEDIUM,
-            related=related or (),
-            consequence=consequence,
-            stmt=self.code_of(stmt),
-            line=region.line,
+        self._found.append(
+            _Finding(
+                stmt,
+                region,
+                origin,
+                Confidence.HIGH if after else Confidence.MEDIUM,
+                related or (),
+                consequence,
+                in_place,
+            )
         )
         return True
+
+    def tensor_lr(
+        self, origin: cst.Call
+    ) -> list[tuple[cst.CSTNode, cst.CSTNode | str]]:
+        """The edit that builds the optimizer with a device tensor lr and
+        ``capturable=True``: for Adam and AdamW given a literal lr, with no param
+        group that may carry its own and ``torch`` at hand; none otherwise."""
+        if self.qualname(origin.func) not in _TENSOR_LR:
+            return []
+        args = positional(origin)
+        lr = keyword(origin, "lr") or (args[1] if len(args) > 1 else None)
+        torch = self.torch_name(origin)
+        if lr is None or torch is None or not self.one_lr(origin):
+            return []
+        if isinstance(lr, cst.Integer) and lr.value.replace("_", "").isdigit():
+            number = cst.Float(lr.value + ".0")  # a float32 tensor, not int64
+        elif isinstance(lr, cst.Float):
+            number = lr
+        else:
+            return []  # a name or an expression: its value may be a tensor already
+        tensor = cst.Call(
+            func=cst.Attribute(cst.Name(torch), cst.Name("tensor")),
+            args=[
+                cst.Arg(number),
+                cst.Arg(
+                    cst.SimpleString('"cuda"'),
+                    keyword=cst.Name("device"),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""),
+                        whitespace_after=cst.SimpleWhitespace(""),
+                    ),
+                ),
+            ],
+        )
+        built = origin.with_changes(
+            args=[
+                arg.with_changes(value=tensor) if arg.value is lr else arg
+                for arg in origin.args
+            ]
+        )
+        span = self.context.positions[origin]
+        fixed = _capturable(built, span.start.line == span.end.line)
+        return [(origin, fixed)] if fixed is not None else []
+
+    def torch_name(self, origin: cst.Call) -> str | None:
+        """The name ``torch`` is imported as where ``origin`` is: the root of
+        ``torch.optim.Adam`` (``th.optim.Adam``), else ``torch`` itself where the
+        file imports it and nothing there rebinds it."""
+        root = origin.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        if root is not origin.func and self.qualname(root) == "torch":
+            return root.value
+        values = self.context.facts.values
+        scope = values.scope_of.get(root)
+        bindings = scope.lookup("torch") if scope is not None else None
+        if (
+            bindings
+            and all(b.how == "import" for b in bindings)
+            and values.names.qualify(cst.Name("torch")) == "torch"
+        ):
+            return "torch"
+        return None
+
+    def one_lr(self, origin: cst.Call) -> bool:
+        """Whether every param group of the optimizer takes the constructor's lr."""
+        params = keyword(origin, "params") or next(iter(positional(origin)), None)
+        return params is not None and self.plain_params(params, depth=0)
+
+    def plain_params(self, params: cst.BaseExpression, depth: int) -> bool:
+        """Whether ``params`` are parameters with no lr of their own:
+        ``m.parameters()``, ``list(...)`` or ``itertools.chain(...)`` of those,
+        a literal list of groups whose keys are all written out, none of them
+        ``lr``, or a name bound once to one of those."""
+        if isinstance(params, cst.Name) and depth == 0:
+            scope = self.context.facts.values.scope_of.get(params)
+            bindings = scope.lookup(params.value) if scope is not None else None
+            if (
+                not bindings
+                or len(bindings) != 1
+                or bindings[0].how != "assign"
+                or bindings[0].path  # one of several targets: not the whole value
+            ):
+                return False
+            bound = bindings[0].value
+            return bound is not None and self.plain_params(bound, depth + 1)
+        if isinstance(params, (cst.List, cst.Tuple)):
+            return bool(params.elements) and all(
+                isinstance(e, cst.Element)
+                and isinstance(e.value, (cst.Dict, cst.Call))
+                and _keys_without_lr(e.value)
+                for e in params.elements
+            )
+        if not isinstance(params, cst.Call) or any(a.star for a in params.args):
+            return False
+        found = method(params)
+        if found is not None and found[1] == "parameters":
+            return True
+        wrapper = builtin(self.context.facts, params) or self.qualname(params.func)
+        return (
+            wrapper in ("list", "tuple", "itertools.chain")
+            and bool(params.args)
+            and all(self.plain_params(a.value, depth + 1) for a in params.args)
+        )
+
+
+def _keys_without_lr(group: cst.Dict | cst.Call) -> bool:
+    """Whether a param group written as ``{...}`` or ``dict(...)`` has only keys
+    that are written out, and no ``lr``."""
+    if isinstance(group, cst.Call):
+        names = [a.keyword.value if a.keyword else None for a in group.args]
+        is_dict = isinstance(group.func, cst.Name) and group.func.value == "dict"
+        return is_dict and None not in names and "lr" not in names
+    keys = [
+        e.key.evaluated_value
+        if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+        else None
+        for e in group.elements
+    ]
+    return None not in keys and "lr" not in keys
 
 
 def _is_self(method: cst.FunctionDef, name: cst.Name) -> bool:
