@@ -169,11 +169,13 @@ CODES: Final[dict[str, Code]] = {
         "learning-rate-changed",
         True,
         'A scheduler or `group["lr"] = ...` changes a float lr a graph captured.',
+        "unsafe",
     ),
     "GL501": Code(
         "unregistered-generator",
         True,
         "A custom generator is used under capture but never registered with the graph.",
+        "unsafe",
     ),
     "GL502": Code(
         "rng-state-in-region",

@@ -13,7 +13,7 @@ from graphlint.facts.scopes import ClassInfo
 from graphlint.facts.torchapi import HYPERPARAMETERS
 from graphlint.matchers import argument_of, builtin, keyword, method, positional
 from graphlint.rule import Rule, RuleContext
-from graphlint.rules.apis.optimizer_not_capturable import _capturable
+from graphlint.rules.apis._options import with_keyword
 from graphlint.settings import Setter
 
 _HYPERPARAMETERS = frozenset(f"'{key}'" for key in HYPERPARAMETERS)  # as keys read
@@ -403,7 +403,12 @@ class LearningRateChanged(Rule):
             ]
         )
         span = self.context.positions[origin]
-        fixed = _capturable(built, span.start.line == span.end.line)
+        fixed = with_keyword(
+            built,
+            "capturable",
+            cst.Name("True"),
+            one_line=span.start.line == span.end.line,
+        )
         return [(origin, fixed)] if fixed is not None else []
 
     def torch_name(self, origin: cst.Call) -> str | None:
