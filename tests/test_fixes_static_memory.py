@@ -193,3 +193,51 @@ def test_gl301_no_edit_for_a_yield() -> None:
     )
     (finding,) = found(source, "GL301")
     assert finding.edits == ()
+
+
+# -- GL302 -----------------------------------------------------------------------------
+def test_gl302_copies_through_data() -> None:
+    source = LOOP.format(write='static_in.data = torch.randn(4, 8, device="cuda")')
+    after = fixed(source, "GL302", Applicability.UNSAFE)
+    assert after == LOOP.format(
+        write='static_in.data.copy_(torch.randn(4, 8, device="cuda"))'
+    )
+
+
+PARAMETER = """\
+import torch
+
+net = torch.nn.Linear(8, 8).cuda()
+static_in = torch.randn(4, 8, device="cuda")
+checkpoints = [torch.randn(8, 8, device="cuda") for _ in range(3)]
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    out = torch.nn.functional.linear(static_in, net.weight, net.bias)
+for weight in checkpoints:
+    {write}
+    g.replay()
+"""
+
+
+def test_gl302_copies_into_a_parameter() -> None:
+    """Through ``.data``, as the assignment wrote. Measured on an H200 (PyTorch
+    2.11): ``weight.copy_(new)`` on a parameter raised "a leaf Variable that
+    requires grad is being used in an in-place operation"; ``weight.data.copy_``
+    copied."""
+    source = PARAMETER.format(write="net.weight.data = weight")
+    after = fixed(source, "GL302", Applicability.UNSAFE)
+    assert after == PARAMETER.format(write="net.weight.data.copy_(weight)")
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "static_in.data, other.data = torch.randn(4, 8), torch.randn(4, 8)",
+        "static_in.data = other.data = torch.randn(4, 8)",
+        "static_in.data = None",
+    ],
+)
+def test_gl302_offers_no_edit_for_other_shapes(write: str) -> None:
+    findings = found(LOOP.format(write=write), "GL302")
+    assert findings, "the shape is reported"
+    assert all(d.edits == () for d in findings)
