@@ -241,3 +241,121 @@ def test_gl302_offers_no_edit_for_other_shapes(write: str) -> None:
     findings = found(LOOP.format(write=write), "GL302")
     assert findings, "the shape is reported"
     assert all(d.edits == () for d in findings)
+
+
+# -- GL303 -----------------------------------------------------------------------------
+KEPT = (
+    CAPTURED
+    + "kept = []\nby_step = {{}}\nfor step in range(3):\n"
+    + ("    g.replay()\n    {store}\n")
+)
+
+
+@pytest.mark.parametrize(
+    ("store", "copy"),
+    [
+        ("kept.append(static_out)", "kept.append(static_out.clone())"),
+        ("by_step[step] = static_out", "by_step[step] = static_out.clone()"),
+        ("kept.extend([static_out])", "kept.extend([static_out.clone()])"),
+        ("kept.insert(0, static_out)", "kept.insert(0, static_out.clone())"),
+    ],
+)
+def test_gl303_keeps_a_copy_of_a_tensor_output(store: str, copy: str) -> None:
+    source = KEPT.format(store=store)
+    after = fixed(source, "GL303", Applicability.SAFE)
+    assert after == KEPT.format(store=copy)
+    assert found(after, "GL303") == []
+
+
+def test_gl303_clones_each_element_stored() -> None:
+    source = KEPT.format(store="kept.extend([static_out, static_out])")
+    findings = found(source, "GL303")
+    assert len(findings) == 2
+    after = apply(source, tuple(e for d in findings for e in d.edits))
+    assert after == KEPT.format(
+        store="kept.extend([static_out.clone(), static_out.clone()])"
+    )
+    assert found(after, "GL303") == []
+
+
+def test_gl303_clone_of_what_may_not_be_a_tensor_is_unsafe() -> None:
+    """A module's output may be a tuple or a dict, which has no ``.clone()``."""
+    source = KEPT.format(store="kept.append(result)").replace(
+        "    static_out = static_in * 2 + other\n",
+        "    static_out = static_in * 2 + other\n    result = helper(static_in)\n",
+    )
+    source = "from mylib import helper\n" + source
+    after = fixed(source, "GL303", Applicability.UNSAFE)
+    assert "kept.append(result.clone())\n" in after
+
+
+COMPILED = """\
+import torch
+
+
+class Server:
+    def __init__(self, model):
+        self.model = torch.compile(model, mode="reduce-overhead")
+
+    @torch.no_grad()
+    def serve(self, requests):
+        replies = []
+        for request in requests:
+            {store}
+        return replies
+"""
+
+
+def test_gl303_clones_a_compiled_output_unsafely() -> None:
+    source = COMPILED.format(store="replies.append(self.model(request))")
+    after = fixed(source, "GL303", Applicability.UNSAFE)
+    assert after == COMPILED.format(store="replies.append(self.model(request).clone())")
+
+
+ROLL = """\
+import torch
+
+
+def decode_one_token(model, token):
+    return model(token).argmax(-1), None
+
+
+@torch.no_grad()
+def roll(model, token, steps):
+    for _ in range(steps):
+        token = decode_one_token(model, {arg})[0]
+    return token
+
+
+decode_one_token = torch.compile(decode_one_token, mode="reduce-overhead")
+"""
+
+
+def test_gl303_copies_an_output_fed_back_before_the_call() -> None:
+    """Measured on an H200 (PyTorch 2.11): the decode loop of
+    ``bad_compiled_roll.py`` raised "accessing tensor output of CUDAGraphs that has
+    been overwritten"; with the argument cloned it ran to its end."""
+    source = ROLL.format(arg="token")
+    after = fixed(source, "GL303", Applicability.UNSAFE)
+    assert after == ROLL.format(arg="token.clone()")
+
+
+def test_gl303_no_edit_for_a_name_read_after_the_next_call() -> None:
+    source = """\
+import torch
+
+
+@torch.compile(mode="reduce-overhead")
+def f(x):
+    return x * 2
+
+
+@torch.no_grad()
+def compare(first, second):
+    a = f(first)
+    b = f(second)
+    return (a == b).all()
+"""
+    (finding,) = found(source, "GL303")
+    assert finding.edits == ()
+    assert finding.applicability is None
