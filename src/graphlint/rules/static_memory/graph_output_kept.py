@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Confidence, Outcome, RegionKind, Severity
+from graphlint.diagnostics import (
+    Applicability,
+    Confidence,
+    Outcome,
+    RegionKind,
+    Severity,
+)
 from graphlint.facts.flow import Site
 from graphlint.facts.regions import Region
 from graphlint.facts.values import Kind
@@ -18,6 +24,7 @@ class GraphOutputKept(Rule):
     """A graph output is kept across replays or compiled calls without `.clone()`."""
 
     code = "GL303"
+    fix_applicability = Applicability.SAFE
     message = "`{expr}` is an output of {graph}: {what}"
     fix_title = "Keep a copy: `{expr}.clone()`"
     outcome = Outcome.SILENT_WRONG
@@ -99,6 +106,12 @@ class GraphOutputKept(Rule):
                     graph=f"the graph captured at line {region.line}",
                     what="the next replay overwrites it in place, so every stored "
                     "entry ends up equal",
+                    fix=_clone(expr),
+                    # an output that may not be a tensor (a module's: a tuple, a
+                    # dict) may have no ``.clone()``
+                    applicability=Applicability.SAFE
+                    if value.is_tensor
+                    else Applicability.UNSAFE,
                 )
                 return
 
@@ -121,6 +134,11 @@ class GraphOutputKept(Rule):
             graph=self.callable_of(call, region),
             what=f"its next call (line {call.line}, in the same loop) overwrites it "
             "in place, so every stored entry ends up equal",
+            # unsafe: the output may not be a tensor, and the copy is taken where
+            # it is stored: a call or a backward between the two may already
+            # have overwritten it
+            fix=_clone(expr),
+            applicability=Applicability.UNSAFE,
         )
         return True
 
@@ -136,6 +154,10 @@ class GraphOutputKept(Rule):
             if found is None or found[0].node is not node:
                 continue
             region = found[1]
+            # a copy of the argument, taken before this call overwrites the
+            # output it holds (not of the binding: ``token, p = f(token)``
+            # unpacks). Unsafe: a callable that updates its argument in place
+            # now updates the copy
             self.report(
                 arg.value,
                 region,
@@ -144,6 +166,8 @@ class GraphOutputKept(Rule):
                 graph=self.callable_of(call, region),
                 what="it is passed back into the next call in this loop, which "
                 "overwrites the output it reads",
+                fix=_clone(arg.value),
+                applicability=Applicability.UNSAFE,
             )
 
     def evidence(self, call: Site) -> Confidence:
@@ -159,3 +183,9 @@ class GraphOutputKept(Rule):
             f"`{self.code_of(callee)}` (compiled with CUDA graphs at line "
             f"{region.line})"
         )
+
+
+def _clone(expr: cst.BaseExpression) -> list[tuple[cst.CSTNode, cst.Call]]:
+    """``out`` -> ``out.clone()``. What is reported is a name, an attribute, a view
+    ``out[0]`` or a call: ``.clone()`` follows each as it is written."""
+    return [(expr, cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("clone"))))]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.diagnostics import Applicability, Outcome, RegionKind
+from graphlint.facts.regions import Region
 from graphlint.facts.state import Write
-from graphlint.facts.values import element_of
-from graphlint.rule import Rule
+from graphlint.facts.values import Kind, element_of
+from graphlint.rule import Rule, RuleContext
+from graphlint.rules.static_memory._copy import copy_into
 
 MANUAL = frozenset({RegionKind.MANUAL})
 
@@ -16,6 +18,7 @@ class StaticInputRebound(Rule):
     """A tensor the graph reads is rebound (`x = new`) instead of copied into."""
 
     code = "GL301"
+    fix_applicability = Applicability.UNSAFE
     message = (
         "`{target}` rebinds a tensor that the graph captured at line {line} reads, "
         "before the replay at line {replay}{through}"
@@ -26,6 +29,15 @@ class StaticInputRebound(Rule):
     )
     outcome = Outcome.SILENT_WRONG
     consequence = "replays keep reading the old tensor"
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        # ``x = new`` by its target: the statements a fix may turn into a copy
+        self._assigns: dict[cst.CSTNode, cst.Assign] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:  # not ``a = b = new``
+            self._assigns[node.targets[0].target] = node
 
     def visit_Name(self, node: cst.Name) -> None:
         self.check(node)
@@ -55,8 +67,42 @@ class StaticInputRebound(Rule):
                     replay=change.replay,
                     through=change.through(),
                     name=name,
+                    fix=self.fix(write, region),
                 )
                 return
+
+    def fix(self, write: Write, region: Region) -> list[tuple[cst.CSTNode, cst.Call]]:
+        """``x = new`` -> ``x.copy_(new)``, for a plain assignment to a name or an
+        attribute that holds a tensor by then. Not for ``buf[k] = t`` (it may add
+        the entry), unpacking, ``a = b = new``, annotated or walrus bindings."""
+        statement = self._assigns.get(write.target)
+        if (
+            statement is None
+            or not isinstance(write.target, (cst.Name, cst.Attribute))
+            or self.value(statement.value).kind not in {Kind.TENSOR, Kind.UNKNOWN}
+            or not self.bound_before(write, region)
+        ):
+            return []
+        return copy_into(statement, write.target)
+
+    def bound_before(self, write: Write, region: Region) -> bool:
+        """Whether the location holds a tensor whenever ``write`` runs, so that
+        copying into it works. In the function that captures: the write comes
+        after the capture (which read it) and shares no loop with it (on the
+        first pass a loop may bind it before the capture). Elsewhere: some other
+        statement binds it too (``__init__``, module set-up); the write may not
+        be the one that makes it."""
+        capture = self.flow.capture_of(region)
+        here = self.flow.sites.get(write.target)
+        there = self.flow.sites.get(capture.root) if capture and capture.root else None
+        if here is None or there is None:
+            return False
+        if here.function is there.function:
+            return there.end < here.start and not set(here.loops) & set(there.loops)
+        return any(
+            other is not write and other.how == "assign" and other.value is not None
+            for other in self.state.writes.get(write.key, ())
+        )
 
     def holds_tensor(self, write: Write) -> bool:
         """Whether the location holds a tensor, by this or any other write to it."""
