@@ -123,16 +123,19 @@ CODES: Final[dict[str, Code]] = {
         "static-input-rebound",
         True,
         "A tensor the graph reads is rebound (`x = new`) instead of copied into.",
+        "unsafe",
     ),
     "GL302": Code(
         "static-input-data-replaced",
         True,
         "`t.data = new` on a tensor the graph reads swaps its memory under the graph.",
+        "unsafe",
     ),
     "GL303": Code(
         "graph-output-kept",
         True,
         "A graph output is kept across replays or compiled calls without `.clone()`.",
+        "safe",
     ),
     "GL401": Code(
         "host-io",
