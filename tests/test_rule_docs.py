@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.diagnostics import Applicability
 from graphlint.engine import lint_source
 from graphlint.rule import Rule, all_checks
 from graphlint.settings import Settings
@@ -19,11 +20,17 @@ HEADINGS = [
     "## Why is this bad under CUDA graphs?",
     "## Example",
     "## Use instead",
+    "## Fix",
     "## Known limitations",
     "## Runtime check",
     "## References",
 ]
-RULE_ONLY = {"## Use instead", "## Runtime check"}
+RULE_ONLY = {"## Use instead", "## Fix", "## Runtime check"}
+FIX_LEADS = {
+    Applicability.SAFE: "Safe fix (`--fix`):",
+    Applicability.UNSAFE: "Unsafe fix (`--unsafe-fixes`):",
+    None: "No automatic fix:",
+}
 
 
 def _block(text: str, heading: str) -> str:
@@ -68,3 +75,35 @@ def test_doc_examples(path: Path) -> None:
     enabled = on - ({WARMUP} - {code})
     fixed = lint_source(_block(text, "## Use instead"), settings=Settings(enabled))
     assert not fixed, [(d.line, d.code) for d in fixed]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in DOCS if issubclass(all_checks()[p.stem.split("-")[0]], Rule)],
+    ids=lambda p: p.stem,
+)
+def test_the_fix_section_says_what_the_rule_does(path: Path) -> None:
+    """A rule with a fix says what it does and how safe it is; one without says
+    why there is none."""
+    check = all_checks()[path.stem.split("-")[0]]
+    section = path.read_text(encoding="utf-8").split("## Fix\n", 1)[1]
+    assert section.startswith(FIX_LEADS[check.fix_applicability])
+
+
+def test_the_readme_lists_every_fix() -> None:
+    """The README's table of fixes: each rule with a fix, and how safe it is."""
+    text = (RULE_DOCS.parent / "README.md").read_text(encoding="utf-8")
+    table = text.split("<!-- fixes-table:start -->", 1)[1].split("<!--", 1)[0]
+    listed = {  # the most permissive first: "safe / unsafe"
+        row.split("|")[1].strip(" [").split("]")[0]: row.split("|")[2]
+        .split("/")[0]
+        .strip()
+        for row in table.strip().splitlines()[2:]
+    }
+    fixed = {
+        code: check.fix_applicability.value
+        for code, check in all_checks().items()
+        if check.fix_applicability is not None
+    }
+    assert listed == fixed
+    assert len(fixed) >= 12
