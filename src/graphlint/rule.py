@@ -157,6 +157,18 @@ class Rule(Check, cst.BatchableCSTVisitor):
         """The dotted name ``expr`` refers to through the file's imports, if any."""
         return self.context.facts.qualname(expr)
 
+    def torch_in_scope(self, node: cst.CSTNode) -> bool:
+        """Whether the name ``torch`` is the torch module where ``node`` is (for a
+        fix that writes ``torch.``): imported there, and bound to nothing else."""
+        values = self.context.facts.values
+        scope = values.scope_of.get(node)
+        bindings = scope.lookup("torch") if scope is not None else None
+        return (
+            bool(bindings)
+            and all(binding.how == "import" for binding in bindings or ())
+            and values.names.qualify(cst.Name("torch")) == "torch"
+        )
+
     def code_of(self, node: cst.CSTNode) -> str:
         """Source text of ``node``, shortened for messages."""
         text = " ".join(cst.Module([]).code_for_node(node).split())

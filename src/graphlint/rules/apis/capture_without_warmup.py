@@ -236,16 +236,7 @@ class CaptureWithoutWarmup(Rule):
             and dotted(func.value) is not None
         ):
             return dotted(func.value)
-        values = self.context.facts.values
-        scope = values.scope_of.get(capture)
-        bindings = (scope.lookup("torch") if scope else None) or []
-        if (
-            bindings
-            and all(b.how == "import" for b in bindings)
-            and values.names.qualify(cst.Name("torch")) == "torch"
-        ):
-            return "torch.cuda"
-        return None
+        return "torch.cuda" if self.torch_in_scope(capture) else None
 
     def need(self, op: Op) -> str:
         fields = {

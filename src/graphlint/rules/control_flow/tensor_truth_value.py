@@ -176,17 +176,6 @@ class TensorTruthValue(Rule):
             and self.value(found[0]).is_tensor
         )
 
-    def torch_in_scope(self, node: cst.CSTNode) -> bool:
-        """Whether ``torch`` names the torch module where ``node`` is."""
-        values = self.context.facts.values
-        scope = values.scope_of.get(node)
-        bindings = scope.lookup("torch") if scope is not None else None
-        return (
-            bool(bindings)
-            and all(binding.how == "import" for binding in bindings or ())
-            and values.names.qualify(cst.Name("torch")) == "torch"
-        )
-
 
 def _where(
     test: cst.BaseExpression, chosen: cst.BaseExpression, other: cst.BaseExpression

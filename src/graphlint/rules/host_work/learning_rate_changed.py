@@ -422,16 +422,7 @@ class LearningRateChanged(Rule):
             return None
         if root is not origin.func and self.qualname(root) == "torch":
             return root.value
-        values = self.context.facts.values
-        scope = values.scope_of.get(root)
-        bindings = scope.lookup("torch") if scope is not None else None
-        if (
-            bindings
-            and all(b.how == "import" for b in bindings)
-            and values.names.qualify(cst.Name("torch")) == "torch"
-        ):
-            return "torch"
-        return None
+        return "torch" if self.torch_in_scope(root) else None
 
     def one_lr(self, origin: cst.Call) -> bool:
         """Whether every param group of the optimizer takes the constructor's lr."""
