@@ -123,14 +123,56 @@ def test_a_fix_that_keeps_its_finding_is_rolled_back(tmp_path: Path) -> None:
 
 
 def test_the_passes_are_bounded(tmp_path: Path) -> None:
-    """A fix that makes the next finding further on, for ever."""
+    """A fix that writes the next finding further on, for ever: ``a`` becomes
+    ``b``, and an ``a`` is added at the end of the last line."""
     path = tmp_path / "a.py"
-    path.write_text("x = 'a'\n")
-    done = fixer.fix(_linter(path, {"a": "ba"}), unsafe=False)
+    path.write_text("x = 1  # a\n")
+
+    def lint_once() -> Checked:
+        data = overlaid(path)
+        text = (data if data is not None else path.read_bytes()).decode()
+        line = text.splitlines()[-1]
+        at = line.index("a")
+        number = len(text.splitlines())
+        found = replace(
+            _finding(str(path), number, at, 1, "b"),
+            edits=(
+                Edit(number, at, number, at + 1, "b"),
+                Edit(number, len(line), number, len(line), "a"),
+            ),
+        )
+        return Checked([FileResult(str(path), (found,))])
+
+    done = fixer.fix(lint_once, unsafe=False)
     assert len(done.fixed) == fixer.MAX_PASSES
     assert done.problems == [
         f"stopped after {fixer.MAX_PASSES} passes with fixes still to apply"
     ]
+
+
+def test_a_fix_may_leave_another_finding_of_its_code_in_what_it_wrote(
+    tmp_path: Path,
+) -> None:
+    """One edit over two findings of a code (a statement rewritten for one of
+    them) keeps the other: the fix is not taken for one that failed."""
+    path = tmp_path / "a.py"
+    path.write_text("x = 'aa'\n")
+    lint = _linter(path, {"a": "b"})
+
+    def one_edit_for_the_line() -> Checked:
+        (result,) = lint().results
+        count = len(result.diagnostics)  # each fix drops one of them
+        literal = "'" + "a" * (count - 1) + "'"
+        found = [
+            replace(d, edits=(Edit(d.line, 4, d.line, 6 + count, literal),))
+            for d in result.diagnostics
+        ]
+        return Checked([FileResult(result.path, tuple(found))])
+
+    done = fixer.fix(one_edit_for_the_line, unsafe=False)
+    assert done.problems == []
+    assert done.sources[str(path)].text == "x = ''\n"
+    assert len(done.fixed) == 2
 
 
 def test_unsafe_fixes_wait_for_the_flag(tmp_path: Path) -> None:

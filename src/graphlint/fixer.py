@@ -109,7 +109,7 @@ def fix(
         run.checked = lint_once()
         return run
     refused: set[tuple[str, str, tuple[Edit, ...]]] = set()  # fixes rolled back
-    made: list[tuple[Source, str, list[_Made]]] = []  # last pass: text before, fixes
+    made: list[_Pass] = []  # last pass's, by file
     for number in range(MAX_PASSES + 1):
         texts = {s.path: s.data for s in run.sources.values() if s.changed}
         with overlay({**overlay_contents(), **texts}):  # stdin's, and the fixes
@@ -126,22 +126,24 @@ def fix(
                 f"stopped after {MAX_PASSES} passes with fixes still to apply"
             )
             break
+        before = _by_path(checked)
         for path, found in todo.items():
             source = run.sources.get(path) or _source(path)
             if source is None:
                 run.problems.append(f"{path}: cannot be read again; not fixed")
                 continue
             run.sources[path] = source
-            before = source.text
             chosen = _chosen(found)
-            text = apply(before, [e for m in chosen for e in m.edits], source.newline)
+            text = apply(
+                source.text, [e for m in chosen for e in m.edits], source.newline
+            )
             if not _parses(text, path):
                 for m in chosen:
                     refused.add(m.key(path))
                     run.problems.append(_bug(path, m, "leaves the file unparsable"))
                 continue
+            made.append(_Pass(source, source.text, chosen, before.get(path, [])))
             source.text = text
-            made.append((source, before, chosen))
     return run
 
 
@@ -154,6 +156,24 @@ class _Made:
 
     def key(self, path: str) -> tuple[str, str, tuple[Edit, ...]]:
         return (path, self.diagnostic.code, self.edits)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """One file's fixes in a pass: its text before them, and its findings then."""
+
+    source: Source
+    before: str
+    chosen: list[_Made]
+    found: list[Diagnostic]
+
+
+def _by_path(checked: Checked) -> dict[str, list[Diagnostic]]:
+    found: dict[str, list[Diagnostic]] = {}
+    for result in checked.results:
+        for d in result.diagnostics:
+            found.setdefault(d.path, []).append(d)
+    return found
 
 
 def _todo(
@@ -202,30 +222,24 @@ def _overlap(
 
 def _settle(
     run: Fixing,
-    made: list[tuple[Source, str, list[_Made]]],
+    made: list[_Pass],
     checked: Checked,
     refused: set[tuple[str, str, tuple[Edit, ...]]],
 ) -> bool:
     """Check last pass's fixes against the lint after them: each finding fixed must
     be gone. A file where one is not goes back to its text before that pass (the
     fixes of that pass in it are refused from then on). Whether one went back."""
-    remaining: dict[str, set[tuple[str, int, int]]] = {}
-    for result in checked.results:
-        for d in result.diagnostics:
-            remaining.setdefault(d.path, set()).add((d.code, d.line, d.col))
+    remaining = _by_path(checked)
     rolled = False
-    for source, before, chosen in made:
-        edits = [e for m in chosen for e in m.edits]
+    for done in made:
+        source = done.source
         stayed = [
-            m
-            for m in chosen
-            if (m.diagnostic.code, *_moved(before, edits, m.diagnostic, source.newline))
-            in remaining.get(source.path, set())
+            m for m in done.chosen if _stays(m, done, remaining.get(source.path, []))
         ]
         if stayed:
-            source.text = before
+            source.text = done.before
             rolled = True
-            for m in chosen:
+            for m in done.chosen:
                 refused.add(m.key(source.path))
             for m in stayed:
                 run.problems.append(_bug(source.path, m, "does not remove its finding"))
@@ -239,30 +253,41 @@ def _settle(
                 m.diagnostic.message,
                 m.diagnostic.applicability or Applicability.UNSAFE,
             )
-            for m in chosen
+            for m in done.chosen
         )
     return rolled
 
 
-def _moved(
-    text: str, edits: Sequence[Edit], d: Diagnostic, newline: str
-) -> tuple[int, int]:
-    """Where ``d`` starts once ``edits`` are applied to ``text`` (inside an edit: at
-    its start)."""
-    starts = _line_starts(text)
-    point = _offset(starts, d.line, d.col)
+def _stays(made: _Made, done: _Pass, after: list[Diagnostic]) -> bool:
+    """Whether ``made``'s finding is still there after the pass: a finding of its
+    code where it was; or, when it was inside one of the pass's edits, no fewer
+    findings of its code in what that edit wrote than there were in what it
+    replaced (one edit may hold several findings of the code)."""
+    code = made.diagnostic.code
+    old, new = _line_starts(done.before), _line_starts(done.source.text)
+    edits = sorted(
+        (e for m in done.chosen for e in m.edits), key=lambda e: (e.line, e.col)
+    )
+    point = _offset(old, made.diagnostic.line, made.diagnostic.col)
     shift = 0
     for e in edits:
-        begin = _offset(starts, e.line, e.col)
-        end = _offset(starts, e.end_line, e.end_col)
-        if begin < point and end <= point:
-            shift += len(_BREAK.sub(newline, e.text)) - (end - begin)
-        elif begin <= point < end:
-            point = begin
+        begin, end = _offset(old, e.line, e.col), _offset(old, e.end_line, e.end_col)
+        written = len(_BREAK.sub(done.source.newline, e.text))
+        if begin <= point < end or begin == point == end:
+            low, high = begin + shift, begin + shift + written
+            was = [d for d in done.found if d.code == code]
+            now = [d for d in after if d.code == code]
+            before = sum(
+                begin <= _offset(old, d.line, d.col) < max(end, begin + 1) for d in was
+            )
+            still = sum(
+                low <= _offset(new, d.line, d.col) < max(high, low + 1) for d in now
+            )
+            return still >= before
+        if end <= point:
+            shift += written - (end - begin)
     moved = point + shift
-    after = _line_starts(apply(text, edits, newline))
-    line = max(i for i, start in enumerate(after[:-1]) if start <= moved)
-    return line + 1, moved - after[line]
+    return any(d.code == code and _offset(new, d.line, d.col) == moved for d in after)
 
 
 def _bug(path: str, made: _Made, what: str) -> str:
