@@ -299,8 +299,83 @@ def test_a_link_is_never_written_through(tmp_path: Path) -> None:
     link = tmp_path / "link.py"
     link.symlink_to(target)
     source = fixer.Source(str(link), FIXABLE.encode(), "utf-8", "\n", FIXED)
-    assert fixer.write(source) == "a link: not written through"
+    assert fixer.write(source) == "a link, or in a linked folder: not written through"
     assert target.read_text() == FIXABLE and link.is_symlink()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+def test_a_file_in_a_linked_folder_is_not_written(tmp_path: Path) -> None:
+    """A committed link to a folder outside the repository: what is checked
+    through it is not written (the folder may be anyone's)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "train.py").write_text(FIXABLE)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "linked").symlink_to(outside)
+    _, _, err = run("check", "--no-cache", "--fix", "linked/train.py", cwd=repo)
+    assert "not written through" in err
+    assert (outside / "train.py").read_text() == FIXABLE
+
+
+def test_a_file_with_other_hard_links_is_not_written(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(FIXABLE)
+    os.link(path, tmp_path / "alias.txt")
+    source = fixer.Source(str(path), FIXABLE.encode(), "utf-8", "\n", FIXED)
+    assert "has other hard links" in str(fixer.write(source))
+    assert path.read_text() == FIXABLE
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(FIXABLE)
+
+    def interrupt(_: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupt)
+    source = fixer.Source(str(path), FIXABLE.encode(), "utf-8", "\n", FIXED)
+    with pytest.raises(KeyboardInterrupt):
+        fixer.write(source)
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
+    assert path.read_text() == FIXABLE
+
+
+def test_a_file_changed_while_it_was_checked_is_not_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The edits are for the text the lint read: a file saved in between (here,
+    just before the fixer reads it) keeps the user's text."""
+    path = tmp_path / "train.py"
+    path.write_text(FIXABLE)
+    read = fixer._source
+
+    def saved_meanwhile(name: str) -> fixer.Source | None:
+        path.write_text(FIXABLE.replace("1.0, error", "2.5, error"))
+        return read(name)
+
+    monkeypatch.setattr(fixer, "_source", saved_meanwhile)
+    _, _, err = run("check", "--no-cache", "--fix", ".", cwd=tmp_path)
+    assert "train.py: changed while it was checked; not fixed" in err
+    assert path.read_text() == FIXABLE.replace("1.0, error", "2.5, error")
+
+
+def test_the_diff_applies_where_the_last_line_has_no_break(tmp_path: Path) -> None:
+    """``git apply`` takes the diff: a last line without a line break is marked,
+    and a form feed in a line does not split it."""
+    text = FIXABLE.replace("import torch\n", "import torch  # \x0c page\n").rstrip("\n")
+    text = text.replace("    opt.step()", "    opt.step()  # step")
+    source = fixer.Source("t.py", text.encode(), "utf-8", "\n", text)
+    source.text = text.replace("# step", "# s")
+    out = fixer.diff([source])
+    assert out.endswith(
+        "-    opt.step()  # step\n\\ No newline at end of file\n"
+        "+    opt.step()  # s\n\\ No newline at end of file\n"
+    )
+    assert "\x0c page\n" not in out  # the line is not in the hunk at all
 
 
 def test_a_file_changed_since_it_was_read_is_not_written(tmp_path: Path) -> None:
@@ -334,7 +409,7 @@ def test_add_noqa_suppresses_what_remains(tmp_path: Path) -> None:
 def test_add_noqa_leaves_a_line_that_ends_inside_a_string(tmp_path: Path) -> None:
     sources = {"a.py": fixer.Source("a.py", b"", "utf-8", "\n", 'x = f("""\nend""")\n')}
     finding = _finding("a.py", 1, 4, 3, "")
-    assert fixer.suppress(sources, [finding]) == {}
+    assert fixer.suppress(sources, [finding]) == ({}, 1)
     assert sources["a.py"].text == 'x = f("""\nend""")\n'
 
 
@@ -383,3 +458,71 @@ def test_every_bad_fixture_fixed_parses_and_loses_what_was_fixed(path: Path) -> 
 def test_a_statement_removed_at_the_end_of_a_file_without_a_line_break() -> None:
     text = "import torch\nx = 1\ntorch.cuda.synchronize()"
     assert fixer.apply(text, [Edit(3, 0, 4, 0, "")]) == "import torch\nx = 1\n"
+
+
+def _stdin(args: list[str], text: str, cwd: Path) -> tuple[int, str, str]:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["check", "--no-cache", *args],
+            input=text.encode(),
+            catch_exceptions=False,
+        )
+    finally:
+        os.chdir(old)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_fix_from_stdin_prints_the_source_when_nothing_is_fixed(tmp_path: Path) -> None:
+    for text in ("x = 1\n", FIXED + "    v = x.sum().item()\n"):
+        _, out, _ = _stdin(["--fix", "--stdin-filename", "t.py", "-"], text, tmp_path)
+        assert out == text
+
+
+def test_add_noqa_from_stdin_prints_the_commented_source(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text("print('the disk version')\n")
+    code, out, err = _stdin(
+        ["--add-noqa", "--stdin-filename", "t.py", "-"], FIXABLE, tmp_path
+    )
+    assert code == 0 and "Added 2 suppression comments." in err
+    assert "opt.step()  # graphlint: ignore[GL701]" in out
+    assert out.startswith("import torch\n")
+    assert (tmp_path / "t.py").read_text() == "print('the disk version')\n"
+
+
+def test_standard_input_is_fixed_alone(tmp_path: Path) -> None:
+    (tmp_path / "other.py").write_text(FIXABLE)
+    code, _, err = _stdin(["--fix", "-", "other.py"], FIXABLE, tmp_path)
+    assert code == 2 and "pass - alone" in err
+    assert (tmp_path / "other.py").read_text() == FIXABLE
+
+
+def test_diff_exits_0_with_exit_zero(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(FIXABLE)
+    code, out, _ = run(
+        "check", "--no-cache", "--diff", "--exit-zero", ".", cwd=tmp_path
+    )
+    assert code == 0 and out.startswith("--- a/train.py")
+
+
+def test_add_noqa_leaves_strings_alone(tmp_path: Path) -> None:
+    """A suppression-like string on the line is not the line's comment; a file
+    that ends its lines with \\r alone is read as Python reads it."""
+    path = tmp_path / "train.py"
+    path.write_text(
+        FIXABLE.replace(
+            "    opt.step()\n",
+            '    opt.step(); tag = "# graphlint: ignore[GL999]"\n',
+        )
+        .replace("    model(x).sum().backward()\n    torch", '    """abc\n    torch')
+        .replace("error_if_nonfinite=True)", 'error_if_nonfinite=True)\n    """')
+    )
+    assert run("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)[0] == 0
+    text = path.read_text()
+    assert '"# graphlint: ignore[GL999]"  # graphlint: ignore[GL701]' in text
+    cr = tmp_path / "cr.py"
+    cr.write_bytes(FIXABLE.replace("\n", "\r").encode())
+    assert run("check", "--no-cache", "--add-noqa", "cr.py", cwd=tmp_path)[0] == 0
+    assert run("check", "--no-cache", "cr.py", cwd=tmp_path)[0] == 0

@@ -161,6 +161,33 @@ def test_the_editor_offers_the_fix_first(tmp_path: Path) -> None:
             },
         )
         assert on_save == fix_all
+    finally:
+        client.dispose()
+
+
+def test_fix_all_puts_its_edits_where_python_counts_lines(tmp_path: Path) -> None:
+    """A form feed in a comment is no line break (pygls's own line list would
+    shift the edit a line)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    source = textwrap.dedent(GL107_FILE).replace(
+        "import torch\n", "import torch  # page\x0cbreak\n", 1
+    )
+    client = Client(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        uri = client.open(tmp_path / "train.py", source)
+        (found,) = client.diagnostics(uri, version=1)
+        assert found["range"]["start"]["line"] == 8
+        (fix_all,) = client.request(
+            "textDocument/codeAction",
+            {
+                "textDocument": {"uri": uri},
+                "range": found["range"],
+                "context": {"diagnostics": [], "only": ["source.fixAll"]},
+            },
+        )
+        (edit,) = fix_all["edit"]["changes"][uri]
+        assert edit["range"] == found["range"]
         client.change(
             uri,
             textwrap.dedent(GL107_FILE).replace(", error_if_nonfinite=True", ""),
@@ -170,3 +197,41 @@ def test_the_editor_offers_the_fix_first(tmp_path: Path) -> None:
         assert client.diagnostics(uri, version=2) == []
     finally:
         client.dispose()
+
+
+def test_a_rebuilt_call_over_lines_keeps_its_block_indentation() -> None:
+    """The arguments of a call laid out one a line, inside a function, stay
+    indented with their block once the fix adds one."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        def main():
+            model = torch.nn.Linear(4, 4).cuda()
+            opt = torch.optim.Adam(
+                model.parameters(),
+                lr=1e-3,
+            )
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                opt.step()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                opt.step()
+        """
+    )
+    after = apply(source, only(source, "GL701").edits)
+    assert after == source.replace("lr=1e-3,\n", "lr=1e-3,\n        capturable=True,\n")
+
+
+def test_gl107_keeps_the_comments_among_the_arguments() -> None:
+    source = HEAD.format(
+        build="opt = torch.optim.Adam(model.parameters(), capturable=True)",
+        step="torch.nn.utils.clip_grad_norm_(\n"
+        "        model.parameters(),\n"
+        "        1.0,  # the max norm\n"
+        "        error_if_nonfinite=True,  # raise on inf\n"
+        "    )",
+    )
+    assert only(source, "GL107").edits == ()

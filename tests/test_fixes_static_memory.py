@@ -55,10 +55,9 @@ def fixed(source: str, code: str, applicability: Applicability) -> str:
             "static_in = static_in * 0.5; static_in.add_(1)",
             "static_in.copy_(static_in * 0.5); static_in.add_(1)",
         ),
-        (  # a value over lines: rendered outside its block, its continuation
-            # lines lose the block's indentation (as GL701's rebuilt calls do)
+        (  # a value over lines keeps the block's indentation
             'static_in = (\n        torch.randn(4, 8, device="cuda")  # next\n    )',
-            'static_in.copy_((\n    torch.randn(4, 8, device="cuda")  # next\n))',
+            'static_in.copy_((\n        torch.randn(4, 8, device="cuda")  # next\n    ))',
         ),
     ],
 )

@@ -9,7 +9,7 @@ import contextlib
 import enum
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -25,7 +25,7 @@ from graphlint.lint import Choices, LintError, describe, lint, plan, stdin_limit
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable, shown_path
 from graphlint.progress import progress_bar
-from graphlint.read import os_reason, overlay, overlay_contents, real_path
+from graphlint.read import os_reason, overlay, real_path
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 STDIN = Path("-")  # the path that reads the source from standard input
@@ -378,6 +378,8 @@ def check(
             "--diff shows the fixes instead of applying them: not with --fix or "
             "--add-noqa"
         )
+    if given and (apply_fixes or add_noqa) and len(targets) > 1:
+        fail("--fix and --add-noqa print standard input's fixed text: pass - alone")
     with _interruptible(), overlay(given), progress_bar() as progress:
 
         def once() -> Checked:
@@ -399,25 +401,16 @@ def check(
             checked = done.checked
     to_stderr = False
     if fixing:
-        from_stdin = bool(given)
-        if show_diff:
-            _echo(fixer.diff(done.changed))
-            warn_each(done.problems)
-            typer.echo(_fix_summary(done, would=True), err=True)
-            raise typer.Exit(EXIT_FOUND if done.changed else EXIT_CLEAN)
-        if add_noqa:
-            added = fixer.suppress(done.sources, done.remaining(), read_more=True)
-            unwritten = _save(done, from_stdin)
-            count = sum(n for path, n in added.items() if path not in unwritten)
-            typer.echo(f"Added {count} suppression comment{'s' * (count != 1)}.")
-            raise typer.Exit(EXIT_CLEAN)
-        if _save(done, from_stdin):  # report the files as they are on disk
-            with overlay(given):
-                checked = once()
-        to_stderr = from_stdin  # stdout holds the fixed source
-        if show_fixes or done.fixed:
-            lines = _fix_listing(done) if show_fixes else []
-            typer.echo("".join(lines) + _fix_summary(done), err=True)
+        with _interruptible(), overlay(given):  # standard input's text, as read
+            checked, to_stderr = _apply(
+                done,
+                once,
+                given,
+                diff=show_diff,
+                noqa=add_noqa,
+                listing=show_fixes,
+                exit_zero=exit_zero,
+            )
     results = checked.results
     use_color = output_file is None and _use_color(color)
     if statistics:
@@ -437,16 +430,58 @@ def check(
     raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
 
 
-def _save(done: fixer.Fixing, from_stdin: bool) -> set[str]:
+def _apply(
+    done: fixer.Fixing,
+    once: Callable[[], Checked],
+    given: dict[str, bytes],
+    *,
+    diff: bool,
+    noqa: bool,
+    listing: bool,
+    exit_zero: bool,
+) -> tuple[Checked, bool]:
+    """What ``--diff``, ``--add-noqa`` and ``--fix`` do once the fixer has run (in
+    the overlay of standard input's text): the diff and its exit; the comments
+    and their count; the files written (the findings then read again from disk
+    where one was not). The findings to report, and whether the report goes to
+    stderr (stdout holds standard input's fixed text)."""
+    if diff:
+        _echo(fixer.diff(done.changed))
+        warn_each(done.problems)
+        typer.echo(_fix_summary(done, would=True), nl=False, err=True)
+        raise typer.Exit(EXIT_FOUND if done.changed and not exit_zero else EXIT_CLEAN)
+    if noqa:
+        added, skipped = fixer.suppress(done.sources, done.remaining(), read_more=True)
+        unwritten = _save(done, given)
+        count = sum(n for path, n in added.items() if path not in unwritten)
+        if done.fixed:
+            typer.echo(_fix_summary(done), nl=False, err=True)
+        if skipped:
+            warn(
+                f"{skipped} finding{'s' * (skipped != 1)} left without a comment: "
+                "the line goes on with a backslash or inside a string"
+            )
+        typer.echo(
+            f"Added {count} suppression comment{'s' * (count != 1)}.", err=bool(given)
+        )
+        raise typer.Exit(EXIT_CLEAN)
+    checked = done.checked
+    if _save(done, given):  # report the files as they are on disk
+        checked = once()
+    if listing or done.fixed:
+        lines = _fix_listing(done) if listing else []
+        typer.echo("".join(lines) + _fix_summary(done), nl=False, err=True)
+    return checked, bool(given)
+
+
+def _save(done: fixer.Fixing, given: dict[str, bytes]) -> set[str]:
     """Write the fixed files (warning about each one that could not be), or, for
     standard input, print its fixed text; the files not written."""
     warn_each(done.problems)
-    if from_stdin:
-        for source in done.sources.values():
-            sys.stdout.buffer.write(source.data)
-        if not done.sources:  # nothing to fix: the source as it came
-            for data in overlay_contents().values():
-                sys.stdout.buffer.write(data)
+    if given:
+        for name, data in given.items():
+            source = done.sources.get(name)
+            sys.stdout.buffer.write(source.data if source is not None else data)
         sys.stdout.buffer.flush()
         return set()
     unwritten: set[str] = set()

@@ -70,7 +70,9 @@ def scan(source: str) -> Comments:
         return found
     begin: int | None = None
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        # universal newlines: lines that end with "\r" alone are lines, as for Python
+        lines = io.StringIO(source, newline=None)
+        tokens = list(tokenize.generate_tokens(lines.readline))
     except (tokenize.TokenError, SyntaxError):
         return found
     for token in tokens:

@@ -121,6 +121,9 @@ class Edit:
     end_line: int
     end_col: int
     text: str
+    # the text the span held when the file was checked: the fixer applies the edit
+    # only where the file still holds it ("": not known)
+    old: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,6 +129,7 @@ def analyse_source(
         comments.suppressed,
         library=library_of(settings.library_runs),
         setters=setters,
+        source=source,
     )
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:

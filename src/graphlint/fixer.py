@@ -18,6 +18,7 @@ import ast
 import contextlib
 import difflib
 import io
+import itertools
 import os
 import re
 import stat
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphlint.comments import add_ignore
 from graphlint.diagnostics import Applicability, Checked, Diagnostic, Edit
 from graphlint.read import overlaid, overlay, overlay_contents
 
@@ -109,6 +111,7 @@ def fix(
         run.checked = lint_once()
         return run
     refused: set[tuple[str, str, tuple[Edit, ...]]] = set()  # fixes rolled back
+    stale: set[str] = set()  # files changed on disk while being checked
     made: list[_Pass] = []  # last pass's, by file
     for number in range(MAX_PASSES + 1):
         texts = {s.path: s.data for s in run.sources.values() if s.changed}
@@ -128,23 +131,61 @@ def fix(
             break
         before = _by_path(checked)
         for path, found in todo.items():
+            if path in stale:
+                continue
             source = run.sources.get(path) or _source(path)
             if source is None:
                 run.problems.append(f"{path}: cannot be read again; not fixed")
                 continue
-            run.sources[path] = source
             chosen = _chosen(found)
-            text = apply(
-                source.text, [e for m in chosen for e in m.edits], source.newline
-            )
-            if not _parses(text, path):
-                for m in chosen:
-                    refused.add(m.key(path))
-                    run.problems.append(_bug(path, m, "leaves the file unparsable"))
+            if not all(_holds(source.text, m.edits) for m in chosen):
+                stale.add(path)  # the edits are for a text the file no longer has
+                run.problems.append(f"{path}: changed while it was checked; not fixed")
                 continue
-            made.append(_Pass(source, source.text, chosen, before.get(path, [])))
-            source.text = text
+            run.sources[path] = source
+            chosen = _parsing(source, chosen, path, refused, run.problems)
+            if chosen:
+                made.append(_Pass(source, source.text, chosen, before.get(path, [])))
+                source.text = apply(
+                    source.text, [e for m in chosen for e in m.edits], source.newline
+                )
     return run
+
+
+def _parsing(
+    source: Source,
+    chosen: list[_Made],
+    path: str,
+    refused: set[tuple[str, str, tuple[Edit, ...]]],
+    problems: list[str],
+) -> list[_Made]:
+    """The fixes of ``chosen`` that leave the file parsable: all of them, or, when
+    together they do not, those that do alone (the others are refused and reported)."""
+    together = [e for m in chosen for e in m.edits]
+    if _parses(apply(source.text, together, source.newline), path):
+        return chosen
+    kept = []
+    for m in chosen:
+        if _parses(apply(source.text, m.edits, source.newline), path):
+            kept.append(m)
+        else:
+            refused.add(m.key(path))
+            problems.append(_bug(path, m, "leaves the file unparsable"))
+    together = [e for m in kept for e in m.edits]
+    if kept and not _parses(apply(source.text, together, source.newline), path):
+        return kept[:1]  # each parses alone: one now, the next ones after it
+    return kept
+
+
+def _holds(text: str, edits: Sequence[Edit]) -> bool:
+    """Whether ``text`` still holds, at each edit's span, the text it was made for."""
+    starts = _line_starts(text)
+    return all(
+        text[_offset(starts, e.line, e.col) : _offset(starts, e.end_line, e.end_col)]
+        == e.old
+        for e in edits
+        if e.old  # "": not known
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +194,7 @@ class _Made:
 
     diagnostic: Diagnostic
     edits: tuple[Edit, ...]
+    also: tuple[Diagnostic, ...] = ()  # other findings with the same fix
 
     def key(self, path: str) -> tuple[str, str, tuple[Edit, ...]]:
         return (path, self.diagnostic.code, self.edits)
@@ -191,21 +233,19 @@ def _todo(
 def _chosen(found: Iterable[Diagnostic]) -> list[_Made]:
     """The fixes of one file that a pass applies: in order, each whose edits touch
     no span an earlier one's do (the rest wait for the next pass); the same edits
-    twice (two findings, one fix) count once."""
-    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
-    seen: dict[tuple[Edit, ...], _Made] = {}
-    chosen: list[_Made] = []
+    for several findings (one fix) count once, for all of them."""
+    by_edits: dict[tuple[Edit, ...], list[Diagnostic]] = {}
     for d in sorted(found, key=lambda d: min((e.line, e.col) for e in d.edits)):
         edits = tuple(sorted(d.edits, key=lambda e: (e.line, e.col)))
-        if edits in seen:
-            continue
+        by_edits.setdefault(edits, []).append(d)
+    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    chosen: list[_Made] = []
+    for edits, findings in by_edits.items():
         spans = [((e.line, e.col), (e.end_line, e.end_col)) for e in edits]
         if any(_overlap(a, b) for a in spans for b in taken):
             continue
         taken.extend(spans)
-        made = _Made(d, edits)
-        seen[edits] = made
-        chosen.append(made)
+        chosen.append(_Made(findings[0], edits, tuple(findings[1:])))
     return chosen
 
 
@@ -227,67 +267,77 @@ def _settle(
     refused: set[tuple[str, str, tuple[Edit, ...]]],
 ) -> bool:
     """Check last pass's fixes against the lint after them: each finding fixed must
-    be gone. A file where one is not goes back to its text before that pass (the
-    fixes of that pass in it are refused from then on). Whether one went back."""
+    be gone. A file where one is not goes back to its text before that pass, and
+    that fix is refused from then on (the others come again). Whether one went
+    back."""
     remaining = _by_path(checked)
     rolled = False
     for done in made:
         source = done.source
-        stayed = [
-            m for m in done.chosen if _stays(m, done, remaining.get(source.path, []))
-        ]
-        if stayed:
+        after = remaining.get(source.path, [])
+        removed = {id(m): _removed(m, done, after) for m in done.chosen}
+        stayed = [m for m in done.chosen if not removed[id(m)]]
+        if stayed:  # the pass is undone; the other fixes come again in the next
             source.text = done.before
             rolled = True
-            for m in done.chosen:
-                refused.add(m.key(source.path))
             for m in stayed:
+                refused.add(m.key(source.path))
                 run.problems.append(_bug(source.path, m, "does not remove its finding"))
             continue
         run.fixed.extend(
             Fixed(
                 source.path,
-                m.diagnostic.line,
-                m.diagnostic.col,
-                m.diagnostic.code,
-                m.diagnostic.message,
-                m.diagnostic.applicability or Applicability.UNSAFE,
+                d.line,
+                d.col,
+                d.code,
+                d.message,
+                d.applicability or Applicability.UNSAFE,
             )
             for m in done.chosen
+            for d in (m.diagnostic, *m.also)[: removed[id(m)]]
         )
     return rolled
 
 
-def _stays(made: _Made, done: _Pass, after: list[Diagnostic]) -> bool:
-    """Whether ``made``'s finding is still there after the pass: a finding of its
-    code where it was; or, when it was inside one of the pass's edits, no fewer
-    findings of its code in what that edit wrote than there were in what it
-    replaced (one edit may hold several findings of the code)."""
-    code = made.diagnostic.code
+def _removed(made: _Made, done: _Pass, after: list[Diagnostic]) -> int:
+    """How many of the findings ``made`` fixes are gone after the pass: each one
+    that is not where it was; for one inside one of the pass's edits, as many as
+    the text the edit wrote holds fewer findings of its code than the text it
+    replaced (one edit may hold several)."""
+    findings = (made.diagnostic, *made.also)
     old, new = _line_starts(done.before), _line_starts(done.source.text)
     edits = sorted(
         (e for m in done.chosen for e in m.edits), key=lambda e: (e.line, e.col)
     )
-    point = _offset(old, made.diagnostic.line, made.diagnostic.col)
-    shift = 0
-    for e in edits:
-        begin, end = _offset(old, e.line, e.col), _offset(old, e.end_line, e.end_col)
-        written = len(_BREAK.sub(done.source.newline, e.text))
-        if begin <= point < end or begin == point == end:
-            low, high = begin + shift, begin + shift + written
-            was = [d for d in done.found if d.code == code]
-            now = [d for d in after if d.code == code]
-            before = sum(
-                begin <= _offset(old, d.line, d.col) < max(end, begin + 1) for d in was
-            )
-            still = sum(
-                low <= _offset(new, d.line, d.col) < max(high, low + 1) for d in now
-            )
-            return still >= before
-        if end <= point:
-            shift += written - (end - begin)
-    moved = point + shift
-    return any(d.code == code and _offset(new, d.line, d.col) == moved for d in after)
+    gone = 0
+    for d in findings:
+        point = _offset(old, d.line, d.col)
+        shift = 0
+        for e in edits:
+            begin = _offset(old, e.line, e.col)
+            end = _offset(old, e.end_line, e.end_col)
+            written = len(_BREAK.sub(done.source.newline, e.text))
+            if begin <= point < end or begin == point == end:
+                low, high = begin + shift, begin + shift + written
+                was = sum(
+                    x.code == d.code
+                    and begin <= _offset(old, x.line, x.col) < max(end, begin + 1)
+                    for x in done.found
+                )
+                now = sum(
+                    x.code == d.code
+                    and low <= _offset(new, x.line, x.col) < max(high, low + 1)
+                    for x in after
+                )
+                return min(len(findings), max(was - now, 0))
+            if end <= point:
+                shift += written - (end - begin)
+        moved = point + shift
+        if not any(
+            x.code == d.code and _offset(new, x.line, x.col) == moved for x in after
+        ):
+            gone += 1
+    return gone
 
 
 def _bug(path: str, made: _Made, what: str) -> str:
@@ -362,40 +412,49 @@ def _source(path: str) -> Source | None:
 
 
 def diff(sources: Iterable[Source]) -> str:
-    """A unified diff of each changed file, as ``git diff`` names its sides."""
+    """A unified diff of each changed file, as ``git diff`` names its sides and
+    marks a last line without a line break (``git apply`` takes it)."""
     out: list[str] = []
     for source in sources:
-        before = source.original.decode(source.encoding)
-        out.extend(
-            difflib.unified_diff(
-                before.splitlines(keepends=True),
-                source.text.splitlines(keepends=True),
-                f"a/{source.path}",
-                f"b/{source.path}",
-            )
-        )
-        if out and not out[-1].endswith(("\n", "\r")):
-            out[-1] += "\n\\ No newline at end of file\n"
+        before = _lines(source.read)
+        after = _lines(source.text)
+        for line in difflib.unified_diff(
+            before, after, f"a/{source.path}", f"b/{source.path}"
+        ):
+            if line.endswith(("\n", "\r")):
+                out.append(line)
+            else:
+                out.append(f"{line}\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines with their breaks, split only where Python's tokenizer
+    splits (not at form feeds and the other breaks ``str.splitlines`` knows)."""
+    starts = _line_starts(text)
+    return [text[a:b] for a, b in itertools.pairwise(starts) if a < b]
 
 
 def write(source: Source) -> str | None:
     """Write a fixed file in place of the original, atomically (a temporary file in
-    its folder, then a rename), keeping its mode; None, or why it was not written:
-    a link (never written through), a file that is read-only or that changed since
-    it was read."""
+    its folder, then a rename), keeping its mode and owner; None, or why it was not
+    written: a link, or a file in a linked folder (never written through), a file
+    with other hard links, one that is read-only or that changed since it was read."""
     path = Path(source.path)
-    if path.is_symlink():
-        return "a link: not written through"
+    if _linked(path):
+        return "a link, or in a linked folder: not written through"
     try:
         now = path.read_bytes()
-        mode = stat.S_IMODE(path.stat().st_mode)
+        status = path.stat()
     except OSError as error:
         return f"cannot be read again ({error.strerror or error})"
     if now != source.original:
         return "changed since it was read: not written"
+    mode = stat.S_IMODE(status.st_mode)
     if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
         return "read-only: not written"  # its mode says so, even to root
+    if status.st_nlink > 1:
+        return "has other hard links, which a new file would leave behind: not written"
     try:
         handle, temporary = tempfile.mkstemp(
             dir=path.parent, prefix=f".{path.name}.", suffix=".graphlint"
@@ -408,27 +467,44 @@ def write(source: Source) -> str | None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
+        if (status.st_uid, status.st_gid) != (os.getuid(), os.getgid()):
+            os.chown(temporary, status.st_uid, status.st_gid)
         os.replace(temporary, path)
     except OSError as error:
+        return f"not written ({error.strerror or error})"
+    finally:  # also when interrupted: no temporary file stays behind
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        return f"not written ({error.strerror or error})"
     return None
+
+
+def _linked(path: Path) -> bool:
+    """Whether ``path``, or a folder on its way from the current folder (from its
+    own folder, for a path outside it), is a symbolic link."""
+    absolute = Path(os.path.abspath(path))
+    here = Path(os.path.abspath("."))
+    if absolute.is_relative_to(here):
+        parts = absolute.relative_to(here).parts
+        return any(
+            (here / Path(*parts[: n + 1])).is_symlink() for n in range(len(parts))
+        )
+    return absolute.is_symlink() or absolute.parent.is_symlink()
 
 
 def suppress(
     sources: dict[str, Source],
     diagnostics: Iterable[Diagnostic],
     read_more: bool = False,
-) -> dict[str, int]:
+) -> tuple[dict[str, int], int]:
     """``--add-noqa``: a ``# graphlint: ignore[CODE]`` comment on the line where each
-    finding starts (the code added to one that is there), in the sources' texts
-    (``read_more``: the files not read yet are, into ``sources``); how many were
-    added, by file. Not on a line that ends inside a string, nor in a file that
-    would then no longer parse; not for graphlint's own GL0xx about a file."""
-    from graphlint.comments import add_ignore  # noqa: PLC0415 - a cycle
-
+    finding starts (the code added to the line's own suppression comment, or a
+    comment added after the one there), in the sources' texts (``read_more``: the
+    files not read yet are, into ``sources``). How many were added, by file, and
+    how many findings were left without one: on a line that goes on with a
+    backslash or ends inside a string, or in a file that would then no longer
+    parse. Not for graphlint's own GL0xx about a file."""
     added: dict[str, int] = {}
+    skipped = 0
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
         if not d.code.startswith("GL0"):
@@ -440,38 +516,52 @@ def suppress(
             if source is not None:
                 sources[path] = source
         if source is None:
+            skipped += len(found)
             continue
         lines = _BREAK.split(source.text)
-        breaks = _BREAK.findall(source.text)
-        inside = _in_strings(source.text)
+        breaks = [*_BREAK.findall(source.text), ""]
+        comments, inside = _comments(source.text)
+        count = 0
         for d in sorted(found, key=lambda d: (d.line, d.code)):
             index = d.line - 1
-            if index >= len(lines) or d.line in inside:
+            line = lines[index] if index < len(lines) else ""
+            if index >= len(lines) or d.line in inside or line.rstrip().endswith("\\"):
+                skipped += 1
                 continue
-            changed = add_ignore(lines[index], d.code)
+            at = comments.get(d.line)
+            if at is None:  # no comment: one is added
+                changed: str | None = f"{line.rstrip()}  # graphlint: ignore[{d.code}]"
+                comments[d.line] = len(line.rstrip()) + 2
+            else:  # the comment there gets the code, or one is added after it
+                rest = add_ignore(line[at:], d.code)
+                changed = None if rest is None else line[:at] + rest
             if changed is not None:
                 lines[index] = changed
-                added[path] = added.get(path, 0) + 1
-        text = "".join(
-            line + (breaks[i] if i < len(breaks) else "")
-            for i, line in enumerate(lines)
-        )
-        if _parses(text, path):
+                count += 1
+        text = "".join(line + end for line, end in zip(lines, breaks, strict=True))
+        if count and _parses(text, path):
             source.text = text
-        else:
-            added.pop(path, None)
-    return added
+            added[path] = count
+        elif count:
+            skipped += count
+    return added, skipped
 
 
-def _in_strings(text: str) -> set[int]:
-    """The lines whose end is inside a string that goes on to the next line (a
-    comment added there would be part of the string)."""
-    found: set[int] = set()
+def _comments(text: str) -> tuple[dict[int, int], set[int]]:
+    """Where each line's comment starts (by line, the column), and the lines whose
+    end is inside a string that goes on to the next line (a comment added there
+    would be part of the string)."""
+    comments: dict[int, int] = {}
+    inside: set[int] = set()
+    # universal newlines: a file that ends its lines with "\r" alone reads as one
+    lines = io.StringIO(text, newline=None)
     with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.STRING or token.type in _FSTRING:
-                found.update(range(token.start[0], token.end[0]))
-    return found
+        for token in tokenize.generate_tokens(lines.readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.start[1]
+            elif token.type == tokenize.STRING or token.type in _FSTRING:
+                inside.update(range(token.start[0], token.end[0]))
+    return comments, inside
 
 
 _FSTRING = {

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange
 
 from graphlint.checks import REGISTRY, Check
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from graphlint.facts.values import Value
 
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
-_CODEGEN = cst.Module(body=[])  # renders a replacement node with default settings
+_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer knows
 # what replaces a node of the file: a node, source text, or nothing (a statement)
 Replacement: TypeAlias = cst.CSTNode | str | cst.RemovalSentinel
 
@@ -92,6 +94,23 @@ class RuleContext:
     # and those the file's calls ask about (``FileResult.asks``)
     setters: frozenset[Setter] = frozenset()
     asks: list[str] = field(default_factory=list)
+    source: str = ""  # the file's text, which fixes are edits of
+    _starts: list[int] = field(default_factory=list)
+
+    def offset(self, line: int, col: int) -> int:
+        """The offset in ``source`` of a position (1-based line, 0-based column)."""
+        if not self._starts:
+            self._starts[:] = [0, *(m.end() for m in _BREAK.finditer(self.source))]
+            self._starts.append(len(self.source))
+        if line - 1 >= len(self._starts) - 1:
+            return len(self.source)
+        return min(self._starts[line - 1] + col, len(self.source))
+
+    def indentation(self, line: int) -> str:
+        """The leading whitespace of ``line``."""
+        start = self.offset(line, 0)
+        text = self.source[start : self.offset(line + 1, 0)]
+        return text[: len(text) - len(text.lstrip(" \t"))]
 
 
 class Rule(Check, cst.BatchableCSTVisitor):
@@ -259,6 +278,11 @@ class Rule(Check, cst.BatchableCSTVisitor):
 
     def _edit(self, old: cst.CSTNode, new: Replacement) -> Edit:
         span = self.context.positions[old]
+        start, end = (
+            (span.start.line, span.start.column),
+            (span.end.line, span.end.column),
+        )
+        text = ""
         if isinstance(new, cst.RemovalSentinel):
             if not isinstance(
                 old, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -266,11 +290,24 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 raise TypeError(f"{type(old).__name__} is not a statement to remove")
             # a statement starts its line and ends with its comment and newline: its
             # lines go whole (the comments above it stay)
-            return Edit(span.start.line, 0, span.end.line + 1, 0, "")
-        text = new if isinstance(new, str) else _CODEGEN.code_for_node(new)
-        return Edit(
-            span.start.line, span.start.column, span.end.line, span.end.column, text
-        )
+            start, end = (span.start.line, 0), (span.end.line + 1, 0)
+        elif isinstance(new, str):
+            text = new
+        else:
+            text = _rendered(new, self.context.indentation(span.start.line))
+        context = self.context
+        held = context.source[context.offset(*start) : context.offset(*end)]
+        return Edit(*start, *end, text, old=held)
+
+
+def _rendered(node: cst.CSTNode, indent: str) -> str:
+    """``node``'s code as it reads at a place indented by ``indent``: its lines that
+    LibCST indents with their block (arguments one a line) get that indentation,
+    which a node rendered on its own would lose."""
+    state = CodegenState(default_indent="    ", default_newline="\n")
+    state.indent_tokens.append(indent)
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def all_checks() -> dict[str, type[Check]]:

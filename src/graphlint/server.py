@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import json
 import logging
 import os
@@ -340,7 +341,7 @@ class GraphlintServer(LanguageServer):
         found = self.converter.structure(item, types.Diagnostic)
         assert isinstance(found, types.Diagnostic)
         codec = document.position_codec
-        found.range = codec.range_to_client_units(document.lines, found.range)
+        found.range = codec.range_to_client_units(_lines(document), found.range)
         return found
 
 
@@ -506,6 +507,18 @@ def _code_actions(
     return actions
 
 
+def _lines(document: TextDocument) -> list[str]:
+    """The document's lines as Python and graphlint count them: split at ``\\r\\n``,
+    ``\\r`` and ``\\n`` only (pygls's ``lines`` also splits at form feeds and the
+    other breaks of ``str.splitlines``, which would shift every line after one)."""
+    text = document.source
+    starts = [0, *(m.end() for m in _BREAK.finditer(text))]
+    return [text[a:b] for a, b in itertools.pairwise([*starts, len(text)]) if a < b]
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _wanted(only: Sequence[str] | None, kind: str) -> bool:
     """Whether a request for the kinds ``only`` (none: any) takes ``kind``: kinds
     are hierarchical (``source.fixAll`` takes ``source.fixAll.graphlint``)."""
@@ -572,7 +585,7 @@ def _touch(a: types.Range, b: types.Range) -> bool:
 def _edits(document: TextDocument, d: types.Diagnostic) -> list[types.TextEdit]:
     """A diagnostic's fix (``data.edits``) as text edits in the client's units."""
     data = d.data if isinstance(d.data, dict) else {}
-    codec, lines = document.position_codec, document.lines
+    codec, lines = document.position_codec, _lines(document)
     changes = []
     for edit in data.get("edits") or []:
         start, end = edit["range"]["start"], edit["range"]["end"]
@@ -590,7 +603,7 @@ def _ignore(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | N
     """ "Ignore GL101 on this line": a ``# graphlint: ignore[GL101]`` comment on the
     line where the diagnostic starts, or the code added to the one there."""
     number = d.range.start.line
-    lines: Sequence[str] = document.lines
+    lines: Sequence[str] = _lines(document)
     if number >= len(lines) or not isinstance(d.code, str):
         return None
     line = lines[number].rstrip("\r\n")
