@@ -113,8 +113,8 @@ def warmup_text(
     assert isinstance(side, cst.With) and isinstance(side.body, cst.IndentedBlock)
     loop = side.body.body[0]
     assert isinstance(loop, cst.For) and isinstance(loop.body, cst.IndentedBlock)
-    # the captured statements with their own layout, without comments: a
-    # ``# graphlint: ignore[...]`` copied out of the capture would ignore nothing
+    # the captured statements with their own layout, without comments: a copied
+    # suppression comment would suppress nothing outside the capture
     uncommented = _Uncommented()
     copied = [s.visit(uncommented) for s in statements]
     if isinstance(capture.body, cst.IndentedBlock):  # with its own indentation
