@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,8 +42,26 @@ def snapshot_of_this_repo(dest: Path) -> str:
     return git(dest, "rev-parse", "HEAD").stdout.strip()
 
 
+def readme_blocks() -> list[str]:
+    """The YAML blocks of the README's pre-commit section, as a user copies them."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```yaml\n(.*?)```", section, re.S)
+
+
+def test_the_readme_pins_a_commit_or_a_local_hook() -> None:
+    """A release tag does not travel with the repository as it is published: the
+    README pins a commit (a full hash) or runs graphlint installed locally."""
+    pinned, local = readme_blocks()
+    assert re.search(r"rev: [0-9a-f]{40}\b", pinned)
+    assert "id: graphlint" in pinned
+    assert "repo: local" in local and "entry: graphlint check" in local
+
+
 @pytest.mark.slow
-def test_pre_commit_hook(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [0, 1], ids=["pinned commit", "local hook"])
+def test_pre_commit_hook(tmp_path: Path, block: int) -> None:
+    """The README's block, with its placeholders filled, as the user's config."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     pre_commit = [sys.executable, "-m", "pre_commit"]
@@ -51,10 +70,13 @@ def test_pre_commit_hook(tmp_path: Path) -> None:
     user = tmp_path / "user"
     user.mkdir()
     git(user, "init", "-q")
-    (user / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {hooks_repo}\n    rev: {rev}\n    hooks:\n      - id: graphlint\n"
-    )
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    config = readme_blocks()[block]
+    config = re.sub(r"repo: https://\S+", f"repo: {hooks_repo}", config)
+    config = re.sub(r"rev: [0-9a-f]{40}", f"rev: {rev}", config)
+    (user / ".pre-commit-config.yaml").write_text(config)
+    # the local hook runs the graphlint installed with these tests
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "PATH": path}
 
     def commit(message: str) -> subprocess.CompletedProcess[str]:
         git(user, "add", "-A")
@@ -139,11 +161,6 @@ with torch.cuda.graph(g):
 """
 
 
-def test_the_readme_hook_block_names_this_release() -> None:
-    """The version is written once (graphlint.__version__, which the package metadata
-    reads); the README's hook block names the tag of that release."""
-    from graphlint import __version__  # noqa: PLC0415
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"rev: v{__version__}  # a release tag" in readme
+def test_the_version_is_written_once() -> None:
+    """graphlint.__version__, which the package metadata reads."""
     assert 'dynamic = ["version"]' in (ROOT / "pyproject.toml").read_text()
