@@ -169,8 +169,11 @@ def test_config_found_from_a_subfolder_and_exclude(project: Path) -> None:
     (project / "src" / "s.py").write_text(BAD)
     _, out, _ = run("check", ".", cwd=project)
     assert "generated" not in out and "src/s.py" in out
-    # an excluded file named explicitly (as pre-commit does) is still excluded
+    # an excluded file named explicitly is checked (ruff's way); with
+    # --force-exclude (the pre-commit hook's) it stays excluded
     code, out, _ = run("check", "generated/g.py", cwd=project)
+    assert code == 1 and "generated/g.py" in out
+    code, out, _ = run("check", "--force-exclude", "generated/g.py", cwd=project)
     assert code == 0
 
 

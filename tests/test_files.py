@@ -68,7 +68,9 @@ def test_excludes_apply_to_walked_and_explicit_files(tmp_path: Path) -> None:
     touch(tmp_path, "keep.py", "gen/out.py", "tests/data/x.py")
     excludes = IgnoreFile(tmp_path.resolve(), ["gen/", "tests/**/x.py"])
     assert names(collect([tmp_path], excludes).files, tmp_path) == {"keep.py"}
-    assert collect([tmp_path / "gen" / "out.py"], excludes).files == []
+    named = tmp_path / "gen" / "out.py"
+    assert collect([named], excludes).files == [named]  # named: checked (ruff's way)
+    assert collect([named], excludes, named=False).files == []  # --force-exclude
 
 
 def test_symlink_loops_are_not_followed_and_files_deduplicated(tmp_path: Path) -> None:

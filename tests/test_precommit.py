@@ -55,7 +55,7 @@ def test_the_readme_pins_a_commit_or_a_local_hook() -> None:
     pinned, local = readme_blocks()
     assert re.search(r"rev: [0-9a-f]{40}\b", pinned)
     assert "id: graphlint" in pinned
-    assert "repo: local" in local and "entry: graphlint check" in local
+    assert "repo: local" in local and "entry: graphlint check --force-exclude" in local
 
 
 @pytest.mark.slow

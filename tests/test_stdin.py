@@ -57,6 +57,6 @@ def test_stdin_without_a_name_and_excluded_names(tmp_path: Path) -> None:
     (project / "pyproject.toml").write_text(
         '[tool.graphlint]\nexclude = ["pkg/model.py"]\n'
     )
-    assert stdin(project, "pkg/model.py", MODEL)[0] == 0  # excluded, as when named
+    assert stdin(project, "pkg/model.py", MODEL, "--force-exclude")[0] == 0  # left out
     done = graphlint("check", "-", cwd=project, input=MODEL)
     assert done.returncode == 0 and "1 file checked" in done.stdout

@@ -283,6 +283,15 @@ def check(
             help="Print the configuration that governs the first path, and exit.",
         ),
     ] = False,
+    force_exclude: Annotated[
+        bool,
+        typer.Option(
+            "--force-exclude",
+            help="Leave out a file named on the command line that the configuration "
+            "excludes (a pre-commit hook or an editor names every file; by default "
+            "naming a file checks it).",
+        ),
+    ] = False,
     alone: Annotated[
         bool,
         typer.Option(
@@ -355,6 +364,7 @@ def check(
         alone,
         limits=limits,
         preview=preview,
+        force_exclude=force_exclude,
     )
     targets = paths or [Path(".")]
     given: dict[str, bytes] = {}

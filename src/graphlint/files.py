@@ -97,9 +97,13 @@ class _Found:
         )
 
 
-def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> Collected:
+def collect(
+    paths: list[Path], excludes: IgnoreFile | None = None, *, named: bool = True
+) -> Collected:
     """The files to check under ``paths``, and the paths that cannot be read. A file
-    in the overlay (stdin, an editor's buffer) is there even when the disk has none."""
+    in the overlay (stdin, an editor's buffer) is there even when the disk has none.
+    ``excludes`` leaves out what the folders hold, and, without ``named``, the files
+    named themselves too (``--force-exclude``)."""
     missing = [p for p in paths if _missing(p) and overlaid(p) is None]
     if missing:
         raise MissingPathError(", ".join(str(p) for p in missing))
@@ -107,7 +111,7 @@ def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> Collected:
     for path in paths:
         if overlaid(path) is not None:
             real = os.path.realpath(path)
-            if excludes is None or not excludes.excludes(Path(real)):
+            if named or excludes is None or not excludes.excludes(Path(real)):
                 found.file(path, real)
             continue
         try:
@@ -122,7 +126,7 @@ def collect(paths: list[Path], excludes: IgnoreFile | None = None) -> Collected:
         if stat.S_ISDIR(target.st_mode):
             continue  # a symlink to a folder named explicitly: not followed
         real = os.path.realpath(path)
-        if excludes is None or not excludes.excludes(Path(real)):
+        if named or excludes is None or not excludes.excludes(Path(real)):
             found.file(path, real)
     return found.result()
 

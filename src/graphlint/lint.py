@@ -69,6 +69,33 @@ class Choices:
     # --max-file-size, --timeout, --max-memory: (key, value) pairs, checked
     limits: tuple[tuple[str, float], ...] = ()
     preview: bool | None = None  # --preview / --no-preview
+    # --force-exclude: a file named on the command line stays out when excluded (a
+    # pre-commit hook, an editor); otherwise naming it checks it, as ruff does
+    force_exclude: bool = False
+
+
+def _excluded(
+    excludes: IgnoreFile | None, targets: list[Path], force: bool
+) -> Callable[[Path], bool]:
+    """Whether the analysis leaves a file out: the configuration excludes it, and
+    (unless ``force``) no target named on the command line that it excludes holds
+    it (``graphlint check fixtures/`` checks what an excluded folder holds)."""
+    if excludes is None:
+        return lambda path: False
+    named = [] if force else [real_path(t) for t in targets]
+    named = [
+        t
+        for t in named
+        if excludes.excludes(t) or (t.is_dir() and excludes.excludes(t / "_"))
+    ]
+
+    def excluded(path: Path) -> bool:
+        real = real_path(path)
+        if not excludes.excludes(real):
+            return False
+        return not any(real == t or real.is_relative_to(t) for t in named)
+
+    return excluded
 
 
 def plan(
@@ -114,7 +141,7 @@ def plan(
     root = config.exclude_root or config.root
     excludes = IgnoreFile(root, list(config.exclude)) if config.exclude else None
     try:
-        named = collect(targets, excludes)
+        named = collect(targets, excludes, named=not chosen.force_exclude)
     except MissingPathError as error:
         raise LintError(f"no such file or directory: {error}") from None
     # a committed link out of the repository is not read: GL004
@@ -129,7 +156,9 @@ def plan(
     analysed = shown
     if project is not None:
         folders = [project, *folders]
-        whole = collect([project, *targets], excludes).files
+        whole = collect(
+            [project, *targets], excludes, named=not chosen.force_exclude
+        ).files
         analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
     nested = Nested(config, flags, warn, tree.top) if config_file is None else None
     try:
@@ -205,9 +234,7 @@ def lint(
             roots=config.source_roots,
             eager=frozenset(config.eager_functions),
             cache=None if no_cache else Cache.for_project(config.root, cache_dir),
-            excluded=(lambda path: excludes.excludes(real_path(path)))
-            if excludes is not None
-            else (lambda path: False),
+            excluded=_excluded(excludes, targets, chosen.force_exclude),
             display=lambda path: str(display_path(path, cwd)),
             capture_roots=config.capture_roots,
             base=config.root,

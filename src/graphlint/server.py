@@ -73,7 +73,7 @@ from graphlint.config import ConfigError, find, folder_of
 from graphlint.diagnostics import Applicability, Diagnostic
 from graphlint.docs import doc_path
 from graphlint.files import project_root
-from graphlint.lint import LintError, lint
+from graphlint.lint import Choices, LintError, lint
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay
 from graphlint.runner import keep_workers
@@ -309,7 +309,11 @@ class GraphlintServer(LanguageServer):
         targets = [path, *_same_project(path, others)]
         try:
             with overlay(buffers):
-                checked = lint([Path(t) for t in targets], warn=self._warn)
+                checked = lint(  # an excluded file stays out when it is opened
+                    [Path(t) for t in targets],
+                    warn=self._warn,
+                    chosen=Choices(force_exclude=True),
+                )
         except LintError as error:  # shown once, not at every keystroke
             if str(error) not in self.said:
                 self.said.add(str(error))
