@@ -382,7 +382,7 @@ def _check_file(
     source = found.text
     # pass one: functions compiled through wrappers other modules define
     sites = (
-        compile_sites(found.tree, display, module_of(path))
+        compile_sites(found.tree, display, module_of(path), source)
         if job.external is None and found.tree is not None
         else []
     )

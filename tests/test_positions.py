@@ -1,0 +1,91 @@
+"""One position model: diagnostics count columns in code points, LibCST's, also where
+a position comes from CPython's tree, which counts UTF-8 bytes (the calls of a
+finding's chain)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphlint.columns import ByteColumns
+from tests.test_cli import run
+
+U = "\U0001d518"  # MATHEMATICAL FRAKTUR CAPITAL U: one code point, two UTF-16 units
+
+# the finding, and each call on the way from the region to it, comes after
+# characters outside the BMP (U) and within it ("é") on its line
+TRAIN = f"""\
+import torch
+from pkg.model import step
+
+x = torch.zeros(4, device="cuda")
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    tag = "{U}é"; y = step(x)
+"""
+MODEL = f"""\
+from pkg.inner import inner
+
+
+def step(x):
+    label = "{U}"; return inner(x)
+"""
+INNER = f"""\
+def inner(x):
+    s = "é{U}"; return x.sum().item()
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    for name, text in (("train", TRAIN), ("model", MODEL), ("inner", INNER)):
+        (tmp_path / "pkg" / f"{name}.py").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _where(text: str, line: int, what: str) -> tuple[int, int]:
+    """The 0-based column of ``what`` on ``line``: in code points, in UTF-16 units."""
+    found = text.splitlines()[line - 1]
+    points = found.index(what)
+    return points, len(found[:points].encode("utf-16-le")) // 2
+
+
+FINDING = _where(INNER, 2, "x.sum().item()")
+CALLS = [
+    ("pkg/train.py", 7, _where(TRAIN, 7, "step(x)")),
+    ("pkg/model.py", 5, _where(MODEL, 5, "inner(x)")),
+]
+
+
+def test_the_lines_hold_what_the_test_is_about() -> None:
+    points, units = FINDING
+    assert units == points + 1  # one character outside the BMP before it
+    assert all(units == points + 1 for _, _, (points, units) in CALLS)
+
+
+def test_text_json_and_github_count_code_points(project: Path) -> None:
+    points = FINDING[0]
+    out = run("check", "--no-cache", ".", cwd=project)[1]
+    assert f"pkg/inner.py:2:{points + 1}: GL101" in out
+    (found,) = json.loads(
+        run("check", "--no-cache", "--format", "json", ".", cwd=project)[1]
+    )
+    assert (found["line"], found["column"]) == (2, points + 1)
+    assert found["end_column"] == points + 1 + len("x.sum().item()")
+    via = [(hop["path"], hop["line"], hop["column"]) for hop in found["region"]["via"]]
+    # a call's column is counted in code points too, not in CPython's UTF-8 bytes
+    assert via == [(path, line, p + 1) for path, line, (p, _) in CALLS]
+    out = run("check", "--no-cache", "--format", "github", ".", cwd=project)[1]
+    assert f"line=2,col={points + 1},endLine=2," in out
+
+
+def test_byte_offsets_become_code_points() -> None:
+    columns = ByteColumns(f"x = 1\ns = 'é{U}'; f(x)\n")
+    assert columns(1, 4) == 4
+    assert columns(2, len(f"s = 'é{U}'; ".encode())) == len(f"s = 'é{U}'; ")
+    assert columns(9, 3) == 3  # a line the text does not have: as given
