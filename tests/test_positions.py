@@ -1,6 +1,7 @@
-"""One position model: diagnostics count columns in code points, LibCST's, also where
-a position comes from CPython's tree, which counts UTF-8 bytes (the calls of a
-finding's chain)."""
+"""One position model: diagnostics count columns in code points, and each output
+converts to what its consumer counts. A character outside the Basic Multilingual
+Plane is one code point and two UTF-16 code units (LSP's default); the text, json
+and github outputs keep 1-based code points."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.columns import ByteColumns
+from graphlint.columns import ByteColumns, anchor, astral_lines, lines_of, utf16
 from tests.test_cli import run
 
 U = "\U0001d518"  # MATHEMATICAL FRAKTUR CAPITAL U: one code point, two UTF-16 units
@@ -84,8 +85,52 @@ def test_text_json_and_github_count_code_points(project: Path) -> None:
     assert f"line=2,col={points + 1},endLine=2," in out
 
 
+def test_lsp_counts_utf16_code_units(project: Path) -> None:
+    units = FINDING[1]
+    documents = json.loads(
+        run("check", "--no-cache", "--format", "lsp", ".", cwd=project)[1]
+    )
+    (d,) = [d for doc in documents for d in doc["diagnostics"]]
+    assert d["range"]["start"] == {"line": 1, "character": units}
+    assert d["range"]["end"] == {"line": 1, "character": units + len("x.sum().item()")}
+    calls = [
+        (Path(r["location"]["uri"]).name, r["location"]["range"]["start"])
+        for r in d["relatedInformation"]
+    ]
+    assert calls == [
+        (Path(path).name, {"line": line - 1, "character": u})
+        for path, line, (_, u) in CALLS
+    ]
+
+
+def test_cached_results_keep_the_columns(project: Path) -> None:
+    first = run("check", "--format", "lsp", ".", cwd=project)[1]
+    assert run("check", "--format", "lsp", ".", cwd=project)[1] == first
+    # pass one again for one file; the others' results come from the cache
+    (project / "pkg" / "train.py").write_text(TRAIN + "\n", encoding="utf-8")
+    assert run("check", "--format", "lsp", ".", cwd=project)[1] == first
+
+
+def test_astral_lines_and_utf16() -> None:
+    text = f"a = 1\r\nb = '{U}x{U}'\rc = 'é'\n{U}\x0c{U}\n"
+    assert lines_of(text) == ["a = 1", f"b = '{U}x{U}'", "c = 'é'", f"{U}\x0c{U}"]
+    assert astral_lines(text) == ((2, (5, 7)), (4, (0, 2)))
+    assert astral_lines("é = 'ascii and BMP only'") == ()
+    assert [utf16(col, (5, 7)) for col in (0, 5, 6, 7, 8, 9)] == [0, 5, 7, 8, 10, 11]
+
+
 def test_byte_offsets_become_code_points() -> None:
     columns = ByteColumns(f"x = 1\ns = 'é{U}'; f(x)\n")
     assert columns(1, 4) == 4
     assert columns(2, len(f"s = 'é{U}'; ".encode())) == len(f"s = 'é{U}'; ")
     assert columns(9, 3) == 3  # a line the text does not have: as given
+
+
+def test_anchor_is_the_flagged_code_not_its_place() -> None:
+    lines = ["    y = x.item()  # note", "", "y  =  x.item()"]
+    here = anchor(lines, 1, 8, 1, 16)
+    assert here == anchor(lines, 3, 6, 3, 14)  # the same code, elsewhere
+    assert here != anchor(["    y = x.cpu()"], 1, 8, 1, 15)
+    # a span over several lines: its first line, from its start
+    assert anchor(lines, 1, 4, 2, 0) == anchor(["y = x.item() # note"], 1, 0, 2, 0)
+    assert anchor(lines, 9, 0, 9, 1) == ""

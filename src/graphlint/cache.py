@@ -58,8 +58,9 @@ from graphlint.read import ReadError, read_bounded
 # in ``sets_hyperparameters``; 24 adds a fix's applicability
 # (``Diagnostic.applicability``); 25 the text each edit replaces (``Edit.old``); 26
 # counts the columns of calls in code points, not UTF-8 bytes (``CallSite.col``,
-# ``CompileSite.col``)
-FORMAT = 26
+# ``CompileSite.col``); 27 adds what the outputs need of a file's text
+# (``Diagnostic.anchor`` and ``wide``, ``FileResult.wide``)
+FORMAT = 27
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"
