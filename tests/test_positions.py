@@ -1,7 +1,7 @@
 """One position model: diagnostics count columns in code points, and each output
 converts to what its consumer counts. A character outside the Basic Multilingual
-Plane is one code point and two UTF-16 code units (LSP's default); the text, json
-and github outputs keep 1-based code points."""
+Plane is one code point and two UTF-16 code units (LSP's default, SARIF's
+``utf16CodeUnits``); the text, json and github outputs keep 1-based code points."""
 
 from __future__ import annotations
 
@@ -101,6 +101,31 @@ def test_lsp_counts_utf16_code_units(project: Path) -> None:
         (Path(path).name, {"line": line - 1, "character": u})
         for path, line, (_, u) in CALLS
     ]
+
+
+def test_sarif_counts_what_its_column_kind_says(project: Path) -> None:
+    units = FINDING[1]
+    document = json.loads(
+        run("check", "--no-cache", "--format", "sarif", ".", cwd=project)[1]
+    )
+    (sarif_run,) = document["runs"]
+    assert sarif_run["columnKind"] == "utf16CodeUnits"
+    (result,) = sarif_run["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startColumn"], region["endColumn"]) == (
+        units + 1,
+        units + 1 + len("x.sum().item()"),
+    )
+    calls = [
+        (
+            r["physicalLocation"]["artifactLocation"]["uri"],
+            r["physicalLocation"]["region"]["startLine"],
+            r["physicalLocation"]["region"]["startColumn"],
+        )
+        for r in result["relatedLocations"]
+        if "startColumn" in r["physicalLocation"]["region"]
+    ]
+    assert calls == [(path, line, u + 1) for path, line, (_, u) in CALLS]
 
 
 def test_cached_results_keep_the_columns(project: Path) -> None:
