@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -92,6 +93,137 @@ def test_sarif_gives_a_reached_finding_its_region_and_call_chain(project: Path) 
     assert steps == [7, 2]
     # ``x`` is a device tensor: the capture passes it one
     assert result["properties"]["confidence"] == "high"
+
+
+def _sarif(*args: str, cwd: Path) -> dict[str, Any]:
+    """The SARIF log of ``graphlint check --format sarif ARGS``, schema-checked."""
+    out = run("check", "--no-cache", "--format", "sarif", *args, cwd=cwd)[1]
+    document: dict[str, Any] = json.loads(out)
+    jsonschema.Draft4Validator(SCHEMA).validate(document)
+    return document
+
+
+def test_sarif_rules_carry_what_code_scanning_reads(project: Path) -> None:
+    (sarif_run,) = _sarif("bad.py", cwd=project)["runs"]
+    rules = {rule["id"]: rule for rule in sarif_run["tool"]["driver"]["rules"]}
+    gl101 = rules["GL101"]
+    assert gl101["fullDescription"]["text"].startswith(
+        "Flags code inside a capture region that copies a device tensor to the host: "
+        "t.item(), t.tolist(),"
+    )
+    assert gl101["fullDescription"]["markdown"].startswith(
+        "Flags code inside a capture region that copies a device tensor to the host: "
+        "`t.item()`, `t.tolist()`,"
+    )
+    assert gl101["defaultConfiguration"] == {"enabled": True, "level": "error"}
+    assert gl101["properties"] == {
+        "tags": ["cuda-graphs", "host-synchronisation", "capture-error"],
+        "precision": "high",
+        "problem.severity": "error",
+    }
+    assert rules["GL001"]["properties"]["tags"] == ["tool"]
+    assert rules["GL008"]["defaultConfiguration"]["enabled"] is False
+    for code, rule in rules.items():
+        # GitHub's required fields, within the lengths it shows
+        assert rule["name"] == CODES[code].name and len(rule["name"]) <= 255
+        assert 0 < len(rule["shortDescription"]["text"]) <= 1024
+        assert 0 < len(rule["fullDescription"]["text"]) <= 1024
+        assert rule["help"]["text"] and rule["help"]["markdown"].startswith(f"# {code}")
+        assert rule["properties"]["precision"] in ("very-high", "high")
+        assert rule["properties"]["problem.severity"] in (
+            "error",
+            "warning",
+            "recommendation",
+        )
+        assert 0 < len(rule["properties"]["tags"]) <= 10
+        assert "helpUri" not in rule  # no published address, no path of the machine
+    assert sarif_run["columnKind"] == "utf16CodeUnits"
+
+
+def _artifacts(value: object) -> list[dict[str, str]]:
+    """Every ``artifactLocation`` in a SARIF log (results, related locations, code
+    flows, fixes)."""
+    if isinstance(value, list):
+        return [found for item in value for found in _artifacts(item)]
+    if not isinstance(value, dict):
+        return []
+    own = [value["artifactLocation"]] if "artifactLocation" in value else []
+    return own + [found for item in value.values() for found in _artifacts(item)]
+
+
+FIXME = """\
+import torch
+
+g = torch.cuda.CUDAGraph()
+opt = torch.optim.Adam([])
+with torch.cuda.graph(g):
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_sarif_holds_no_path_of_the_machine(project: Path, absolute: bool) -> None:
+    (project / "pkg" / "fixme.py").write_text(FIXME)  # a fix, a related location
+    targets = [".", "pkg/fixme.py"]
+    if absolute:  # ``graphlint check $GITHUB_WORKSPACE``
+        targets = [str(project.resolve()), str(project / "pkg" / "fixme.py")]
+    document = _sarif(*targets, cwd=project)
+    text = json.dumps(document)
+    assert str(project) not in text and str(project.resolve()) not in text
+    assert "file://" not in text
+    (sarif_run,) = document["runs"]
+    assert sarif_run["originalUriBaseIds"]["%SRCROOT%"].keys() == {"description"}
+    results = sarif_run["results"]
+    assert {"fixes", "relatedLocations", "codeFlows"} <= {k for r in results for k in r}
+    found = _artifacts(results)
+    assert {a["uri"] for a in found} == {
+        "bad.py",
+        "pkg/model.py",
+        "pkg/train.py",
+        "pkg/fixme.py",
+    }
+    assert all(a["uriBaseId"] == "%SRCROOT%" for a in found)
+
+
+def test_sarif_reaches_a_file_outside_its_root_with_dot_dot(project: Path) -> None:
+    (project / "sub").mkdir()
+    (sarif_run,) = _sarif("..", cwd=project / "sub")["runs"]
+    found = _artifacts(sarif_run["results"])
+    assert {a["uri"] for a in found} == {
+        "../bad.py",
+        "../pkg/model.py",
+        "../pkg/train.py",
+    }
+    assert all(a["uriBaseId"] == "%SRCROOT%" for a in found)
+
+
+BAD_TWICE = """\
+import torch
+
+x = torch.randn(8, device="cuda")
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    a = x.sum().item()
+    b = x.sum().item()
+"""
+
+
+def _fingerprints(project: Path, text: str) -> list[str]:
+    (project / "twice.py").write_text(text)
+    (sarif_run,) = _sarif("twice.py", cwd=project)["runs"]
+    return [r["partialFingerprints"]["graphlint/v1"] for r in sarif_run["results"]]
+
+
+def test_sarif_fingerprints_follow_the_code_not_its_line(project: Path) -> None:
+    first, second = _fingerprints(project, BAD_TWICE)
+    assert first != second  # the same finding twice in a file: told apart
+    # lines added above, and white space changed in the flagged line: the same
+    moved = "import os\n\n\n" + BAD_TWICE.replace("a = x", "a  =  x")
+    assert _fingerprints(project, moved) == [first, second]
+    # the flagged code changed: a new finding; the other one keeps its own
+    changed = BAD_TWICE.replace("b = x.sum().item()", "b = x.max().item()")
+    kept, new = _fingerprints(project, changed)
+    assert kept == first and new not in (first, second)
 
 
 def test_github_annotations(project: Path) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from graphlint.checks import Check
+from graphlint.diagnostics import Outcome
 from graphlint.rule import all_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,11 +39,19 @@ def _literal(text: str) -> str:
     return '"' + escaped.replace('"', '\\"') + '"'
 
 
+def _severity(check: type[Check]) -> str:
+    """A code's severity outside torch.compile, as ``Rule.report`` derives it."""
+    if check.severity is not None:
+        return check.severity.name.lower()
+    return "warning" if check.outcome is Outcome.PERF else "error"
+
+
 def render_codes() -> str:
     """The entries as ruff formats them (one field a line: a summary can be long)."""
     return "".join(
         f'    "{code}": Code(\n        "{check.name}",\n'
         f"        {check.default_enabled},\n        {_literal(check.summary())},\n"
+        f'        "{check.outcome.value}",\n        "{_severity(check)}",\n'
         + (
             f'        "{check.fix_applicability.value}",\n'
             if check.fix_applicability

@@ -56,8 +56,11 @@ from graphlint.read import ReadError, read_bounded
 # (``Ref`` kind "declared"); 22 adds return annotations
 # (``FunctionSummary.returns_class``); 23 counts ``*=`` and skips nested functions
 # in ``sets_hyperparameters``; 24 adds a fix's applicability
-# (``Diagnostic.applicability``); 25 the text each edit replaces (``Edit.old``)
-FORMAT = 25
+# (``Diagnostic.applicability``); 25 the text each edit replaces (``Edit.old``); 26
+# counts the columns of calls in code points, not UTF-8 bytes (``CallSite.col``,
+# ``CompileSite.col``); 27 adds what the outputs need of a file's text
+# (``Diagnostic.anchor`` and ``wide``, ``FileResult.wide``)
+FORMAT = 27
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"

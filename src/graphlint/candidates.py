@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlint.columns import placed
 from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import Diagnostic, FileResult
 from graphlint.facts.torchapi import (
@@ -227,8 +228,11 @@ def screen(path: Path, settings: Settings) -> Screened:
     if text_candidate(text) or has_marker(text, settings.markers):
         return Screened(None, compiles=writes_compile_setting(text))
     comments = scan(text)
-    problems = tuple(unknown_suppressions(comments, display, settings.enabled))
-    result = FileResult(display, problems, suppressions=tuple(comments.entries))
+    problems = unknown_suppressions(comments, display, settings.enabled)
+    # the lines with characters outside the BMP count here for its own diagnostics
+    # only: where a region reaches the file, the project pass checks it again
+    found, wide = placed(problems, text) if problems else ((), ())
+    result = FileResult(display, found, suppressions=tuple(comments.entries), wide=wide)
     return Screened(result, parsable=bool(text))
 
 

@@ -6,6 +6,8 @@ import enum
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
+from graphlint.columns import utf16
+
 
 class Severity(enum.IntEnum):
     """LSP severities: the numbers are the protocol's."""
@@ -127,8 +129,20 @@ class Edit:
 
 
 @dataclass(frozen=True, slots=True)
+class Wide:
+    """A line that holds characters outside the Basic Multilingual Plane, which
+    UTF-16 counts as two code units and graphlint's columns as one
+    (``graphlint.columns``)."""
+
+    path: str
+    line: int  # 1-based
+    cols: tuple[int, ...]  # 0-based code-point columns of those characters
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One finding. Lines are 1-based, columns 0-based (LibCST's convention)."""
+    """One finding. Lines are 1-based, columns 0-based code points (LibCST's
+    convention): each output converts them to what its consumer counts."""
 
     path: str
     code: str
@@ -146,10 +160,24 @@ class Diagnostic:
     related: tuple[Related, ...] = ()
     edits: tuple[Edit, ...] = ()  # the fix, where it is a mechanical edit
     applicability: Applicability | None = None  # of ``edits``; None without them
+    # a digest of the flagged code (``columns.anchor``), which SARIF fingerprints
+    # are made of; "" where the file's text was not at hand
+    anchor: str = ""
+    # the lines its positions are on (its own, its edits', its related locations',
+    # the calls of its chain) that hold characters outside the BMP
+    wide: tuple[Wide, ...] = ()
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
+
+    def utf16(self, path: str, line: int, col: int) -> int:
+        """The column ``col`` of ``line`` in ``path`` (one of the places this
+        diagnostic names) in UTF-16 code units, as LSP and SARIF count."""
+        for entry in self.wide:
+            if entry.line == line and entry.path == path:
+                return utf16(col, entry.cols)
+        return col
 
     def describe(self) -> str:
         """The message with its region, as every output gives it: ``... [torch.cuda.
@@ -232,6 +260,10 @@ class FileResult:
     # project callables (qualified) its code calls outside regions with an optimizer
     # whose step a graph captured: GL407 asks whether they set its hyper-parameters
     asks: tuple[str, ...] = ()
+    # the lines of the file that hold characters outside the BMP, with their columns
+    # (``columns.astral_lines``): the project pass gives each diagnostic the entries
+    # of the places it names (``Diagnostic.wide``)
+    wide: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 class Reason(str, enum.Enum):

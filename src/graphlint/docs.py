@@ -25,3 +25,21 @@ def doc_path(code: str) -> Path | None:
         return None
     path = folder / f"{name}.md"
     return path if path.is_file() else None
+
+
+def what_it_does(page: str) -> str | None:
+    """The first paragraph under a page's "What it does" heading, on one line; None
+    where the page has none."""
+    lines = page.splitlines()
+    try:
+        start = lines.index("## What it does") + 1
+    except ValueError:
+        return None
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    paragraph: list[str] = []
+    for line in lines[start:]:
+        if not line.strip() or line.startswith("#"):
+            break
+        paragraph.append(line.strip())
+    return " ".join(paragraph) or None

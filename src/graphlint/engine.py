@@ -18,6 +18,7 @@ from libcst.metadata import CodeRange
 from graphlint.candidates import (
     may_capture,
 )
+from graphlint.columns import placed
 from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import (
     Confidence,
@@ -53,9 +54,10 @@ from graphlint.read import (
     module_of,
     package_of,
     prescreen,
-    read_source,
+    read_text,
     skip_statements,
     skipped_note,
+    source_of,
     too_deep,
     tool_diagnostic,
 )
@@ -353,9 +355,15 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
     """Lint one file from disk; every problem with the file becomes a diagnostic."""
     job = path if isinstance(path, Job) else Job(path)
     display = str(job.path)
-    found = _check_file(job, display, settings)
+    text = read_text(job.path, display, settings.max_file_size)
+    if isinstance(text, Diagnostic):
+        found: list[Diagnostic] | Analysis = [text]
+        text = ""
+    else:
+        found = _check_file(job, display, text, settings)
+    diagnostics = found.diagnostics if isinstance(found, Analysis) else found
+    kept, wide = placed([d for d in diagnostics if d.code in settings.enabled], text)
     if isinstance(found, Analysis):
-        kept = tuple(d for d in found.diagnostics if d.code in settings.enabled)
         return FileResult(
             display,
             kept,
@@ -366,23 +374,24 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
             used=tuple(sorted(found.used)),
             warmups=tuple(found.warmups),
             asks=tuple(found.asks),
+            wide=wide,
         )
     # in the project pass too: a file only reached, or one that pass one skipped
     # before parsing, says here why its reached functions were not analysed
-    return FileResult(display, tuple(d for d in found if d.code in settings.enabled))
+    return FileResult(display, kept, wide=wide)
 
 
 def _check_file(
-    job: Job, display: str, settings: Settings
+    job: Job, display: str, text: str, settings: Settings
 ) -> list[Diagnostic] | Analysis:
     path = job.path
-    found = read_source(path, display, settings.max_file_size, settings.target)
+    found = source_of(text, display, settings.target)
     if isinstance(found, Diagnostic):
         return [found]
     source = found.text
     # pass one: functions compiled through wrappers other modules define
     sites = (
-        compile_sites(found.tree, display, module_of(path))
+        compile_sites(found.tree, display, module_of(path), source)
         if job.external is None and found.tree is not None
         else []
     )

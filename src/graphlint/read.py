@@ -249,13 +249,11 @@ def read_text(path: Path, display: str, max_file_size: int) -> str | Diagnostic:
     return decode(data, display)
 
 
-def read_source(
-    path: Path, display: str, max_file_size: int, target: Version = RUNNING
+def source_of(
+    text: str, display: str, target: Version = RUNNING
 ) -> Source | Diagnostic:
-    """A source file, or its GL0xx outcome. An empty ``__init__.py`` has no text."""
-    text = read_text(path, display, max_file_size)
-    if isinstance(text, Diagnostic):
-        return text
+    """A file's text (``read_text``'s) as a source, or its GL0xx outcome. An empty
+    ``__init__.py`` has no text."""
     if not text:
         return Source("", None)
     tree = prescreen(text, display, target)

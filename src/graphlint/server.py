@@ -340,7 +340,7 @@ class GraphlintServer(LanguageServer):
         self.window_log_message(types.LogMessageParams(kind, message))
 
     def _to_lsp(self, d: Diagnostic, document: TextDocument) -> types.Diagnostic:
-        item: dict[str, Any] = diagnostic_to_lsp(d)
+        item: dict[str, Any] = diagnostic_to_lsp(d, utf16=False)
         item["message"] = d.describe()
         found = self.converter.structure(item, types.Diagnostic)
         assert isinstance(found, types.Diagnostic)

@@ -2,9 +2,10 @@
 
 ``[{"code", "name", "message", "path", "line", "column", "end_line", "end_column",
 "severity", "confidence", "outcome", "fix", "edits", "applicability", "region",
-"related"}, ...]``: lines and columns are 1-based, as in the text output, and paths
-are shown as there; ``edits`` is the fix where it is a mechanical edit (``{"line",
-"column", "end_line", "end_column", "text"}``: the text that replaces that span),
+"related"}, ...]``: lines and columns are 1-based, columns in code points, as in the
+text output, and paths are shown as there; ``edits`` is the fix where it is a
+mechanical edit (``{"line", "column", "end_line", "end_column", "text"}``: the text
+that replaces that span),
 ``applicability`` whether ``--fix`` applies it ("safe") or only ``--unsafe-fixes``
 does ("unsafe"; null without edits); ``region`` is null or
 ``{"kind", "label", "path", "line", "via": [{"path", "line", "column",

@@ -1,6 +1,6 @@
 """GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` line
 per diagnostic, which a workflow run shows as an annotation on the pull request's
-diff. Lines and columns are 1-based.
+diff. Lines and columns are 1-based, columns in code points, as in the text output.
 
 Values are escaped as the runner unescapes them (``%``, CR and LF in the message;
 ``:`` and ``,`` too in a property), after the text from the checked files (paths,

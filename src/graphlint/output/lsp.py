@@ -2,7 +2,10 @@
 
 Each diagnostic is an LSP ``Diagnostic`` (0-based positions, severity 1-4, ``code``,
 ``codeDescription.href``, ``source``, ``message``); ``data`` carries graphlint's own
-fields: the region, the fix hint, the measured outcome and the confidence.
+fields: the region, the fix hint, the measured outcome and the confidence. Characters
+are counted in UTF-16 code units, LSP's default position encoding: a character
+outside the Basic Multilingual Plane (most emoji) is two, where graphlint's
+own columns (and the text output's) count it as one.
 
 File URIs percent-encode the path's bytes, so a file name that is not UTF-8 keeps its
 real bytes (``%FF``); in the other strings such a byte is escaped (``\\xff``), so that
@@ -26,11 +29,19 @@ from graphlint.docs import doc_path
 from graphlint.output.escape import encodable_json, inert_json
 
 
-def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
+def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
+    """``d`` as an LSP ``Diagnostic``, its characters counted in UTF-16 code units
+    (LSP's default position encoding), or in code points without ``utf16`` (the
+    language server converts those itself, to what the client negotiated)."""
+
+    def at(path: str, line: int, col: int) -> dict[str, int]:
+        units = d.utf16(path, line, col) if utf16 else col
+        return {"line": line - 1, "character": units}
+
     item: dict[str, Any] = {
         "range": {
-            "start": {"line": d.line - 1, "character": d.col},
-            "end": {"line": d.end_line - 1, "character": d.end_col},
+            "start": at(d.path, d.line, d.col),
+            "end": at(d.path, d.end_line, d.end_col),
         },
         "severity": int(d.severity),
         "code": d.code,
@@ -44,8 +55,8 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
             "edits": [
                 {
                     "range": {
-                        "start": {"line": e.line - 1, "character": e.col},
-                        "end": {"line": e.end_line - 1, "character": e.end_col},
+                        "start": at(d.path, e.line, e.col),
+                        "end": at(d.path, e.end_line, e.end_col),
                     },
                     "newText": e.text,
                 }
@@ -71,8 +82,8 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
             "location": {
                 "uri": _uri(d.path),
                 "range": {
-                    "start": {"line": other.line - 1, "character": other.col},
-                    "end": {"line": other.line - 1, "character": other.col},
+                    "start": at(d.path, other.line, other.col),
+                    "end": at(d.path, other.line, other.col),
                 },
             },
             "message": other.message,
@@ -87,8 +98,8 @@ def diagnostic_to_lsp(d: Diagnostic) -> dict[str, Any]:
                 "location": {
                     "uri": _uri(hop.path),
                     "range": {
-                        "start": {"line": hop.line - 1, "character": hop.col},
-                        "end": {"line": hop.line - 1, "character": hop.col},
+                        "start": at(hop.path, hop.line, hop.col),
+                        "end": at(hop.path, hop.line, hop.col),
                     },
                 },
                 "message": hop.note(hop is _first_call(d.region.via)),

@@ -1,19 +1,51 @@
 """SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
 
-One run; ``tool.driver.rules`` lists every code graphlint knows, each with its summary
-and its documentation page as help (Markdown), so that a consumer shows the rule
-without graphlint installed. A result's location is relative to ``%SRCROOT%``, the
-working folder; the capture region, the lines of its evidence and each call from the
-region to the finding are ``relatedLocations``, and the call chain is also a
-``codeFlow``, which code scanning shows as steps. Columns are 1-based, as SARIF
-counts them; graphlint's own fields (confidence, measured outcome, fix) are the
-result's ``properties``.
+One run. ``tool.driver.rules`` lists every code graphlint knows, with what GitHub
+reads of a rule (its "SARIF support for code scanning" page, ``reportingDescriptor``):
+the summary (``shortDescription``), the first paragraph of the page's "What it does"
+(``fullDescription``, the summary where there is none; at most 1024 characters, as
+GitHub shows), the page itself as ``help`` (Markdown), the default level, and
+``properties``: ``tags`` (``cuda-graphs``, the code's family, its measured outcome),
+``precision`` and ``problem.severity``. There is no ``helpUri``: the pages have no
+published address, and the installed page's ``file:`` URI (what the ``lsp`` format
+links) would put a path of the machine that ran graphlint in the file; the page is the
+rule's ``help`` instead.
+
+A result's locations are URIs relative to ``%SRCROOT%``, the folder graphlint ran in
+(in CI, the checkout: GitHub reads a relative URI as relative to the repository's
+root); ``originalUriBaseIds`` names it without its absolute path, and a file outside
+it is reached with ``../``. The capture region, the lines of its evidence and each
+call from the region to the finding are ``relatedLocations``; the call chain is also a
+``codeFlow``, which code scanning shows as steps. Lines are 1-based and columns are
+1-based UTF-16 code units, as the run's ``columnKind`` says (a run that says nothing
+means code points, SARIF 2.1.0's default), the unit of tools built on UTF-16
+strings (JavaScript viewers, LSP editors); graphlint's own fields (confidence,
+measured outcome, fix) are the result's ``properties``.
+
+``partialFingerprints["graphlint/v1"]`` identifies a finding across commits: a
+SHA-256 of its code, its file's URI, a digest of the code it flags (the span's text on
+its first line, white space collapsed: ``columns.anchor``) and its index among the
+findings of that file with the same code and text, in the file's order. No line
+number or column takes part, so adding lines above a finding keeps it, changing the
+flagged code changes it, and two identical findings in one file differ. GitHub code
+scanning itself reads only ``primaryLocationLineHash``, which the ``upload-sarif``
+action computes from the checked-out file when it is missing (a hash of the text from
+the line's start, with an occurrence count: also blind to line numbers); graphlint
+leaves that key to the action, which warns about every value it did not compute.
+
+Sources: GitHub's "SARIF support for code scanning"
+(https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning:
+the properties code scanning reads, their limits, "Code scanning only uses the
+primaryLocationLineHash") and the ``upload-sarif`` action's fingerprinting
+(``src/fingerprints.ts`` of github/codeql-action: the hash, and the warning).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +61,7 @@ from graphlint.diagnostics import (
     Severity,
     Survey,
 )
-from graphlint.docs import doc_path
+from graphlint.docs import doc_path, what_it_does
 from graphlint.output.escape import encodable_json, inert_json
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -40,65 +72,136 @@ _LEVEL = {
     Severity.HINT: "note",
 }
 _BASE = "%SRCROOT%"
+FINGERPRINT = "graphlint/v1"
+# a code's hundred: its family (``rules/README.md``), as a tag to filter by
+_FAMILY = {
+    "0": "tool",
+    "1": "host-synchronisation",
+    "2": "control-flow",
+    "3": "static-memory",
+    "4": "host-work",
+    "5": "rng",
+    "6": "transfers",
+    "7": "capture-setup",
+}
+# GitHub's levels of ``problem.severity``, from a code's severity
+_PROBLEM = {
+    "error": "error",
+    "warning": "warning",
+    "information": "recommendation",
+    "hint": "recommendation",
+}
+_DESCRIPTION_LIMIT = 1024  # characters GitHub shows of a description
 
 
 def _rule(code: str) -> dict[str, Any]:
     found = CODES[code]
-    rule: dict[str, Any] = {
+    page = doc_path(code)
+    markdown = page.read_text(encoding="utf-8") if page is not None else None
+    full = (what_it_does(markdown) if markdown is not None else None) or found.summary
+    family = _FAMILY.get(code[2], "other")
+    tags = ["cuda-graphs", family, found.outcome] if family != "tool" else ["tool"]
+    return {
         "id": code,
         "name": found.name,
-        "shortDescription": {"text": found.summary},
-        "defaultConfiguration": {"enabled": found.default},
-    }
-    page = doc_path(code)
-    if page is not None:
-        markdown = page.read_text(encoding="utf-8")
-        rule["help"] = {"text": markdown, "markdown": markdown}
-    return rule
-
-
-def _location(path: str, line: int, col: int | None = None) -> dict[str, Any]:
-    """A physical location: ``path`` as shown (relative to the working folder, which
-    is ``%SRCROOT%``), or a file URI when it is absolute."""
-    region: dict[str, Any] = {"startLine": line}
-    if col is not None:
-        region["startColumn"] = col + 1
-    artifact = (
-        {"uri": Path(path).as_uri()}
-        if os.path.isabs(path)
-        else {"uri": quote(os.fsencode(Path(path).as_posix())), "uriBaseId": _BASE}
-    )
-    return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
-
-
-def _hop(hop: Hop, first: bool) -> dict[str, Any]:
-    return {
-        **_location(hop.path, hop.line, hop.col),
-        "message": {"text": hop.note(first)},
+        "shortDescription": {"text": _plain(found.summary)},
+        "fullDescription": {"text": _plain(full), "markdown": _short(full)},
+        "defaultConfiguration": {
+            "enabled": found.default,
+            "level": _LEVEL[Severity[found.severity.upper()]],
+        },
+        "help": {
+            "text": markdown or found.summary,
+            "markdown": markdown or found.summary,
+        },
+        "properties": {
+            "tags": tags,
+            # GL0xx say what happened to a file; the hazards are found by analysis,
+            # and a finding that rests on inference says so ("(inferred)")
+            "precision": "very-high" if found.outcome == "tool" else "high",
+            "problem.severity": _PROBLEM[found.severity],
+        },
     }
 
 
-def _result(d: Diagnostic, index: int) -> dict[str, Any]:
-    primary = _location(d.path, d.line, d.col)
+def _plain(markdown: str) -> str:
+    """A one-line Markdown text as plain text: code spans without their backticks."""
+    return _short(markdown.replace("``", "").replace("`", ""))
+
+
+def _short(text: str) -> str:
+    if len(text) <= _DESCRIPTION_LIMIT:
+        return text
+    return text[: _DESCRIPTION_LIMIT - 1].rsplit(" ", 1)[0] + "\u2026"
+
+
+def _uri(path: str, root: str) -> dict[str, str]:
+    """The artifact location of ``path`` (as shown: relative to the working folder,
+    or absolute): a URI relative to ``%SRCROOT%``, the working folder ``root``.
+    Only a path that has no relative form (another drive on Windows) stays an
+    absolute file URI."""
+    if os.path.isabs(path):
+        try:
+            path = os.path.relpath(path, root)
+        except ValueError:
+            return {"uri": Path(path).as_uri()}
+    relative = Path(path).as_posix()
+    return {"uri": quote(os.fsencode(relative)), "uriBaseId": _BASE}
+
+
+class _Places:
+    """Locations of one diagnostic's places, in UTF-16 columns."""
+
+    def __init__(self, d: Diagnostic, root: str) -> None:
+        self.d = d
+        self.root = root
+
+    def column(self, path: str, line: int, col: int) -> int:
+        return self.d.utf16(path, line, col) + 1
+
+    def location(self, path: str, line: int, col: int | None = None) -> dict[str, Any]:
+        region: dict[str, Any] = {"startLine": line}
+        if col is not None:
+            region["startColumn"] = self.column(path, line, col)
+        return {
+            "physicalLocation": {
+                "artifactLocation": _uri(path, self.root),
+                "region": region,
+            }
+        }
+
+    def hop(self, hop: Hop, first: bool) -> dict[str, Any]:
+        return {
+            **self.location(hop.path, hop.line, hop.col),
+            "message": {"text": hop.note(first)},
+        }
+
+
+def _result(d: Diagnostic, index: int, fingerprint: str, root: str) -> dict[str, Any]:
+    at = _Places(d, root)
+    primary = at.location(d.path, d.line, d.col)
     region = primary["physicalLocation"]["region"]
     region["endLine"] = d.end_line
-    region["endColumn"] = d.end_col + 1
+    region["endColumn"] = at.column(d.path, d.end_line, d.end_col)
     related: list[dict[str, Any]] = []
     if d.region is not None:
         where = d.region.path if d.region.path is not None else d.path
         related.append(
             {
-                **_location(where, d.region.line),
+                **at.location(where, d.region.line),
                 "message": {"text": f"the {d.region.label} region"},
             }
         )
     related += [
-        {**_location(d.path, other.line, other.col), "message": {"text": other.message}}
+        {
+            **at.location(d.path, other.line, other.col),
+            "message": {"text": other.message},
+        }
         for other in d.related
     ]
     via = d.region.via if d.region else ()
     first = next((hop for hop in via if not hop.handoff), None)
-    hops = [_hop(hop, hop is first) for hop in via]
+    hops = [at.hop(hop, hop is first) for hop in via]
     related += hops
     result: dict[str, Any] = {
         "ruleId": d.code,
@@ -106,6 +209,7 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
         "level": _LEVEL[d.severity],
         "message": {"text": d.describe()},
         "locations": [primary],
+        "partialFingerprints": {FINGERPRINT: fingerprint},
         "properties": {
             "name": d.name,
             "confidence": d.confidence.value,
@@ -123,9 +227,9 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
             {
                 "deletedRegion": {
                     "startLine": e.line,
-                    "startColumn": e.col + 1,
+                    "startColumn": at.column(d.path, e.line, e.col),
                     "endLine": e.end_line,
-                    "endColumn": e.end_col + 1,
+                    "endColumn": at.column(d.path, e.end_line, e.end_col),
                 },
                 "insertedContent": {"text": e.text},
             }
@@ -150,16 +254,43 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
     return result
 
 
+def fingerprints(results: Sequence[FileResult], root: str) -> list[str]:
+    """Each diagnostic's ``graphlint/v1`` fingerprint, in the results' order (see the
+    module's docstring)."""
+    seen: Counter[tuple[str, str, str]] = Counter()
+    found: list[str] = []
+    for result in results:
+        shown = result.diagnostics
+        digests = [""] * len(shown)
+        for number in sorted(range(len(shown)), key=lambda n: shown[n].sort_key):
+            d = shown[number]
+            key = (d.code, _uri(d.path, root)["uri"], d.anchor)
+            digests[number] = _digest(*key, str(seen[key]))
+            seen[key] += 1
+        found.extend(digests)
+    return found
+
+
+def _digest(*parts: str) -> str:
+    data = "\0".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
 def format_sarif(
     results: Sequence[FileResult],
     color: bool = False,
     *,
     survey: Survey | None = None,
     show_reach: bool = False,
+    root: str | None = None,
 ) -> str:
+    """The SARIF log of ``results``; paths are made relative to ``root`` (the
+    working folder unless given), which is ``%SRCROOT%``."""
     del color, survey, show_reach  # SARIF carries findings only
+    root = root if root is not None else os.getcwd()
     codes = list(CODES)
     index = {code: number for number, code in enumerate(codes)}
+    found = [d for result in results for d in result.diagnostics]
     document = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -169,16 +300,24 @@ def format_sarif(
                     "driver": {
                         "name": "graphlint",
                         "version": __version__,
+                        "semanticVersion": __version__,
                         "rules": [_rule(code) for code in codes],
                     }
                 },
                 "originalUriBaseIds": {
-                    _BASE: {"uri": Path.cwd().resolve().as_uri() + "/"}
+                    _BASE: {
+                        "description": {
+                            "text": "The folder graphlint ran in (in CI, the "
+                            "repository's checkout)."
+                        }
+                    }
                 },
+                "columnKind": "utf16CodeUnits",
                 "results": [
-                    _result(d, index[d.code])
-                    for result in results
-                    for d in result.diagnostics
+                    _result(d, index[d.code], fingerprint, root)
+                    for d, fingerprint in zip(
+                        found, fingerprints(results, root), strict=True
+                    )
                 ],
             }
         ],

@@ -1,4 +1,5 @@
 """Human output: ``path:line:col: CODE message``, the fix hint below, a summary last.
+Lines and columns are 1-based; a column counts code points (``graphlint.columns``).
 
 The summary says what the analysis saw (its ``Survey``): how many capture regions,
 how many calls out of them were not followed, or that there was no region to check,

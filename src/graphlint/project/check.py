@@ -43,6 +43,7 @@ from graphlint.diagnostics import (
     Survey,
     Unfollowed,
     WarmupVerdict,
+    Wide,
 )
 from graphlint.facts import guards
 from graphlint.project import reach
@@ -90,6 +91,7 @@ class _Stored:
     used: tuple[tuple[int, str], ...]
     warmups: tuple[WarmupVerdict, ...] = ()
     asks: tuple[str, ...] = ()
+    wide: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @classmethod
     def of(cls, result: FileResult) -> _Stored:
@@ -105,6 +107,7 @@ class _Stored:
             result.used,
             result.warmups,
             result.asks,
+            result.wide,
         )
 
     def result(self, path: str) -> FileResult:
@@ -120,6 +123,7 @@ class _Stored:
             self.used,
             self.warmups,
             self.asks,
+            self.wide,
         )
 
 
@@ -640,7 +644,8 @@ def _renamed(found: Diagnostic, old: str, new: str) -> Diagnostic:
             path=name(region.path) if region.path is not None else None,
             via=tuple(replace(hop, path=name(hop.path)) for hop in region.via),
         )
-    return replace(found, path=name(found.path), region=region)
+    wide = tuple(replace(entry, path=name(entry.path)) for entry in found.wide)
+    return replace(found, path=name(found.path), region=region, wide=wide)
 
 
 def _survey(
@@ -825,9 +830,11 @@ def _merge(
 ) -> list[FileResult]:
     """Add what the project pass found (of the ``enabled`` codes), by path; a file
     only reached is listed even when clean, so editors clear it. Then, all passes
-    done, say which suppression comments dropped nothing (GL008)."""
+    done, say which suppression comments dropped nothing (GL008), and give each
+    diagnostic what its places need for UTF-16 columns (``_widened``)."""
     by_path = {r.path: i for i, r in enumerate(results)}
     merged = list(results)
+    wide = {r.path: dict(r.wide) for r in [*results, *extra] if r.wide}
     for found in extra:
         if found.path not in by_path:
             by_path[found.path] = len(merged)
@@ -846,7 +853,31 @@ def _merge(
             suppressions=old.suppressions or found.suppressions,
             used=tuple(sorted({*old.used, *found.used})),
         )
-    return [with_unused(result, enabled) for result in merged]
+    merged = [with_unused(result, enabled) for result in merged]
+    return [_widened(result, wide) for result in merged] if wide else merged
+
+
+def _widened(
+    result: FileResult, wide: dict[str, dict[int, tuple[int, ...]]]
+) -> FileResult:
+    """``result`` with each diagnostic given the lines with characters outside the
+    BMP among the places it names (its own, its edits', its related locations', the
+    calls of its chain), from the ``wide`` lines of every file checked: what LSP
+    and SARIF need to count its columns in UTF-16."""
+    changed = []
+    for d in result.diagnostics:
+        places = {(d.path, d.line), (d.path, d.end_line)}
+        places.update((d.path, line) for e in d.edits for line in (e.line, e.end_line))
+        places.update((d.path, other.line) for other in d.related)
+        if d.region is not None:
+            places.update((hop.path, hop.line) for hop in d.region.via)
+        found = tuple(
+            Wide(path, line, wide[path][line])
+            for path, line in sorted(places)
+            if line in wide.get(path, {})
+        )
+        changed.append(replace(d, wide=found) if found else d)
+    return replace(result, diagnostics=tuple(changed))
 
 
 __all__ = ["Checked", "check_project", "check_source", "survey_project"]

@@ -13,8 +13,9 @@ its own to compile through a helper.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from graphlint.columns import ByteColumns
 from graphlint.project.summary import ModuleSummary, dotted, imported
 
 
@@ -59,12 +60,16 @@ _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.P
 _Candidate = tuple[ast.expr, "str | None", "str | None"]
 
 
-def compile_sites(tree: ast.Module, path: str, module: str) -> list[CompileSite]:
+def compile_sites(
+    tree: ast.Module, path: str, module: str, text: str = ""
+) -> list[CompileSite]:
     """The functions of a module handed to wrappers it imports. Names the module
     binds otherwise too (assigned, defined) are its own, not imported, and left to
     the file's own analysis. Only statements are walked, not every expression: a
     call counts where it is a statement's value (``foo = wrap(b)(foo)``, ``return
-    compile_fn(m)``), which keeps this cheap enough for every file."""
+    compile_fn(m)``), which keeps this cheap enough for every file. ``text``, the
+    tree's source, turns CPython's byte offsets into code-point columns (without
+    it they stay bytes, the same on ASCII lines)."""
     package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     imports: dict[str, str] = {}
     bound: set[str] = set()  # assigned or defined here: not (only) imported
@@ -98,6 +103,7 @@ def compile_sites(tree: ast.Module, path: str, module: str) -> list[CompileSite]
                     todo.extend((block, stack) for block in _blocks(statement))
     imports = {k: v for k, v in imports.items() if k not in bound | defined}
     sites: list[CompileSite] = []
+    columns = ByteColumns(text)
     for node, function, decorated in candidates:
         try:
             site = _site(node, function, decorated, imports, defined)
@@ -105,9 +111,8 @@ def compile_sites(tree: ast.Module, path: str, module: str) -> list[CompileSite]
             continue
         if site is not None:
             compiler, called, target, call = site
-            sites.append(
-                _make(path, module, function, node, compiler, called, target, call)
-            )
+            found = _make(path, module, function, node, compiler, called, target, call)
+            sites.append(replace(found, col=columns(found.line, found.col)))
     return sorted(sites, key=lambda site: (site.line, site.col))
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from graphlint.columns import ByteColumns
 from graphlint.diagnostics import Diagnostic
 from graphlint.facts import guards
 from graphlint.facts.torchapi import (
@@ -375,6 +376,7 @@ class _Summarizer(ast.NodeVisitor):
         self._class_nodes: list[ast.ClassDef] = []  # the enclosing classes
         self._class_named: dict[str, ast.ClassDef] = {}  # the module's, by name
         self._properties: dict[ast.ClassDef, dict[str, ast.expr]] = {}
+        self.columns = ByteColumns("")  # CPython's byte offsets to code points
 
     # -- definitions -----------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -1002,7 +1004,7 @@ class _Summarizer(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = dotted(node.func)
-        where = (node.lineno, node.col_offset)
+        where = (node.lineno, self.columns(node.lineno, node.col_offset))
         if callee is not None:
             site = CallSite(
                 *where,
@@ -1774,10 +1776,13 @@ def summarize(
 ) -> ModuleSummary:
     """The summary of one parsed module. Its source ``text``, when given, says which
     searches can find nothing and are skipped: ``:=``, ``global``/``nonlocal``
-    and ``param_groups`` each take a walk of every function."""
+    and ``param_groups`` each take a walk of every function; and it turns CPython's
+    byte offsets into the code-point columns of calls (without it they stay bytes,
+    the same on ASCII lines)."""
     module = ModuleSummary(name, path)
     summarizer = _Summarizer(module, package)
     if text is not None:
+        summarizer.columns = ByteColumns(text)
         summarizer.walrus = ":=" in text
         summarizer.param_groups = "param_groups" in text
         summarizer.shares = "global" in text or "nonlocal" in text
@@ -1865,7 +1870,7 @@ def summarize_source(
     )
     if isinstance(shallow, ast.Module):
         with contextlib.suppress(RecursionError):
-            return summarize(shallow, name, path, package or None)
+            return summarize(shallow, name, path, package or None, text)
     detail = "nested too deeply to follow calls into it"
     return tool_diagnostic(ParserLimitExceeded, path, detail=detail)
 
