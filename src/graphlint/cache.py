@@ -56,8 +56,9 @@ from graphlint.read import ReadError, read_bounded
 # (``Ref`` kind "declared"); 22 adds return annotations
 # (``FunctionSummary.returns_class``); 23 counts ``*=`` and skips nested functions
 # in ``sets_hyperparameters``; 24 adds a fix's applicability
-# (``Diagnostic.applicability``); 25 the text each edit replaces (``Edit.old``)
-FORMAT = 25
+# (``Diagnostic.applicability``); 25 the text each edit replaces (``Edit.old``);
+# 26 adds suppressions of a whole file (``Suppression.whole_file``)
+FORMAT = 26
 ENV = "GRAPHLINT_CACHE_DIR"
 _MAX_ENTRY = 64 * 1024 * 1024
 _TEMPORARY = ".tmp-"
