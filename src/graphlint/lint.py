@@ -15,6 +15,7 @@ from graphlint.config import (
     LIMITS,
     Config,
     ConfigError,
+    FailOn,
     Limits,
     Nested,
     Tree,
@@ -69,6 +70,7 @@ class Choices:
     # --max-file-size, --timeout, --max-memory: (key, value) pairs, checked
     limits: tuple[tuple[str, float], ...] = ()
     preview: bool | None = None  # --preview / --no-preview
+    fail_on: FailOn | None = None  # --fail-on
 
 
 def plan(
@@ -104,6 +106,8 @@ def plan(
             config = replace(config, target_version=parse_version(target_version))
         if chosen.preview is not None:
             config = replace(config, preview=chosen.preview)
+        if chosen.fail_on is not None:
+            config = replace(config, fail_on=chosen.fail_on)
         settings = config.settings()
     except ConfigError as error:
         raise LintError(str(error)) from None
@@ -183,14 +187,15 @@ def lint(
     warn: Callable[[str], None] = lambda message: None,
     progress: Callable[[int, int], None] | None = None,
     chosen: Choices = Choices(),
+    planned: Plan | None = None,
 ) -> Checked:
-    """What ``check`` finds in ``targets`` (``plan``'s, with ``chosen`` options),
-    and what the analysis saw. In a project, the whole project is analysed (its
-    cached results make that cheap), and what concerns the targets is kept; alone,
-    the analysis starts from the targets, and what it finds in the files they reach
-    is kept too. Raises ``LintError`` for bad input; ``warn`` gets what is worth a
-    warning."""
-    run = plan(targets, chosen, warn)
+    """What ``check`` finds in ``targets`` (``plan``'s, with ``chosen`` options,
+    unless it is ``planned`` already), and what the analysis saw. In a project,
+    the whole project is analysed (its cached results make that cheap), and what
+    concerns the targets is kept; alone, the analysis starts from the targets, and
+    what it finds in the files they reach is kept too. Raises ``LintError`` for
+    bad input; ``warn`` gets what is worth a warning."""
+    run = planned if planned is not None else plan(targets, chosen, warn)
     config, cwd, excludes = run.config, run.cwd, run.excludes
     if not run.shown:
         return _with_unreadable(Checked([]), run.unreadable, run.settings, cwd)
@@ -204,7 +209,7 @@ def lint(
             jobs,
             roots=config.source_roots,
             eager=frozenset(config.eager_functions),
-            cache=None if no_cache else Cache.for_project(config.root, cache_dir),
+            cache=None if no_cache else cache_of(run, cache_dir),
             excluded=(lambda path: excludes.excludes(real_path(path)))
             if excludes is not None
             else (lambda path: False),
@@ -225,6 +230,12 @@ def lint(
         checked = checked.about({str(path) for path in run.shown})
     checked = _selected(checked, run.governing, config)
     return _with_unreadable(checked, run.unreadable, run.settings, cwd)
+
+
+def cache_of(run: Plan, cache_dir: Path | None = None) -> Cache:
+    """The cache of the run's project: its configuration's folder (else the working
+    folder), under ``cache_dir`` (else the default, ``cache.default_base``)."""
+    return Cache.for_project(run.config.root, cache_dir)
 
 
 def _common(targets: list[Path]) -> Path:
@@ -351,6 +362,7 @@ def describe(
         "source-roots": [str(root) for root in config.source_roots],
         "target-version": "{}.{}".format(*config.target_version),
         "preview": config.preview,
+        "fail-on": (run or config).fail_on.value,
     }
     limits = run or config
     return [
