@@ -16,7 +16,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from graphlint import __version__, fixer
+from graphlint import __version__, cache, fixer
 from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES, code_of
 from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, FailOn, parse_limit
@@ -27,6 +27,7 @@ from graphlint.lint import (
     LintError,
     Plan,
     cache_of,
+    cache_root,
     describe,
     lint,
     plan,
@@ -567,12 +568,15 @@ def _tell_plan(run: Plan, cache_dir: Path | None, no_cache: bool) -> None:
     files = f"{shown} to report on" + (
         f", {analysed} analysed (the project)" if analysed != shown else ""
     )
-    cache = "off (--no-cache)" if no_cache else str(cache_of(run, cache_dir).folder)
+    try:
+        used = "off (--no-cache)" if no_cache else str(cache_of(run, cache_dir).project)
+    except LintError as error:
+        fail(str(error))
     for line in (
         f"configuration: {source}",
         f"project: {project}",
         f"files: {files}",
-        f"cache: {cache}",
+        f"cache: {used}",
         f"fail-on: {config.fail_on.value}",
     ):
         typer.echo(f"graphlint: {printable(line)}", err=True)
@@ -760,6 +764,93 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as error:
         fail(f"cannot write {path}: {os_reason(error)}")
+
+
+@app.command()
+def clean(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A file or folder of the project whose cache to remove (default: "
+            "the current folder).",
+            metavar="PATH",
+            show_default=False,
+        ),
+    ] = None,
+    every: Annotated[
+        bool,
+        typer.Option("--all", help="Remove the cache of every project."),
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            metavar="DIR",
+            help=f"The cache folder (default: ${CACHE_ENV}, else the user's cache "
+            "folder).",
+            show_default=False,
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The configuration `check --config FILE` uses: its folder is the "
+            "project.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Remove graphlint's cache: the project's (the folder of its configuration,
+    else the current folder, as `check` keys it), or every project's (--all).
+    Only what graphlint writes is removed; a folder that does not look like its
+    cache (a link, a name it does not write) is refused, and nothing removed."""
+    base = Path(os.path.realpath(cache_dir or cache.default_base()))
+    if every and (path is not None or config_file is not None):
+        fail("--all removes every project's cache: pass no PATH or --config")
+    try:
+        if every:
+            removed = cache.clean_all(base)
+        else:
+            root = cache_root(path or Path("."), config_file)
+            folder = cache.project_folder(root, base)
+            removed = cache.clean_project(folder)
+    except (LintError, cache.CacheError) as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot clean the cache in {base}: {os_reason(error)}")
+    if every and not removed:
+        typer.echo(printable(f"No cache to remove in {base}."))
+    elif every and removed:
+        count = f"{removed.projects} project{'s' * (removed.projects != 1)}"
+        typer.echo(
+            printable(f"Removed the caches of {count} in {base}: {_weight(removed)}.")
+        )
+    elif not removed:
+        typer.echo(printable(f"No cache to remove for {root} ({folder})."))
+    else:
+        typer.echo(
+            printable(f"Removed the cache of {root}: {_weight(removed)} ({folder}).")
+        )
+
+
+def _weight(removed: cache.Removed) -> str:
+    """``650 files, 5.7 MiB``."""
+    files = f"{removed.files:,} file{'s' * (removed.files != 1)}"
+    return f"{files}, {_size(removed.size)}"
+
+
+def _size(count: int) -> str:
+    """``512 bytes``, ``4.1 MiB``."""
+    if count < 1024:
+        return f"{count} byte{'s' * (count != 1)}"
+    value = float(count)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 @app.command()

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from graphlint.cache import Cache
+from graphlint.cache import Cache, CacheError, configured_max_size
 from graphlint.config import (
     LIMITS,
     Config,
@@ -234,8 +234,29 @@ def lint(
 
 def cache_of(run: Plan, cache_dir: Path | None = None) -> Cache:
     """The cache of the run's project: its configuration's folder (else the working
-    folder), under ``cache_dir`` (else the default, ``cache.default_base``)."""
-    return Cache.for_project(run.config.root, cache_dir)
+    folder), under ``cache_dir`` (else the default, ``cache.default_base``). Raises
+    ``LintError`` for a size limit that is not one."""
+    try:
+        return Cache.for_project(run.config.root, cache_dir, configured_max_size())
+    except CacheError as error:
+        raise LintError(str(error)) from None
+
+
+def cache_root(target: Path, config_file: Path | None = None) -> Path:
+    """The folder whose cache ``check TARGET`` uses (``Config.root``): that of the
+    configuration ``--config`` names, else of the closest one, else the working
+    folder. Raises ``LintError`` for bad input."""
+    if not os.path.lexists(target):
+        raise LintError(f"no such file or directory: {target}")
+    if config_file is not None and not os.path.lexists(config_file):
+        raise LintError(f"config file not found: {config_file}")
+    try:
+        source = config_file or find(Path(_located(target)))
+    except ConfigError as error:
+        raise LintError(str(error)) from None
+    if source is None:
+        return real_path(Path.cwd())
+    return Path(os.path.realpath(source.parent))
 
 
 def _common(targets: list[Path]) -> Path:
