@@ -166,6 +166,8 @@ def file_codes(top: str, comment: str = "", *enabled: str) -> list[str]:
         ("def f():\n    pass  # graphlint: ignore-file[GL2]", ["GL101"]),  # indented
         ("# graphlint: ignore-file[GL3]", ["GL101", "GL201"]),
         ("# graphlint: ignore-files", ["GL101", "GL201"]),  # not this directive
+        ("# see `# graphlint: ignore-file` in the README", ["GL101", "GL201"]),
+        ("import os  # noqa: F401  # graphlint: ignore-file", ["GL101", "GL201"]),
         ('"""# graphlint: ignore-file"""', ["GL101", "GL201"]),  # a string
     ],
 )

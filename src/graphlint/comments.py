@@ -17,8 +17,9 @@ from graphlint.rules.tool.file_checks import UnknownSuppression, UnusedSuppressi
 _IGNORE = re.compile(
     r"#\s*graphlint:\s*ignore(?!-file\b)(?:\[(?P<codes>[^\]]*)\])?", re.I
 )
-# as ruff's and flake8's file-wide noqa comments: wherever it is written, it covers
-# every line of the file
+# as ruff's file-wide noqa comment: a comment that starts with it covers every line
+# of the file, wherever it is written (a comment that only mentions it, further on,
+# is prose: it must not silence a whole file)
 _IGNORE_FILE = re.compile(
     r"#\s*graphlint:\s*ignore-file\b(?:\[(?P<codes>[^\]]*)\])?", re.I
 )
@@ -96,7 +97,7 @@ def scan(source: str) -> Comments:
             continue
         line = token.start[0]
         text = token.string
-        whole = _IGNORE_FILE.search(text)
+        whole = _IGNORE_FILE.match(text)
         # a comment that covers the file covers its own line too: it is not read
         # for a line's suppression as well
         ignore = _IGNORE.search(text) if whole is None else whole
