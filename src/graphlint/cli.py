@@ -802,10 +802,13 @@ def clean(
         ),
     ] = None,
 ) -> None:
-    """Remove graphlint's cache: the project's (the folder of its configuration,
-    else the current folder, as `check` keys it), or every project's (--all).
-    Only what graphlint writes is removed; a folder that does not look like its
-    cache (a link, a name it does not write) is refused, and nothing removed."""
+    """Remove the project's cache, or every project's (--all).
+
+    The project is the folder of the configuration, else the current folder, as
+    `check` keys its cache. Only what graphlint writes is removed; a folder that
+    does not look like its cache (a link, a name it does not write) is refused,
+    and nothing removed.
+    """
     base = Path(os.path.realpath(cache_dir or cache.default_base()))
     if every and (path is not None or config_file is not None):
         fail("--all removes every project's cache: pass no PATH or --config")
