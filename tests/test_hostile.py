@@ -160,7 +160,7 @@ def test_a_symlinked_cache_folder_is_not_used(tmp_path: Path) -> None:
     outside.mkdir()
     cache = _cache_of(tree, base)
     base.mkdir()
-    cache.folder.symlink_to(outside)
+    cache.project.symlink_to(outside)
     code, found = _lsp(["pkg/train.py"], tree, GRAPHLINT_CACHE_DIR=str(base))
     assert code == 1 and ("helper.py", "GL101") in _codes(found)
     assert list(outside.iterdir()) == []

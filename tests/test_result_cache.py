@@ -40,6 +40,11 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return sent
 
 
+def projects(base: Path) -> list[Path]:
+    """The projects' folders in a cache folder (not its ``.swept`` marker)."""
+    return [path for path in base.iterdir() if not path.name.startswith(".")]
+
+
 def same_as_cold(*args: str, cwd: Path) -> str:
     """The output of a run, asserted equal to a cold run's."""
     code, out, _ = run("check", *args, cwd=cwd)
@@ -189,7 +194,7 @@ def test_temporary_files_a_killed_run_left_are_removed(
     tree.mkdir()
     (tree / "step.py").write_text(HAZARD)
     first = run("check", ".", cwd=tree)
-    (folder,) = base.iterdir()
+    (folder,) = projects(base)
     fresh = folder / ".tmp-fresh"
     fresh.write_bytes(b"{")
     written = fresh.stat().st_mtime_ns
@@ -241,7 +246,7 @@ def test_a_cache_folder_the_user_names_through_a_link_is_used(
     (tree / "step.py").write_text(HAZARD)
     first = run(*args, cwd=tree)
     assert first[0] == 1
-    (folder,) = real.iterdir()
+    (folder,) = projects(real)
     assert not folder.is_symlink() and any(folder.iterdir())
     checked.clear()
     assert run(*args, cwd=tree) == first

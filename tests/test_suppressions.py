@@ -144,3 +144,104 @@ def test_a_rule_name_stands_for_its_code(tmp_path: Path) -> None:
     (tmp_path / "graphlint.toml").write_text('ignore = ["Tensor-Truth-Value"]\n')
     out = run("check", "--no-cache", ".", cwd=tmp_path)[1]
     assert "GL101" in out and "GL201" not in out
+
+
+# -- a whole file: ``# graphlint: ignore-file`` ------------------------------------
+
+
+def file_codes(top: str, comment: str = "", *enabled: str) -> list[str]:
+    source = top + "\n" + REGION.format(comment=comment)
+    return sorted(d.code for d in lint(source, *enabled))
+
+
+@pytest.mark.parametrize(
+    ("top", "left"),
+    [
+        ("# graphlint: ignore-file", []),
+        ("# graphlint: ignore-file[GL101]", ["GL201"]),
+        ("# graphlint: ignore-file[GL1]", ["GL201"]),  # a prefix
+        ("# Graphlint: Ignore-File[gl2, tensor-truth-value]", ["GL101"]),
+        ("#graphlint:ignore-file[GL101,GL201]", []),
+        ("import os  # graphlint: ignore-file[GL101]", ["GL201"]),  # after code
+        ("def f():\n    pass  # graphlint: ignore-file[GL2]", ["GL101"]),  # indented
+        ("# graphlint: ignore-file[GL3]", ["GL101", "GL201"]),
+        ("# graphlint: ignore-files", ["GL101", "GL201"]),  # not this directive
+        ("# see `# graphlint: ignore-file` in the README", ["GL101", "GL201"]),
+        ("import os  # noqa: F401  # graphlint: ignore-file", ["GL101", "GL201"]),
+        ('"""# graphlint: ignore-file"""', ["GL101", "GL201"]),  # a string
+    ],
+)
+def test_ignore_file(top: str, left: list[str]) -> None:
+    assert file_codes(top) == left
+
+
+def test_ignore_file_and_a_line_comment_together() -> None:
+    """Each finding is dropped once, by its line's comment first."""
+    assert (
+        file_codes("# graphlint: ignore-file[GL101]", "# graphlint: ignore[GL2]") == []
+    )
+    found = file_codes(
+        "# graphlint: ignore-file[GL101]",
+        "# graphlint: ignore[GL101]",
+        "GL101",
+        "GL201",
+        "GL008",
+    )
+    assert found == ["GL008", "GL201"]  # the file's comment dropped nothing
+
+
+def test_ignore_file_unknown_and_unused_codes() -> None:
+    top = "# graphlint: ignore-file[GL1O1, GL101, GL3]"
+    source = top + "\n" + REGION.format(comment="")
+    found = lint(source, "GL007", "GL101", "GL201", "GL3")
+    assert sorted(d.code for d in found) == ["GL007", "GL201"]
+    (unknown,) = [d for d in found if d.code == "GL007"]
+    assert (unknown.line, unknown.col) == (1, top.index("GL1O1"))
+    found = lint(source, "GL101", "GL201", "GL3", "GL008")
+    (unused,) = [d for d in found if d.code == "GL008"]
+    assert (unused.line, unused.col) == (1, 0)
+    assert unused.message.startswith("suppression of GL3 in this file is unused")
+    bare = lint("# graphlint: ignore-file\nx = 1\n", "GL008")
+    assert [d.message.split(":")[0] for d in bare] == [
+        "suppression of every code in this file is unused"
+    ]
+
+
+def test_ignore_file_in_a_file_with_no_region(tmp_path: Path) -> None:
+    """Settled without being parsed, such a file's comments are still judged."""
+    (tmp_path / "plain.py").write_text("# graphlint: ignore-file[GL101]\nx = 1\n")
+    code, out, _ = run("check", "--no-cache", "plain.py", cwd=tmp_path)
+    assert code == 0
+    code, out, _ = run(
+        "check", "--no-cache", "--extend-select", "GL008", "plain.py", cwd=tmp_path
+    )
+    assert code == 1
+    assert "plain.py:1:1: GL008 suppression of GL101 in this file is unused" in out
+
+
+def test_reached_code_is_suppressed_by_the_file_it_is_in(tmp_path: Path) -> None:
+    """A finding a region in train.py causes in model.py is dropped by model.py's
+    ``ignore-file`` (even written in a function the region does not reach, which
+    the project pass does not analyse), never by one in train.py."""
+    from tests.test_cli import TRAIN, _package  # noqa: PLC0415
+
+    root = _package(tmp_path)
+    model = root / "pkg" / "model.py"
+    train = root / "pkg" / "train.py"
+    original = model.read_text()
+    _, out, _ = run("check", "--no-cache", ".", cwd=root)
+    assert "pkg/model.py:2:12: GL101" in out
+    train.write_text("# graphlint: ignore-file[GL101]\n" + train.read_text())
+    _, out, _ = run("check", "--no-cache", "--extend-select", "GL008", ".", cwd=root)
+    assert "pkg/model.py:2:12: GL101" in out
+    assert "pkg/train.py:1:1: GL008 suppression of GL101 in this file" in out
+    train.write_text(TRAIN)
+    model.write_text(
+        original + "\n\ndef unreached():\n    pass  # graphlint: ignore-file[GL101]\n"
+    )
+    for args in ((".",), ("pkg/model.py",)):
+        _, out, _ = run(
+            "check", "--no-cache", "--extend-select", "GL008", *args, cwd=root
+        )
+        assert "GL101" not in out, out
+        assert "pkg/model.py:6" not in out  # used: no GL008

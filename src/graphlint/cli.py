@@ -9,21 +9,34 @@ import contextlib
 import enum
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
-from graphlint import __version__, fixer
+from graphlint import __version__, cache, fixer
 from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES, code_of
-from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, parse_limit
-from graphlint.diagnostics import Applicability, Checked
+from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, FailOn, parse_limit
+from graphlint.diagnostics import Applicability, Checked, FileResult
 from graphlint.docs import doc_path
-from graphlint.lint import Choices, LintError, describe, lint, plan, stdin_limit
+from graphlint.lint import (
+    Choices,
+    LintError,
+    Plan,
+    cache_of,
+    cache_root,
+    describe,
+    lint,
+    plan,
+    stdin_limit,
+)
 from graphlint.output import FORMATTERS, STATISTICS, OutputFormat
 from graphlint.output.escape import printable, shown_path
+from graphlint.output.statistics import statistics_text
+from graphlint.output.text import format_text
 from graphlint.progress import progress_bar
 from graphlint.read import os_reason, overlay, real_path
 
@@ -52,6 +65,15 @@ class ColorMode(str, enum.Enum):
     AUTO = "auto"
     ALWAYS = "always"
     NEVER = "never"
+
+
+class Verbosity(enum.IntEnum):
+    """What ``check`` prints besides its exit code, least first."""
+
+    SILENT = 0  # --silent, -qq: nothing (an error that stops the run still is)
+    QUIET = 1  # -q: the report, without its summary; no warnings, no progress bar
+    NORMAL = 2
+    VERBOSE = 3  # -v: also what was checked and how long it took, on stderr
 
 
 def fail(message: str) -> NoReturn:
@@ -169,6 +191,46 @@ def check(
     exit_zero: Annotated[
         bool,
         typer.Option("--exit-zero", help="Exit 0 even when diagnostics are reported."),
+    ] = False,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option(
+            "--fail-on",
+            metavar="error|warning|note",
+            help="The least severe diagnostic that makes the exit code 1; the others "
+            "are reported and pass (default: fail-on in the configuration, else note: "
+            "any diagnostic).",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Annotated[
+        int,
+        typer.Option(
+            "--quiet",
+            "-q",
+            count=True,
+            metavar="",
+            help="Print the report only: no summary line, warning or progress bar; "
+            "-qq: as --silent.",
+            show_default=False,
+        ),
+    ] = 0,
+    silent: Annotated[
+        bool,
+        typer.Option(
+            "--silent",
+            help="Print nothing: the exit code says (an error that stops the run is "
+            "still printed, and --output-file still written).",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Also say on stderr what is checked: the configuration, the "
+            "project, the files, the cache, and how long each phase took.",
+        ),
     ] = False,
     apply_fixes: Annotated[
         bool,
@@ -350,8 +412,15 @@ def check(
     ] = None,
 ) -> None:
     """Check Python files for CUDA-graph capture hazards."""
+    started = time.perf_counter()
     if statistics and output_format not in STATISTICS:
         fail(f"--statistics prints text or json, not {output_format.value}")
+    voice = _voice(quiet, silent, verbose)
+
+    def said(message: str) -> None:  # a warning, unless -q
+        if voice >= Verbosity.NORMAL:
+            warn(message)
+
     limits = _limits(
         {"max-file-size": max_file_size, "timeout": timeout, "max-memory": max_memory}
     )
@@ -365,6 +434,7 @@ def check(
         limits=limits,
         preview=preview,
         force_exclude=force_exclude,
+        fail_on=fail_on,
     )
     targets = paths or [Path(".")]
     given: dict[str, bytes] = {}
@@ -376,7 +446,7 @@ def check(
         fail("--stdin-filename names the source read from standard input: pass -")
     if show_files or show_settings:
         with overlay(given):
-            _show(targets, show_settings, chosen)
+            _show(targets, show_settings, chosen, said)
         return
     fixing = apply_fixes or show_diff or add_noqa
     if unsafe_fixes and not (apply_fixes or show_diff):
@@ -390,16 +460,27 @@ def check(
         )
     if given and (apply_fixes or add_noqa) and len(targets) > 1:
         fail("--fix and --add-noqa print standard input's fixed text: pass - alone")
-    with _interruptible(), overlay(given), progress_bar() as progress:
+    timings: dict[str, float] = {}
+    passes = 0
+    drawn = progress_bar() if voice >= Verbosity.NORMAL else contextlib.nullcontext()
+    with _interruptible(), overlay(given), drawn as progress:
+        run = _plan(targets, chosen, said)
+        timings["planning"] = time.perf_counter() - started
+        if voice >= Verbosity.VERBOSE:
+            _tell_plan(run, None if no_cache else cache_dir, no_cache)
 
         def once() -> Checked:
+            nonlocal passes
+            passes += 1
             return _lint(
                 targets,
+                warn=said,
                 progress=progress,
                 no_cache=no_cache,
                 cache_dir=cache_dir,
                 jobs=jobs,
                 chosen=chosen,
+                planned=run,
             )
 
         if not fixing:
@@ -420,24 +501,104 @@ def check(
                 noqa=add_noqa,
                 listing=show_fixes,
                 exit_zero=exit_zero,
+                voice=voice,
             )
+    timings["checking"] = time.perf_counter() - started - timings["planning"]
     results = checked.results
-    use_color = output_file is None and _use_color(color)
-    if statistics:
-        text = STATISTICS[output_format](results, checked.survey)
-    else:
-        formatter = FORMATTERS[output_format]
-        text = formatter(
-            results, use_color, survey=checked.survey, show_reach=show_reach
+    if voice >= Verbosity.QUIET or output_file is not None:
+        use_color = output_file is None and _use_color(color)
+        text = _report(
+            checked,
+            output_format,
+            use_color,
+            statistics=statistics,
+            show_reach=show_reach,
+            summary=voice >= Verbosity.NORMAL,
         )
-    if output_file is None:
-        typer.echo(text, nl=False, color=use_color, err=to_stderr)
-    else:
-        _write(output_file, text)
+        if output_file is None:
+            typer.echo(text, nl=False, color=use_color, err=to_stderr)
+        else:
+            _write(output_file, text)
+    if voice >= Verbosity.VERBOSE:
+        _tell_timings(timings, passes, time.perf_counter() - started)
+    raise typer.Exit(_exit_code(results, run.config.fail_on, exit_zero))
+
+
+def _voice(quiet: int, silent: bool, verbose: bool) -> Verbosity:
+    """What ``-q``/``-qq``/``--silent``/``-v`` ask for (not both ways at once)."""
+    if verbose and (quiet or silent):
+        fail("--verbose says more, --quiet and --silent less: pass one of them")
+    if silent or quiet >= 2:
+        return Verbosity.SILENT
+    if quiet:
+        return Verbosity.QUIET
+    return Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+
+
+def _exit_code(results: list[FileResult], fail_on: FailOn, exit_zero: bool) -> int:
+    """2 where graphlint failed on a file; 1 where a diagnostic at least as severe
+    as ``fail_on`` is reported (and not ``exit_zero``); else 0."""
     if any(r.internal_error for r in results):
-        raise typer.Exit(EXIT_ERROR)
-    found = any(r.diagnostics for r in results)
-    raise typer.Exit(EXIT_FOUND if found and not exit_zero else EXIT_CLEAN)
+        return EXIT_ERROR
+    found = any(fail_on.fails(d.severity) for r in results for d in r.diagnostics)
+    return EXIT_FOUND if found and not exit_zero else EXIT_CLEAN
+
+
+def _report(
+    checked: Checked,
+    output_format: OutputFormat,
+    use_color: bool,
+    *,
+    statistics: bool,
+    show_reach: bool,
+    summary: bool,
+) -> str:
+    """The report in ``output_format``; text's without its summary line where not
+    ``summary`` (-q: the machine formats have none)."""
+    results, survey = checked.results, checked.survey
+    text_format = output_format is OutputFormat.TEXT
+    if statistics and text_format:
+        return statistics_text(results, survey, summary=summary)
+    if statistics:
+        return STATISTICS[output_format](results, survey)
+    if text_format:
+        return format_text(
+            results, use_color, survey=survey, show_reach=show_reach, summary=summary
+        )
+    formatter = FORMATTERS[output_format]
+    return formatter(results, use_color, survey=survey, show_reach=show_reach)
+
+
+def _tell_plan(run: Plan, cache_dir: Path | None, no_cache: bool) -> None:
+    """-v: what the run checks, and with what."""
+    config = run.config
+    source = config.source if config.source is not None else "none (the defaults)"
+    project = run.project if run.project is not None else "none (paths alone)"
+    shown, analysed = len(run.shown), len(run.analysed)
+    files = f"{shown} to report on" + (
+        f", {analysed} analysed (the project)" if analysed != shown else ""
+    )
+    try:
+        used = "off (--no-cache)" if no_cache else str(cache_of(run, cache_dir).project)
+    except LintError as error:
+        fail(str(error))
+    for line in (
+        f"configuration: {source}",
+        f"project: {project}",
+        f"files: {files}",
+        f"cache: {used}",
+        f"fail-on: {config.fail_on.value}",
+    ):
+        typer.echo(f"graphlint: {printable(line)}", err=True)
+
+
+def _tell_timings(timings: dict[str, float], passes: int, total: float) -> None:
+    """-v: how long the run took, by phase (``checking``: each pass of the
+    analysis, with the fixes applied between them)."""
+    timings["reporting"] = total - sum(timings.values())
+    phases = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings.items())
+    again = f" ({passes} passes)" if passes > 1 else ""
+    typer.echo(f"graphlint: took {total:.2f} s: {phases}{again}", err=True)
 
 
 def _apply(
@@ -449,45 +610,55 @@ def _apply(
     noqa: bool,
     listing: bool,
     exit_zero: bool,
+    voice: Verbosity,
 ) -> tuple[Checked, bool]:
     """What ``--diff``, ``--add-noqa`` and ``--fix`` do once the fixer has run (in
     the overlay of standard input's text): the diff and its exit; the comments
     and their count; the files written (the findings then read again from disk
     where one was not). The findings to report, and whether the report goes to
-    stderr (stdout holds standard input's fixed text)."""
+    stderr (stdout holds standard input's fixed text). The counts and warnings
+    are not said with -q, the diff not with --silent."""
+    talk = voice >= Verbosity.NORMAL
+
+    def echo(text: str, err: bool = True) -> None:
+        if talk:
+            typer.echo(text, nl=False, err=err)
+
     if diff:
-        _echo(fixer.diff(done.changed))
-        warn_each(done.problems)
-        typer.echo(_fix_summary(done, would=True), nl=False, err=True)
+        if voice >= Verbosity.QUIET:
+            _echo(fixer.diff(done.changed))
+        if talk:
+            warn_each(done.problems)
+        echo(_fix_summary(done, would=True))
         raise typer.Exit(EXIT_FOUND if done.changed and not exit_zero else EXIT_CLEAN)
     if noqa:
         added, skipped = fixer.suppress(done.sources, done.remaining(), read_more=True)
-        unwritten = _save(done, given)
+        unwritten = _save(done, given, talk)
         count = sum(n for path, n in added.items() if path not in unwritten)
         if done.fixed:
-            typer.echo(_fix_summary(done), nl=False, err=True)
-        if skipped:
+            echo(_fix_summary(done))
+        if skipped and talk:
             warn(
                 f"{skipped} finding{'s' * (skipped != 1)} left without a comment: "
                 "the line goes on with a backslash or inside a string"
             )
-        typer.echo(
-            f"Added {count} suppression comment{'s' * (count != 1)}.", err=bool(given)
-        )
+        echo(f"Added {count} suppression comment{'s' * (count != 1)}.\n", bool(given))
         raise typer.Exit(EXIT_CLEAN)
     checked = done.checked
-    if _save(done, given):  # report the files as they are on disk
+    if _save(done, given, talk):  # report the files as they are on disk
         checked = once()
     if listing or done.fixed:
         lines = _fix_listing(done) if listing else []
-        typer.echo("".join(lines) + _fix_summary(done), nl=False, err=True)
+        echo("".join(lines) + _fix_summary(done))
     return checked, bool(given)
 
 
-def _save(done: fixer.Fixing, given: dict[str, bytes]) -> set[str]:
-    """Write the fixed files (warning about each one that could not be), or, for
-    standard input, print its fixed text; the files not written."""
-    warn_each(done.problems)
+def _save(done: fixer.Fixing, given: dict[str, bytes], talk: bool) -> set[str]:
+    """Write the fixed files (warning about each one that could not be, when
+    ``talk``), or, for standard input, print its fixed text; the files not
+    written."""
+    if talk:
+        warn_each(done.problems)
     if given:
         for name, data in given.items():
             source = done.sources.get(name)
@@ -498,7 +669,8 @@ def _save(done: fixer.Fixing, given: dict[str, bytes]) -> set[str]:
     for source in done.changed:
         why = fixer.write(source)
         if why is not None:
-            warn(f"{printable(source.path)}: {why}")
+            if talk:
+                warn(f"{printable(source.path)}: {why}")
             done.fixed = [f for f in done.fixed if f.path != source.path]
             unwritten.add(source.path)
     return unwritten
@@ -560,7 +732,9 @@ def _read_stdin(chosen: Choices) -> bytes:
     return sys.stdin.buffer.read(limit + 1)
 
 
-def _lint(targets: list[Path], **options: Any) -> Checked:
+def _lint(
+    targets: list[Path], warn: Callable[[str], None] = warn, **options: Any
+) -> Checked:
     """``lint``, with bad input as one error line and exit code 2."""
     try:
         return lint(targets, warn=warn, **options)
@@ -568,13 +742,22 @@ def _lint(targets: list[Path], **options: Any) -> Checked:
         fail(str(error))
 
 
-def _show(targets: list[Path], settings: bool, chosen: Choices) -> None:
-    """--show-files: the files a check would report on, one a line; --show-settings:
-    the configuration of the first of them (or of the run, for a folder)."""
+def _plan(
+    targets: list[Path], chosen: Choices, warn: Callable[[str], None] = warn
+) -> Plan:
+    """``plan``, with bad input as one error line and exit code 2."""
     try:
-        run = plan(targets, chosen, warn)
+        return plan(targets, chosen, warn)
     except LintError as error:
         fail(str(error))
+
+
+def _show(
+    targets: list[Path], settings: bool, chosen: Choices, warn: Callable[[str], None]
+) -> None:
+    """--show-files: the files a check would report on, one a line; --show-settings:
+    the configuration of the first of them (or of the run, for a folder)."""
+    run = _plan(targets, chosen, warn)
     if not settings:
         for path in run.shown:
             typer.echo(shown_path(str(path)))
@@ -591,6 +774,96 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as error:
         fail(f"cannot write {path}: {os_reason(error)}")
+
+
+@app.command()
+def clean(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A file or folder of the project whose cache to remove (default: "
+            "the current folder).",
+            metavar="PATH",
+            show_default=False,
+        ),
+    ] = None,
+    every: Annotated[
+        bool,
+        typer.Option("--all", help="Remove the cache of every project."),
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            metavar="DIR",
+            help=f"The cache folder (default: ${CACHE_ENV}, else the user's cache "
+            "folder).",
+            show_default=False,
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The configuration `check --config FILE` uses: its folder is the "
+            "project.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Remove the project's cache, or every project's (--all).
+
+    The project is the folder of the configuration, else the current folder, as
+    `check` keys its cache. Only what graphlint writes is removed; a folder that
+    does not look like its cache (a link, a name it does not write) is refused,
+    and nothing removed.
+    """
+    base = Path(os.path.realpath(cache_dir or cache.default_base()))
+    if every and (path is not None or config_file is not None):
+        fail("--all removes every project's cache: pass no PATH or --config")
+    try:
+        if every:
+            removed = cache.clean_all(base)
+        else:
+            root = cache_root(path or Path("."), config_file)
+            folder = cache.project_folder(root, base)
+            removed = cache.clean_project(folder)
+    except (LintError, cache.CacheError) as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot clean the cache in {base}: {os_reason(error)}")
+    if every and not removed:
+        typer.echo(printable(f"No cache to remove in {base}."))
+    elif every and removed:
+        count = f"{removed.projects} project{'s' * (removed.projects != 1)}"
+        typer.echo(
+            printable(f"Removed the caches of {count} in {base}: {_weight(removed)}.")
+        )
+    elif not removed:
+        typer.echo(printable(f"No cache to remove for {root} ({folder})."))
+    else:
+        typer.echo(
+            printable(f"Removed the cache of {root}: {_weight(removed)} ({folder}).")
+        )
+
+
+def _weight(removed: cache.Removed) -> str:
+    """``650 files, 5.7 MiB``."""
+    files = f"{removed.files:,} file{'s' * (removed.files != 1)}"
+    return f"{files}, {_size(removed.size)}"
+
+
+def _size(count: int) -> str:
+    """``512 bytes``, ``4.1 MiB``."""
+    if count < 1024:
+        return f"{count} byte{'s' * (count != 1)}"
+    value = float(count)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 @app.command()

@@ -1,10 +1,12 @@
-"""Comments graphlint reads: suppressions and region pragmas, from one tokenize pass."""
+"""Comments graphlint reads: suppressions (of a line, or of the whole file) and region
+pragmas, from one tokenize pass."""
 
 from __future__ import annotations
 
 import io
 import re
 import tokenize
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from graphlint.codes import CODES, code_of
@@ -12,7 +14,15 @@ from graphlint.diagnostics import Diagnostic, FileResult, Suppression
 from graphlint.read import tool_diagnostic
 from graphlint.rules.tool.file_checks import UnknownSuppression, UnusedSuppression
 
-_IGNORE = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+_IGNORE = re.compile(
+    r"#\s*graphlint:\s*ignore(?!-file\b)(?:\[(?P<codes>[^\]]*)\])?", re.I
+)
+# as ruff's file-wide noqa comment: a comment that starts with it covers every line
+# of the file, wherever it is written (a comment that only mentions it, further on,
+# is prose: it must not silence a whole file)
+_IGNORE_FILE = re.compile(
+    r"#\s*graphlint:\s*ignore-file\b(?:\[(?P<codes>[^\]]*)\])?", re.I
+)
 # flake8's and ruff's form, for graphlint's codes only: a bare noqa comment
 # silences style checks, and a capture hazard must not vanish with them
 _NOQA = re.compile(
@@ -35,9 +45,9 @@ def _mentions(source: str) -> bool:
 
 @dataclass
 class Comments:
-    """``entries``: each suppression comment. ``unknown``: (line, column, code) of
-    each suppressed code that is no graphlint code or prefix. ``pragmas``: (begin
-    line, end line) of each marked span.
+    """``entries``: each suppression comment (of a line, or of the whole file).
+    ``unknown``: (line, column, code) of each suppressed code that is no graphlint
+    code or prefix. ``pragmas``: (begin line, end line) of each marked span.
     """
 
     entries: list[Suppression] = field(default_factory=list)
@@ -49,6 +59,8 @@ class Comments:
         """Line -> the codes and prefixes ignored there (None: every code)."""
         by_line: dict[int, frozenset[str] | None] = {}
         for entry in self.entries:
+            if entry.whole_file:
+                continue
             before = by_line.get(entry.line, frozenset())
             if entry.codes is None or before is None:
                 by_line[entry.line] = None
@@ -56,10 +68,15 @@ class Comments:
                 by_line[entry.line] = before | frozenset(entry.codes)
         return by_line
 
+    @property
+    def whole_file(self) -> tuple[Suppression, ...]:
+        """The ``# graphlint: ignore-file`` comments, which cover every line."""
+        return tuple(entry for entry in self.entries if entry.whole_file)
 
-def suppresses(codes: frozenset[str] | None, code: str) -> bool:
-    """Whether a line's suppression (``codes``; None: all) covers ``code``: by its
-    code or a prefix of it (``GL1`` covers GL101)."""
+
+def suppresses(codes: Collection[str] | None, code: str) -> bool:
+    """Whether a suppression (``codes``; None: all) covers ``code``: by its code or
+    a prefix of it (``GL1`` covers GL101)."""
     return codes is None or any(code.startswith(prefix) for prefix in codes)
 
 
@@ -80,15 +97,20 @@ def scan(source: str) -> Comments:
             continue
         line = token.start[0]
         text = token.string
-        ignore = _IGNORE.search(text)
+        whole = _IGNORE_FILE.match(text)
+        # a comment that covers the file covers its own line too: it is not read
+        # for a line's suppression as well
+        ignore = _IGNORE.search(text) if whole is None else whole
         every = ignore is not None and ignore.group("codes") is None
         named: set[str] = set()
-        for match in (ignore, _NOQA.search(text)):
+        noqa = _NOQA.search(text) if whole is None else None
+        for match in (ignore, noqa):
             if match is not None and match.group("codes") is not None:
                 named |= _names(found, token, match)
         if every or named:
             codes = None if every else tuple(sorted(named))
-            found.entries.append(Suppression(line, token.start[1], codes))
+            column = token.start[1]
+            found.entries.append(Suppression(line, column, codes, whole is not None))
         if _BEGIN.search(text) and begin is None:
             begin = line
         elif _END.search(text) and begin is not None:
@@ -156,15 +178,17 @@ def with_unused(result: FileResult, enabled: frozenset[str]) -> FileResult:
     """``result`` with a GL008 for each suppression comment that dropped nothing
     (all passes done): for a comment naming codes, each code or prefix that covers
     an enabled code and dropped no finding; for a bare ignore, one that dropped
-    none at all."""
+    none at all. A finding a file's ``ignore-file`` drops is counted on the
+    comment's line (``Rule.report``), as a line's is on its own."""
     if UnusedSuppression.code not in enabled or not result.suppressions:
         return result
     used = set(result.used)
     found = []
     for entry in result.suppressions:
+        where = " in this file" if entry.whole_file else ""
         if entry.codes is None:
             if not any(line == entry.line for line, _ in used):
-                found.append((entry, "every code"))
+                found.append((entry, f"every code{where}"))
             continue
         idle = [
             prefix
@@ -175,7 +199,7 @@ def with_unused(result: FileResult, enabled: frozenset[str]) -> FileResult:
             )
         ]
         if idle:
-            found.append((entry, ", ".join(idle)))
+            found.append((entry, ", ".join(idle) + where))
     if not found:
         return result
     unused = [

@@ -13,6 +13,7 @@ limits, never raise them; the user raises them (``user_limits``).
 from __future__ import annotations
 
 import contextlib
+import enum
 import math
 import os
 import re
@@ -25,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from graphlint.codes import CODES, code_of
+from graphlint.diagnostics import Severity
 from graphlint.files import project_root
 from graphlint.gitignore import PatternSet
 from graphlint.project.library import ModelError
@@ -63,6 +65,8 @@ KEYS = {
     'pattern matches: {"tests/**" = ["GL1"]}',
     "library-runs": "what library callables run of what they are given, as "
     '"pkg.mod.fn(params) -> param, self.method" (besides the bundled models)',
+    "fail-on": 'the least severe diagnostic that makes `check` exit 1: "error", '
+    '"warning" or "note" (any diagnostic, the default)',
     "preview": "true to follow code handed over to a capture elsewhere in the project "
     "(a wrapper's stored callable, a factory's returned function): more found, not "
     "yet judged precise on every tree",
@@ -105,6 +109,26 @@ class ConfigError(Exception):
     """A configuration or selection problem the user must fix (exit code 2)."""
 
 
+class FailOn(str, enum.Enum):
+    """The least severe diagnostic that makes ``check`` exit 1 (``fail-on``,
+    ``--fail-on``): the others are reported and pass."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"  # any diagnostic: notes (LSP's information) and hints too
+
+    def fails(self, severity: Severity) -> bool:
+        """Whether a diagnostic of ``severity`` makes the run fail."""
+        return severity <= _THRESHOLDS[self]
+
+
+_THRESHOLDS = {
+    FailOn.ERROR: Severity.ERROR,
+    FailOn.WARNING: Severity.WARNING,
+    FailOn.NOTE: Severity.HINT,
+}
+
+
 @dataclass(frozen=True)
 class Config:
     """Validated settings; ``root`` is what ``exclude`` patterns are relative to."""
@@ -126,6 +150,7 @@ class Config:
     eager_functions: tuple[str, ...] = ()
     library_runs: tuple[str, ...] = ()
     preview: bool = False
+    fail_on: FailOn = FailOn.NOTE
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the folders ``exclude`` and ``per-file-ignores`` patterns are relative to, when
     # they come from an extended configuration (None: ``root``)
@@ -444,6 +469,7 @@ def load(
         eager_functions=_strings(table, "eager-functions", where),
         library_runs=_library_runs(table, where),
         preview=_flag(table, "preview", where),
+        fail_on=_fail_on(table, where),
         per_file_ignores=_per_file(table, where),
         limit_origins=tuple((key, f"from {where}") for key in LIMITS if key in table),
     )
@@ -569,6 +595,17 @@ def _flag(table: dict[str, Any], key: str, where: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"'{key}' in {where} must be true or false")
     return value
+
+
+def _fail_on(table: dict[str, Any], where: str) -> FailOn:
+    value = table.get("fail-on", FailOn.NOTE.value)
+    try:
+        return FailOn(value)
+    except ValueError:
+        choices = ", ".join(f'"{level.value}"' for level in FailOn)
+        raise ConfigError(
+            f"'fail-on' in {where} must be one of {choices}, not {value!r}"
+        ) from None
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

@@ -215,11 +215,13 @@ class RegionSite:
 @dataclass(frozen=True, slots=True)
 class Suppression:
     """A suppression comment: the line it covers, the column it starts at, and the
-    codes and prefixes it names that graphlint has (None: every code)."""
+    codes and prefixes it names that graphlint has (None: every code); one that
+    covers the whole file (``# graphlint: ignore-file``) is written on ``line``."""
 
     line: int  # 1-based
     col: int  # 0-based
     codes: tuple[str, ...] | None
+    whole_file: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ GL009 by the worker that runs the file (``graphlint.runner``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -106,11 +106,17 @@ def analyse_source(
     checks: frozenset[str] = frozenset(),
     declared: frozenset[str] = frozenset(),
     setters: frozenset[Setter] = frozenset(),
+    whole_file: Sequence[Suppression] | None = None,
 ) -> Analysis:
     """Lint ``source``; ``external`` names functions that regions elsewhere reach,
-    ``declared`` those the configuration declares capture roots."""
+    ``declared`` those the configuration declares capture roots; ``whole_file``,
+    the file's ``ignore-file`` comments where ``source`` is not all of the file's
+    text (a statement or a function blanked: it may have held one)."""
     settings = settings or Settings()
     comments = scan(source)
+    if whole_file is not None:
+        lines = [entry for entry in comments.entries if not entry.whole_file]
+        comments.entries = [*lines, *whole_file]
     module, positions = _parsed(source, keep=external is None)
     forget()  # the children of another file's nodes
     facts = analyse(
@@ -129,6 +135,7 @@ def analyse_source(
         facts,
         positions,
         comments.suppressed,
+        comments.whole_file,
         library=library_of(settings.library_runs),
         setters=setters,
         source=source,
@@ -388,7 +395,7 @@ def _check_file(
     found = source_of(text, display, settings.target)
     if isinstance(found, Diagnostic):
         return [found]
-    source = found.text
+    source = text = found.text
     # pass one: functions compiled through wrappers other modules define
     sites = (
         compile_sites(found.tree, display, module_of(path), source)
@@ -441,6 +448,8 @@ def _check_file(
             checks=job.checks,
             declared=job.declared,
             setters=job.setters,
+            # read where the file is not given whole: they cover every line
+            whole_file=scan(text).whole_file if source is not text else None,
         )
         if notes:
             every = sorted([*analysis.diagnostics, *notes], key=lambda d: d.sort_key)

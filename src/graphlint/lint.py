@@ -10,11 +10,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from graphlint.cache import Cache
+from graphlint.cache import Cache, CacheError, configured_max_size
 from graphlint.config import (
     LIMITS,
     Config,
     ConfigError,
+    FailOn,
     Limits,
     Nested,
     Tree,
@@ -72,6 +73,7 @@ class Choices:
     # --force-exclude: a file named on the command line stays out when excluded (a
     # pre-commit hook, an editor); otherwise naming it checks it, as ruff does
     force_exclude: bool = False
+    fail_on: FailOn | None = None  # --fail-on
 
 
 def _excluded(
@@ -131,6 +133,8 @@ def plan(
             config = replace(config, target_version=parse_version(target_version))
         if chosen.preview is not None:
             config = replace(config, preview=chosen.preview)
+        if chosen.fail_on is not None:
+            config = replace(config, fail_on=chosen.fail_on)
         settings = config.settings()
     except ConfigError as error:
         raise LintError(str(error)) from None
@@ -212,14 +216,15 @@ def lint(
     warn: Callable[[str], None] = lambda message: None,
     progress: Callable[[int, int], None] | None = None,
     chosen: Choices = Choices(),
+    planned: Plan | None = None,
 ) -> Checked:
-    """What ``check`` finds in ``targets`` (``plan``'s, with ``chosen`` options),
-    and what the analysis saw. In a project, the whole project is analysed (its
-    cached results make that cheap), and what concerns the targets is kept; alone,
-    the analysis starts from the targets, and what it finds in the files they reach
-    is kept too. Raises ``LintError`` for bad input; ``warn`` gets what is worth a
-    warning."""
-    run = plan(targets, chosen, warn)
+    """What ``check`` finds in ``targets`` (``plan``'s, with ``chosen`` options,
+    unless it is ``planned`` already), and what the analysis saw. In a project,
+    the whole project is analysed (its cached results make that cheap), and what
+    concerns the targets is kept; alone, the analysis starts from the targets, and
+    what it finds in the files they reach is kept too. Raises ``LintError`` for
+    bad input; ``warn`` gets what is worth a warning."""
+    run = planned if planned is not None else plan(targets, chosen, warn)
     config, cwd, excludes = run.config, run.cwd, run.excludes
     if not run.shown:
         return _with_unreadable(Checked([]), run.unreadable, run.settings, cwd)
@@ -233,7 +238,7 @@ def lint(
             jobs,
             roots=config.source_roots,
             eager=frozenset(config.eager_functions),
-            cache=None if no_cache else Cache.for_project(config.root, cache_dir),
+            cache=None if no_cache else cache_of(run, cache_dir),
             excluded=_excluded(excludes, targets, chosen.force_exclude),
             display=lambda path: str(display_path(path, cwd)),
             capture_roots=config.capture_roots,
@@ -252,6 +257,33 @@ def lint(
         checked = checked.about({str(path) for path in run.shown})
     checked = _selected(checked, run.governing, config)
     return _with_unreadable(checked, run.unreadable, run.settings, cwd)
+
+
+def cache_of(run: Plan, cache_dir: Path | None = None) -> Cache:
+    """The cache of the run's project: its configuration's folder (else the working
+    folder), under ``cache_dir`` (else the default, ``cache.default_base``). Raises
+    ``LintError`` for a size limit that is not one."""
+    try:
+        return Cache.for_project(run.config.root, cache_dir, configured_max_size())
+    except CacheError as error:
+        raise LintError(str(error)) from None
+
+
+def cache_root(target: Path, config_file: Path | None = None) -> Path:
+    """The folder whose cache ``check TARGET`` uses (``Config.root``): that of the
+    configuration ``--config`` names, else of the closest one, else the working
+    folder. Raises ``LintError`` for bad input."""
+    if not os.path.lexists(target):
+        raise LintError(f"no such file or directory: {target}")
+    if config_file is not None and not os.path.lexists(config_file):
+        raise LintError(f"config file not found: {config_file}")
+    try:
+        source = config_file or find(Path(_located(target)))
+    except ConfigError as error:
+        raise LintError(str(error)) from None
+    if source is None:
+        return real_path(Path.cwd())
+    return Path(os.path.realpath(source.parent))
 
 
 def _common(targets: list[Path]) -> Path:
@@ -378,6 +410,7 @@ def describe(
         "source-roots": [str(root) for root in config.source_roots],
         "target-version": "{}.{}".format(*config.target_version),
         "preview": config.preview,
+        "fail-on": (run or config).fail_on.value,
     }
     limits = run or config
     return [

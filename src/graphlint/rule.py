@@ -36,6 +36,7 @@ from graphlint.diagnostics import (
     RegionRef,
     Related,
     Severity,
+    Suppression,
     WarmupVerdict,
 )
 from graphlint.project.library import Library, library_of
@@ -84,8 +85,11 @@ class RuleContext:
     facts: FileFacts
     positions: Mapping[cst.CSTNode, CodeRange]
     suppressed: Mapping[int, frozenset[str] | None]  # line -> codes (None: all)
+    # the ``# graphlint: ignore-file`` comments, which cover every line
+    whole_file: Sequence[Suppression] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    used: set[tuple[int, str]] = field(default_factory=set)  # (line, code) dropped
+    # (line, code) of each finding dropped: the line of the comment that dropped it
+    used: set[tuple[int, str]] = field(default_factory=set)
     warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
     # what library callables run of what they are given: the project pass follows
     # those calls into the code they run
@@ -218,8 +222,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         finding."""
         pos = self.context.positions[node]
         line = pos.start.line
-        if suppresses(self.context.suppressed.get(line, frozenset()), self.code):
-            self.context.used.add((line, self.code))
+        if self._suppressed(line):
             return
         if region.confidence is Confidence.MEDIUM:
             confidence = Confidence.MEDIUM
@@ -275,6 +278,20 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 ),
             )
         )
+
+    def _suppressed(self, line: int) -> bool:
+        """Whether a comment drops this rule's finding on ``line``: the line's own,
+        else one of the file's ``ignore-file`` comments; the comment is marked used
+        (GL008)."""
+        context = self.context
+        if suppresses(context.suppressed.get(line, frozenset()), self.code):
+            context.used.add((line, self.code))
+            return True
+        for entry in context.whole_file:
+            if suppresses(entry.codes, self.code):
+                context.used.add((entry.line, self.code))
+                return True
+        return False
 
     def _edit(self, old: cst.CSTNode, new: Replacement) -> Edit:
         span = self.context.positions[old]

@@ -20,9 +20,14 @@ def _counts(results: Sequence[FileResult]) -> list[tuple[str, str, int]]:
     return [(code, name, count) for (code, name), count in ordered]
 
 
-def statistics_text(results: Sequence[FileResult], survey: Survey) -> str:
+def statistics_text(
+    results: Sequence[FileResult], survey: Survey, *, summary: bool = True
+) -> str:
+    """The counts, and the summary line unless not ``summary`` (``check -q``)."""
     severities = Counter(d.severity for r in results for d in r.diagnostics)
     lines = [f"{count:5d}  {code}  {name}\n" for code, name, count in _counts(results)]
+    if not summary:
+        return inert_lines("".join(lines))
     files = sum(1 for r in results if r.diagnostics)
     counts = {severity: severities[severity] for severity in Severity}
     last = summary_line(counts, files, len(results), survey)

@@ -144,9 +144,11 @@ def format_text(
     *,
     survey: Survey | None = None,
     show_reach: bool = False,
+    summary: bool = True,
 ) -> str:
     """The diagnostics, the survey when ``show_reach``, and the summary line (which
-    counts regions and calls not followed when a ``survey`` is given)."""
+    counts regions and calls not followed when a ``survey`` is given) unless not
+    ``summary`` (``check -q``)."""
     blocks: list[str] = []
     counts = dict.fromkeys(Severity, 0)
     files = 0
@@ -161,12 +163,14 @@ def format_text(
         )
     if survey is not None and show_reach:
         blocks.append(format_survey(survey, color))
+    if not summary:
+        return inert_lines("\n\n".join(blocks) + "\n" if blocks else "")
     head = "\n\n".join(blocks) + "\n\n" if blocks else ""
-    summary = summary_line(counts, files, len(results), survey, show_reach)
+    last = summary_line(counts, files, len(results), survey, show_reach)
     fixable = _fixable(results)
     if fixable:  # the summary's last clause
-        summary = f"{summary.removesuffix('.' + chr(10))}; {fixable}.\n"
-    return inert_lines(head + summary)
+        last = f"{last.removesuffix('.' + chr(10))}; {fixable}.\n"
+    return inert_lines(head + last)
 
 
 def _fixable(results: Sequence[FileResult]) -> str:
