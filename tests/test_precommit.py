@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -107,6 +108,15 @@ def test_pre_commit_hook(tmp_path: Path, block: int) -> None:
     )
     result = commit("fixed")
     assert result.returncode == 0, result.stdout + result.stderr
+
+    # a notebook is checked too, and named by its cell
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": BAD}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (user / "explore.ipynb").write_text(json.dumps(notebook))
+    result = commit("notebook")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "explore.ipynb:cell 1:8:9: GL101" in result.stdout
+    (user / "explore.ipynb").unlink()
 
     # a commit that changes only a model file that a region elsewhere captures: the
     # hook sees the region (issue #15's first report: this commit used to pass)

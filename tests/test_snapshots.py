@@ -43,7 +43,12 @@ def _rendered() -> dict[str, str]:
 
 
 def _fixture_files() -> list[str]:
-    return sorted(p.relative_to(ROOT).as_posix() for p in FIXTURES.rglob("*.py"))
+    """The fixture files a check of ``fixtures/`` reads: scripts and notebooks."""
+    return sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in FIXTURES.rglob("*")
+        if p.suffix in (".py", ".ipynb")
+    )
 
 
 def _snapshot(path: str) -> Path:

@@ -88,8 +88,9 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # ``CompileSite.col``); 27 adds what the outputs need of a file's text
 # (``Diagnostic.anchor`` and ``wide``, ``FileResult.wide``); 28 adds suppressions of
 # a whole file (``Suppression.whole_file``), and keeps each version's entries in a
-# folder of its own
-FORMAT = 28
+# folder of its own; 29 reads a notebook as the script of its code cells, and adds
+# the cells of places in notebooks (``cell`` of ``Diagnostic``, ``Wide`` and the rest)
+FORMAT = 29
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

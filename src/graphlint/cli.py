@@ -151,6 +151,17 @@ def check(
             help="Codes, prefixes or rule names to disable.",
         ),
     ] = None,
+    extend_include: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extend-include",
+            metavar="PATTERNS",
+            help="gitignore-style patterns of more files to check in folders, "
+            "besides *.py and *.ipynb, such as *.pyw (added to extend-include in "
+            "the configuration, relative to its folder).",
+            show_default=False,
+        ),
+    ] = None,
     output_format: Annotated[
         OutputFormat,
         typer.Option(
@@ -435,6 +446,7 @@ def check(
         preview=preview,
         force_exclude=force_exclude,
         fail_on=fail_on,
+        extend_include=extend_include,
     )
     targets = paths or [Path(".")]
     given: dict[str, bytes] = {}
@@ -629,11 +641,14 @@ def _apply(
             _echo(fixer.diff(done.changed))
         if talk:
             warn_each(done.problems)
+            _notebooks_untouched(done, noqa=False)
         echo(_fix_summary(done, would=True))
         raise typer.Exit(EXIT_FOUND if done.changed and not exit_zero else EXIT_CLEAN)
     if noqa:
         added, skipped = fixer.suppress(done.sources, done.remaining(), read_more=True)
         unwritten = _save(done, given, talk)
+        if talk:
+            _notebooks_untouched(done, noqa=True)
         count = sum(n for path, n in added.items() if path not in unwritten)
         if done.fixed:
             echo(_fix_summary(done))
@@ -645,12 +660,33 @@ def _apply(
         echo(f"Added {count} suppression comment{'s' * (count != 1)}.\n", bool(given))
         raise typer.Exit(EXIT_CLEAN)
     checked = done.checked
-    if _save(done, given, talk):  # report the files as they are on disk
+    unwritten = _save(done, given, talk)
+    if talk:
+        _notebooks_untouched(done, noqa=False)
+    if unwritten:  # report the files as they are on disk
         checked = once()
     if listing or done.fixed:
         lines = _fix_listing(done) if listing else []
         echo("".join(lines) + _fix_summary(done))
     return checked, bool(given)
+
+
+def _notebooks_untouched(done: fixer.Fixing, *, noqa: bool) -> None:
+    """Warn about each notebook with findings: fixes and suppression comments are
+    not written into notebooks (they are left as they are)."""
+    for path, count in sorted(fixer.untouched(done.remaining()).items()):
+        findings = f"{count} finding{'s' * (count != 1)} there"
+        if noqa:
+            warn(
+                f"{path}: no suppression comments added: graphlint does not change "
+                f"notebooks ({findings}); write `# graphlint: ignore[CODE]` in the "
+                "cells"
+            )
+        else:
+            warn(
+                f"{path}: not fixed: graphlint does not change notebooks "
+                f"({findings}); fix them in the notebook"
+            )
 
 
 def _save(done: fixer.Fixing, given: dict[str, bytes], talk: bool) -> set[str]:

@@ -49,6 +49,8 @@ KEYS = {
     "extend-select": "codes or prefixes to enable in addition to the defaults",
     "ignore": "codes or prefixes to disable",
     "exclude": "gitignore-style patterns of paths not to check",
+    "extend-include": "gitignore-style patterns of more files to check in folders, "
+    'besides *.py and *.ipynb: ["*.pyw"]',
     "capture-markers": "qualified names of your own capture-region decorators/contexts",
     "capture-checks": "qualified names of functions that say whether the current "
     "stream is capturing (PyTorch's and TransformerEngine's are known)",
@@ -139,6 +141,7 @@ class Config:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    extend_include: tuple[str, ...] = ()
     capture_markers: tuple[str, ...] = ()
     capture_checks: tuple[str, ...] = ()
     capture_roots: tuple[str, ...] = ()
@@ -155,6 +158,7 @@ class Config:
     # the folders ``exclude`` and ``per-file-ignores`` patterns are relative to, when
     # they come from an extended configuration (None: ``root``)
     exclude_root: Path | None = None
+    include_root: Path | None = None
     per_file_root: Path | None = None
     # where each limit's value comes from ("from /repo/graphlint.toml"), for the
     # limits a file set or that ``limited`` decided; a limit not listed is the default
@@ -458,6 +462,7 @@ def load(
         extend_select=_codes(table, "extend-select", where),
         ignore=_codes(table, "ignore", where),
         exclude=_strings(table, "exclude", where),
+        extend_include=_strings(table, "extend-include", where),
         capture_markers=_strings(table, "capture-markers", where),
         capture_checks=_strings(table, "capture-checks", where),
         capture_roots=_roots(table, where),
@@ -547,6 +552,8 @@ def _inherit(config: Config, base: Config, table: dict[str, Any]) -> Config:
     }
     if "exclude" in taken:
         taken["exclude_root"] = base.exclude_root or base.root
+    if "extend_include" in taken:
+        taken["include_root"] = base.include_root or base.root
     if "per_file_ignores" in taken:
         taken["per_file_root"] = base.per_file_root or base.root
     own = [(key, origin) for key, origin in config.limit_origins]

@@ -57,6 +57,24 @@ class RegionKind(str, enum.Enum):
         return self is RegionKind.COMPILE
 
 
+def position(line: int, cell: int | None, col: int | None = None) -> str:
+    """``line:col`` as the text output writes a place in a file; in a notebook
+    ``cell 3:2:5`` (ruff's way: the cell, counting every cell from 1, then the line
+    in it). Without ``col``, ``line``."""
+    where = f"cell {cell}:{line}" if cell is not None else str(line)
+    return where + (f":{col + 1}" if col is not None else "")
+
+
+def place(path: str, line: int, cell: int | None, col: int | None = None) -> str:
+    """``path:line:col``, or ``path:cell 3:2:5`` in a notebook (``position``)."""
+    return f"{path}:{position(line, cell, col)}"
+
+
+def cell_line(line: int, cell: int | None) -> str:
+    """``line 12``; in a notebook, ``cell 3, line 2``."""
+    return f"cell {cell}, line {line}" if cell is not None else f"line {line}"
+
+
 @dataclass(frozen=True, slots=True)
 class Hop:
     """One call on the way from a capture region to the code it runs."""
@@ -68,12 +86,13 @@ class Hop:
     # a hand-off, not a call: where the code a capture runs was passed to the code
     # that captures it (``function`` is that call: "Wrapper(step)", "capture(fn)")
     handoff: bool = False
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
     @property
     def shown(self) -> str:
         """As a chain shows it: ``step()``, or ``Wrapper(step) at train.py:12``."""
         if self.handoff:
-            return f"{self.function} at {self.path}:{self.line}"
+            return f"{self.function} at {place(self.path, self.line, self.cell)}"
         return self.function
 
     def note(self, first: bool) -> str:
@@ -93,6 +112,7 @@ class RegionRef:
     label: str  # e.g. "torch.cuda.graph", "torch.compile(mode='reduce-overhead')"
     path: str | None = None  # the region's file, when it is not the diagnostic's
     via: tuple[Hop, ...] = ()  # the calls from the region to the diagnostic's code
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
     @property
     def chain(self) -> str:
@@ -102,7 +122,7 @@ class RegionRef:
             return ""
         first = calls[0]
         hops = " -> ".join(hop.shown for hop in self.via)
-        return f"reached from {first.path}:{first.line} via {hops}"
+        return f"reached from {place(first.path, first.line, first.cell)} via {hops}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +132,7 @@ class Related:
     line: int  # 1-based
     col: int  # 0-based
     message: str
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +158,7 @@ class Wide:
     path: str
     line: int  # 1-based
     cols: tuple[int, ...]  # 0-based code-point columns of those characters
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,16 +188,20 @@ class Diagnostic:
     # the lines its positions are on (its own, its edits', its related locations',
     # the calls of its chain) that hold characters outside the BMP
     wide: tuple[Wide, ...] = ()
+    # in a notebook (``graphlint.notebook``): the cell (every cell counted from 1),
+    # and ``line``, ``end_line`` are the lines in it; None elsewhere
+    cell: int | None = None
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
 
-    def utf16(self, path: str, line: int, col: int) -> int:
+    def utf16(self, path: str, line: int, col: int, cell: int | None = None) -> int:
         """The column ``col`` of ``line`` in ``path`` (one of the places this
-        diagnostic names) in UTF-16 code units, as LSP and SARIF count."""
+        diagnostic names; in a notebook, of the ``cell``) in UTF-16 code units, as
+        LSP and SARIF count."""
         for entry in self.wide:
-            if entry.line == line and entry.path == path:
+            if entry.line == line and entry.path == path and entry.cell == cell:
                 return utf16(col, entry.cols)
         return col
 
@@ -186,10 +212,11 @@ class Diagnostic:
         text = self.message
         region = self.region
         if region is not None and region.via:
-            where = f"{region.path}:{region.line}, {region.chain}"
+            at = place(str(region.path), region.line, region.cell)
+            where = f"{at}, {region.chain}"
             text += f" [{region.label} region at {where}]"
         elif region is not None:
-            text += f" [{region.label} region, line {region.line}]"
+            text += f" [{region.label} region, {cell_line(region.line, region.cell)}]"
         if self.confidence is Confidence.MEDIUM:
             text += " (inferred)"
         return text
@@ -206,6 +233,7 @@ class RegionSite:
     # the functions it captures, when it captures functions: defined in the file
     # ("Model.forward"), or elsewhere, as written at the capture ("model")
     targets: tuple[str, ...] = ()
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
     @property
     def key(self) -> tuple[str, int, str, str]:
@@ -293,6 +321,7 @@ class Unfollowed:
     callee: str  # as written
     reason: Reason
     detail: str  # where resolution stopped, in words
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
@@ -308,6 +337,7 @@ class ReachedFunction:
     function: str  # "Block.forward"
     excluded: bool = False  # in a file the configuration excludes: not analysed
     region: bool = False  # a region itself (listed with its own reach)
+    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,12 @@
 """Which files ``graphlint check PATH...`` looks at.
 
-Folders recurse into ``*.py``, skipping VCS folders, virtual environments, caches and
-whatever .gitignore files (from the repository root down) ignore. Files named on the
-command line are always checked unless a configured ``exclude`` pattern matches them
-(so a pre-commit hook respects the configuration). Symlinked folders are not followed.
+Folders recurse into ``*.py`` and ``*.ipynb`` (Jupyter notebooks, checked as the
+script their code cells make: ``graphlint.notebook``), and into the files an
+``extend-include`` pattern matches, skipping VCS folders, virtual environments,
+caches and whatever .gitignore files (from the repository root down) ignore. Files
+named on the command line are checked whatever their names; with ``--force-exclude``
+(a pre-commit hook, an editor), not where a configured ``exclude`` pattern matches
+them. Symlinked folders are not followed.
 
 The checked repository decides what its paths are, so no path stops the walk: a
 folder that cannot be listed and a ``.py`` link that leads nowhere (a loop, a missing
@@ -20,6 +23,10 @@ from pathlib import Path, PurePath
 
 from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
 from graphlint.read import os_reason, overlaid
+
+INCLUDED = (".py", ".ipynb")
+"""What a folder's files are checked for, by their names' ends (ruff's default
+``include`` less its stubs and ``pyproject.toml``); ``extend-include`` adds more."""
 
 SKIPPED_DIRS = frozenset(
     {
@@ -98,12 +105,18 @@ class _Found:
 
 
 def collect(
-    paths: list[Path], excludes: IgnoreFile | None = None, *, named: bool = True
+    paths: list[Path],
+    excludes: IgnoreFile | None = None,
+    includes: IgnoreFile | None = None,
+    *,
+    named: bool = True,
 ) -> Collected:
     """The files to check under ``paths``, and the paths that cannot be read. A file
     in the overlay (stdin, an editor's buffer) is there even when the disk has none.
     ``excludes`` leaves out what the folders hold, and, without ``named``, the files
-    named themselves too (``--force-exclude``)."""
+    named themselves too (``--force-exclude``). In folders, the files ``INCLUDED``
+    names and those an ``includes`` pattern (``extend-include``) matches are
+    checked."""
     missing = [p for p in paths if _missing(p) and overlaid(p) is None]
     if missing:
         raise MissingPathError(", ".join(str(p) for p in missing))
@@ -121,7 +134,7 @@ def collect(
             found.problem(path, error)
             continue
         if stat.S_ISDIR(own.st_mode):
-            _walk(path, excludes, found)
+            _walk(path, excludes, includes, found)
             continue
         if stat.S_ISDIR(target.st_mode):
             continue  # a symlink to a folder named explicitly: not followed
@@ -192,7 +205,9 @@ def _ignored(path: Path, is_dir: bool, ignores: list[IgnoreFile]) -> bool:
     return decision
 
 
-def _walk(top: Path, excludes: IgnoreFile | None, found: _Found) -> None:
+def _walk(
+    top: Path, excludes: IgnoreFile | None, includes: IgnoreFile | None, found: _Found
+) -> None:
     """Add the files below ``top``, depth first without recursion (a tree can be
     deeper than Python's stack), never through a symlinked folder."""
     # realpath, not Path.resolve(): it does not raise on a link loop. Below a real
@@ -225,7 +240,9 @@ def _walk(top: Path, excludes: IgnoreFile | None, found: _Found) -> None:
                         or _ignored(path, True, ignores)
                     ):
                         subfolders.append(path)
-                elif entry.name.endswith(".py") and not _ignored(path, False, ignores):
+                elif _included(entry.name, path, includes) and not _ignored(
+                    path, False, ignores
+                ):
                     key = entry.path
                     if entry.is_symlink():
                         # raises for a loop or a dangling link
@@ -236,6 +253,12 @@ def _walk(top: Path, excludes: IgnoreFile | None, found: _Found) -> None:
             except OSError as error:
                 found.problem(path, error)
         pending.extend((sub, ignores) for sub in reversed(subfolders))
+
+
+def _included(name: str, path: Path, includes: IgnoreFile | None) -> bool:
+    """Whether a file found in a folder is checked: its name ends as ``INCLUDED``
+    says, or an ``extend-include`` pattern matches it (or a folder above it)."""
+    return name.endswith(INCLUDED) or (includes is not None and includes.excludes(path))
 
 
 def is_test_module(path: str) -> bool:

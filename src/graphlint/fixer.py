@@ -10,6 +10,10 @@ the caller writes the changed files (``write``) or prints their diff (``diff``).
 Edits are spans of a file's text (lines 1-based, columns 0-based code points, as
 LibCST gives them), replaced by the edit's text with its line breaks written as the
 file writes its own.
+
+Jupyter notebooks are left as they are: their diagnostics come without edits
+(``graphlint.notebook``), ``--add-noqa`` adds no comment to them, and ``untouched``
+says which notebooks had findings, for a warning.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 
 from graphlint.comments import add_ignore
 from graphlint.diagnostics import Applicability, Checked, Diagnostic, Edit
+from graphlint.notebook import is_notebook
 from graphlint.read import overlaid, overlay, overlay_contents
 
 MAX_PASSES = 10  # rounds of lint-and-fix: each applies what did not overlap
@@ -491,6 +496,17 @@ def _linked(path: Path) -> bool:
     return absolute.is_symlink() or absolute.parent.is_symlink()
 
 
+def untouched(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
+    """The notebooks among the files of ``diagnostics`` that have findings (not
+    graphlint's own GL0xx about a file), with how many: ``--fix``, ``--diff`` and
+    ``--add-noqa`` leave notebooks as they are."""
+    found: dict[str, int] = {}
+    for d in diagnostics:
+        if is_notebook(d.path) and not d.code.startswith("GL0"):
+            found[d.path] = found.get(d.path, 0) + 1
+    return found
+
+
 def suppress(
     sources: dict[str, Source],
     diagnostics: Iterable[Diagnostic],
@@ -502,12 +518,13 @@ def suppress(
     files not read yet are, into ``sources``). How many were added, by file, and
     how many findings were left without one: on a line that goes on with a
     backslash or ends inside a string, or in a file that would then no longer
-    parse. Not for graphlint's own GL0xx about a file."""
+    parse. Not for graphlint's own GL0xx about a file, nor in a notebook (left as
+    it is: ``untouched``)."""
     added: dict[str, int] = {}
     skipped = 0
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
-        if not d.code.startswith("GL0"):
+        if not d.code.startswith("GL0") and not is_notebook(d.path):
             by_path.setdefault(d.path, []).append(d)
     for path, found in by_path.items():
         source = sources.get(path)
@@ -581,5 +598,6 @@ __all__ = [
     "fix",
     "fixable",
     "suppress",
+    "untouched",
     "write",
 ]

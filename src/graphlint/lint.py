@@ -31,7 +31,14 @@ from graphlint.config import (
 from graphlint.diagnostics import Checked, FileResult
 from graphlint.files import MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
-from graphlint.read import LINK_OUT, confined, real_path, tool_diagnostic
+from graphlint.notebook import in_cells
+from graphlint.read import (
+    LINK_OUT,
+    confined,
+    notebook_cells,
+    real_path,
+    tool_diagnostic,
+)
 from graphlint.rules.tool.file_checks import UnreadableFile
 from graphlint.settings import Settings
 
@@ -74,6 +81,8 @@ class Choices:
     # pre-commit hook, an editor); otherwise naming it checks it, as ruff does
     force_exclude: bool = False
     fail_on: FailOn | None = None  # --fail-on
+    # --extend-include: patterns added to the configuration's extend-include
+    extend_include: list[str] | None = None
 
 
 def _excluded(
@@ -116,6 +125,12 @@ def plan(
     def flags(config: Config) -> Config:
         return _with_flags(config, chosen.select, chosen.extend_select, chosen.ignore)
 
+    def included(config: Config) -> Config:
+        more = split_patterns(chosen.extend_include or [])
+        if not more:
+            return config
+        return replace(config, extend_include=(*config.extend_include, *more))
+
     try:
         source = config_file if config_file is not None else find(common, warn)
         if config_file is not None and not os.path.lexists(config_file):
@@ -126,7 +141,7 @@ def plan(
             if source is not None and not trusted
             else None
         )
-        config = flags(load(source, cwd, confined=inside, warn=warn))
+        config = included(flags(load(source, cwd, confined=inside, warn=warn)))
         named_limits = _user_limits(chosen, config if trusted else None)
         config = limited(config, named_limits, trusted, warn)
         if target_version is not None:
@@ -144,8 +159,13 @@ def plan(
     )
     root = config.exclude_root or config.root
     excludes = IgnoreFile(root, list(config.exclude)) if config.exclude else None
+    includes = (
+        IgnoreFile(config.include_root or config.root, list(config.extend_include))
+        if config.extend_include
+        else None
+    )
     try:
-        named = collect(targets, excludes, named=not chosen.force_exclude)
+        named = collect(targets, excludes, includes, named=not chosen.force_exclude)
     except MissingPathError as error:
         raise LintError(f"no such file or directory: {error}") from None
     # a committed link out of the repository is not read: GL004
@@ -161,7 +181,7 @@ def plan(
     if project is not None:
         folders = [project, *folders]
         whole = collect(
-            [project, *targets], excludes, named=not chosen.force_exclude
+            [project, *targets], excludes, includes, named=not chosen.force_exclude
         ).files
         analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
     nested = Nested(config, flags, warn, tree.top) if config_file is None else None
@@ -253,10 +273,14 @@ def lint(
             ),
             progress=progress,
         )
-    if run.project is not None:
-        checked = checked.about({str(path) for path in run.shown})
-    checked = _selected(checked, run.governing, config)
-    return _with_unreadable(checked, run.unreadable, run.settings, cwd)
+        if run.project is not None:
+            checked = checked.about({str(path) for path in run.shown})
+        checked = _selected(checked, run.governing, config)
+        checked = _with_unreadable(checked, run.unreadable, run.settings, cwd)
+        # places in notebooks as cells and their lines, the cells read as the
+        # analysis read them (the overlay's text, within the repository's bounds)
+        size = run.settings.max_file_size
+        return in_cells(checked, lambda path: notebook_cells(Path(path), path, size))
 
 
 def cache_of(run: Plan, cache_dir: Path | None = None) -> Cache:
@@ -372,6 +396,13 @@ def _with_flags(
     )
 
 
+def split_patterns(values: list[str]) -> tuple[str, ...]:
+    """``["*.pyw,*.pyi", "x/*"]`` (repeated or comma-separated options) -> patterns."""
+    return tuple(
+        part.strip() for value in values for part in value.split(",") if part.strip()
+    )
+
+
 def display_path(path: Path, cwd: Path) -> Path:
     """Paths under the working directory are shown relative to it."""
     try:
@@ -401,6 +432,7 @@ def describe(
     ]
     values: dict[str, object] = {
         "exclude": list(config.exclude),
+        "extend-include": list(config.extend_include),
         "per-file-ignores": {p: list(c) for p, c in config.per_file_ignores},
         "capture-markers": list(config.capture_markers),
         "capture-checks": list(config.capture_checks),

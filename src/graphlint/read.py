@@ -28,6 +28,8 @@ from types import MappingProxyType
 
 from graphlint.checks import Check
 from graphlint.diagnostics import Confidence, Diagnostic, Severity
+from graphlint.notebook import Cells, NotebookError, Script, is_notebook
+from graphlint.notebook import script as notebook_script
 from graphlint.rules.tool.file_checks import (
     EmptyFile,
     OversizedFile,
@@ -207,7 +209,59 @@ def confined(leads_out: Callable[[Path], bool]) -> Iterator[None]:
 
 def read_file(path: Path, display: str, max_file_size: int) -> bytes | Diagnostic:
     """A source file's bytes (from the overlay, where it has them), or its GL003/GL004
-    outcome; never blocks."""
+    outcome; never blocks. A Jupyter notebook's are its script's (its code cells as
+    one UTF-8 Python source, ``graphlint.notebook``), or GL001/GL002 for one that is
+    not an nbformat 4 notebook, GL006 for an empty file; ``max-file-size`` counts
+    the notebook's own bytes."""
+    data = read_raw(path, display, max_file_size)
+    if isinstance(data, Diagnostic) or not is_notebook(path):
+        return data
+    if not data.strip():
+        return tool_diagnostic(EmptyFile, display)
+    try:
+        return _notebook(data).text.encode("utf-8")
+    except NotebookError as error:
+        check = UndecodableFile if error.undecodable else UnparsableFile
+        return tool_diagnostic(
+            check, display, error.line, error.col, detail=error.detail
+        )
+
+
+def notebook_cells(path: Path, display: str, max_file_size: int) -> Cells | None:
+    """Where the code cells of the notebook ``path`` are in its script; None where
+    it cannot be read or is not a notebook (its own diagnostic says why)."""
+    data = read_raw(path, display, max_file_size)
+    if isinstance(data, Diagnostic):
+        return None
+    try:
+        return _notebook(data).cells
+    except NotebookError:
+        return None
+
+
+# the scripts of the notebooks read last, by their bytes: a run reads a notebook
+# several times in one process (its screen, its cache key, its cells for the report)
+_SCRIPTS: dict[bytes, Script] = {}
+_SCRIPTS_KEPT = 32 * 1_048_576  # bytes of notebooks at most
+
+
+def _notebook(data: bytes) -> Script:
+    """``notebook.script(data)``, made once for the same bytes; raises
+    ``NotebookError``."""
+    found = _SCRIPTS.pop(data, None)
+    if found is None:
+        found = notebook_script(data)
+    _SCRIPTS[data] = found  # the latest last
+    kept = sum(len(known) for known in _SCRIPTS)
+    while kept > _SCRIPTS_KEPT and len(_SCRIPTS) > 1:
+        oldest = next(iter(_SCRIPTS))
+        kept -= len(oldest)
+        del _SCRIPTS[oldest]
+    return found
+
+
+def read_raw(path: Path, display: str, max_file_size: int) -> bytes | Diagnostic:
+    """A file's bytes as they are (a notebook's JSON), or its GL003/GL004 outcome."""
     given = overlaid(path)
     if given is not None:
         if len(given) > max_file_size:
@@ -243,8 +297,8 @@ def read_text(path: Path, display: str, max_file_size: int) -> str | Diagnostic:
     if isinstance(data, Diagnostic):
         return data
     if not data.strip():
-        if path.name == "__init__.py":
-            return ""
+        if path.name == "__init__.py" or is_notebook(path):
+            return ""  # a notebook without code cells has no text either
         return tool_diagnostic(EmptyFile, display)
     return decode(data, display)
 
@@ -470,11 +524,14 @@ def _libcst_parses(source: str) -> bool:
 
 
 def module_of(path: Path) -> str:
-    """The dotted module name of a file: its package and its stem."""
+    """The dotted module name of a file: its package and its stem. A notebook's
+    keeps its suffix (``analysis.ipynb``): no import names it, and a script of the
+    same stem beside it (a jupytext pair) is another module."""
     package = package_of(path)
     if path.name == "__init__.py":
         return package or real_path(path).parent.name
-    return f"{package}.{path.stem}" if package else path.stem
+    stem = path.name if is_notebook(path) else path.stem
+    return f"{package}.{stem}" if package else stem
 
 
 def package_of(path: Path) -> str | None:

@@ -15,6 +15,12 @@
 - Code actions: "Ignore GLxxx on this line" for each graphlint diagnostic in range.
 - Hover on a diagnostic: the rule's summary, the fix and the rule's page.
 - Closing a document clears its diagnostics.
+- Jupyter notebooks are not checked: the server offers no notebook document sync,
+  and an ``.ipynb`` file an editor opens as text (its JSON) gets no diagnostics
+  (graphlint's places in a notebook are cells, which a text document does not
+  have; ``graphlint check`` reports them). A notebook in the project is still part
+  of the analysis of the files that are checked: a region in it that reaches an
+  open file shows there, with the notebook's cell in the related information.
 
 Checks run one at a time, off the event loop; a result for a version of a document
 that has changed since is dropped (the newer check publishes). Nothing but the
@@ -74,6 +80,7 @@ from graphlint.diagnostics import Applicability, Diagnostic
 from graphlint.docs import doc_path
 from graphlint.files import project_root
 from graphlint.lint import Choices, LintError, lint
+from graphlint.notebook import is_notebook
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay
 from graphlint.runner import keep_workers
@@ -256,13 +263,17 @@ class GraphlintServer(LanguageServer):
             self.pending.pop(uri, None)
             document = self.document(uri)
             path = file_path(uri)
-            if document is None or path is None:
+            if document is None or path is None or is_notebook(path):
                 return
             versions = {uri: document.version}
             others: dict[str, str] = {}  # open documents of the same project
             for other in list(self.workspace.text_documents.values()):
                 other_path = file_path(other.uri)
-                if other.uri != uri and other_path is not None:
+                if (
+                    other.uri != uri
+                    and other_path is not None
+                    and not is_notebook(other_path)
+                ):
                     others[other.uri] = other_path
                     versions[other.uri] = other.version
             buffers = self._buffers()
@@ -429,11 +440,19 @@ async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 async def _opened(ls: GraphlintServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
-    if uri.startswith("file:") and file_path(uri) is None:
+    path = file_path(uri) if uri.startswith("file:") else None
+    if uri.startswith("file:") and path is None:
         ls._log(
             types.MessageType.Warning,
             f"graphlint: {uri} is not checked: no file can have its path",
         )
+    if path is not None and is_notebook(path):
+        ls._log(
+            types.MessageType.Log,
+            f"graphlint: {uri} is not checked: the server does not check notebooks "
+            "(`graphlint check` does)",
+        )
+        return
     ls.schedule(uri)
 
 

@@ -7,7 +7,12 @@ Values are escaped as the runner unescapes them (``%``, CR and LF in the message
 quoted source) has had every control character, BiDi control and line or paragraph
 separator escaped (``graphlint.output.escape``): nothing a repository holds can end
 an annotation, start another command or drive the terminal that shows the log. The
-one line break of a message, before the fix, is graphlint's own (``%0A``)."""
+one line break of a message, before the fix, is graphlint's own (``%0A``).
+
+An annotation's lines are lines of the file's text, and a Jupyter notebook's text is
+its JSON: a diagnostic in a notebook is an annotation on the file (no ``line``), its
+message starting with the cell, line and column (``cell 3, line 2, column 5: ...``).
+"""
 
 from __future__ import annotations
 
@@ -45,17 +50,22 @@ def format_github(
     lines = []
     for result in results:
         for d in result.diagnostics:
+            span = (
+                f"line={d.line}",
+                f"col={d.col + 1}",
+                f"endLine={d.end_line}",
+                f"endColumn={d.end_col + 1}",
+            )
             where = ",".join(
                 (
                     f"file={_property(d.path)}",
-                    f"line={d.line}",
-                    f"col={d.col + 1}",
-                    f"endLine={d.end_line}",
-                    f"endColumn={d.end_col + 1}",
+                    *(span if d.cell is None else ()),
                     f"title={_property(f'{d.code} {d.name}')}",
                 )
             )
             text = printable(d.describe())
+            if d.cell is not None:
+                text = f"cell {d.cell}, line {d.line}, column {d.col + 1}: {text}"
             if d.fix_hint:
                 text += f"\n{printable(d.fix_hint)}"
             lines.append(f"::{_COMMAND[d.severity]} {where}::{_data(text)}\n")

@@ -11,6 +11,14 @@ File URIs percent-encode the path's bytes, so a file name that is not UTF-8 keep
 real bytes (``%FF``); in the other strings such a byte is escaped (``\\xff``), so that
 the document is valid UTF-8 JSON.
 
+LSP has no place in a Jupyter notebook's cells for a file's URI: a notebook's
+diagnostics are ranged within their cell, which ``data.cell`` gives (1-based, every
+cell counted, as the text output's ``cell 3``); a related location in a notebook is
+ranged within its cell too, and its message ends with the cell (``(cell 3)``); in
+``data.region`` and in ``reach`` a place in a notebook has a ``cell``. Notebooks get
+no ``data.edits``: fixes are not applied to them. (``graphlint server`` does not
+check notebooks at all: see ``graphlint.server``.)
+
 With ``--show-reach`` the document is an object instead: ``{"files": <the list
 above>, "reach": <the survey>}`` (``format_survey``); without it, the list is all
 there is, so that editors reading it are unaffected.
@@ -27,6 +35,7 @@ from typing import Any
 from graphlint.diagnostics import Diagnostic, FileResult, Hop, Survey
 from graphlint.docs import doc_path
 from graphlint.output.escape import encodable_json, inert_json
+from graphlint.output.flat import cell_field
 
 
 def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
@@ -34,20 +43,21 @@ def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
     (LSP's default position encoding), or in code points without ``utf16`` (the
     language server converts those itself, to what the client negotiated)."""
 
-    def at(path: str, line: int, col: int) -> dict[str, int]:
-        units = d.utf16(path, line, col) if utf16 else col
+    def at(path: str, line: int, col: int, cell: int | None = None) -> dict[str, int]:
+        units = d.utf16(path, line, col, cell) if utf16 else col
         return {"line": line - 1, "character": units}
 
     item: dict[str, Any] = {
         "range": {
-            "start": at(d.path, d.line, d.col),
-            "end": at(d.path, d.end_line, d.end_col),
+            "start": at(d.path, d.line, d.col, d.cell),
+            "end": at(d.path, d.end_line, d.end_col, d.cell),
         },
         "severity": int(d.severity),
         "code": d.code,
         "source": "graphlint",
         "message": d.message,
         "data": {
+            **cell_field(d.cell),
             "name": d.name,
             "outcome": d.outcome.value,
             "confidence": d.confidence.value,
@@ -67,6 +77,7 @@ def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
             if d.region is None
             else {
                 "kind": d.region.kind.value,
+                **cell_field(d.region.cell),
                 "line": d.region.line,
                 "label": d.region.label,
                 **(
@@ -82,11 +93,11 @@ def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
             "location": {
                 "uri": _uri(d.path),
                 "range": {
-                    "start": at(d.path, other.line, other.col),
-                    "end": at(d.path, other.line, other.col),
+                    "start": at(d.path, other.line, other.col, other.cell),
+                    "end": at(d.path, other.line, other.col, other.cell),
                 },
             },
-            "message": other.message,
+            "message": other.message + _in_cell(other.cell),
         }
         for other in d.related
     ]
@@ -98,11 +109,12 @@ def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
                 "location": {
                     "uri": _uri(hop.path),
                     "range": {
-                        "start": at(hop.path, hop.line, hop.col),
-                        "end": at(hop.path, hop.line, hop.col),
+                        "start": at(hop.path, hop.line, hop.col, hop.cell),
+                        "end": at(hop.path, hop.line, hop.col, hop.cell),
                     },
                 },
-                "message": hop.note(hop is _first_call(d.region.via)),
+                "message": hop.note(hop is _first_call(d.region.via))
+                + _in_cell(hop.cell),
             }
             for hop in d.region.via
         ]
@@ -110,6 +122,11 @@ def diagnostic_to_lsp(d: Diagnostic, *, utf16: bool = True) -> dict[str, Any]:
     if doc is not None:
         item["codeDescription"] = {"href": doc.as_uri()}
     return {key: encodable_json(value) for key, value in item.items()}
+
+
+def _in_cell(cell: int | None) -> str:
+    """`` (cell 3)`` after a related location's message, in a notebook."""
+    return "" if cell is None else f" (cell {cell})"
 
 
 def _first_call(via: tuple[Hop, ...]) -> Hop | None:
@@ -137,12 +154,14 @@ def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
             {
                 "kind": reach.region.kind.value,
                 "path": reach.region.path,
+                **cell_field(reach.region.cell),
                 "line": reach.region.line,
                 "label": reach.region.label,
                 "targets": list(reach.region.targets),
                 "reached": [
                     {
                         "path": fn.path,
+                        **cell_field(fn.cell),
                         "line": fn.line,
                         "function": fn.function,
                         "excluded": fn.excluded,
@@ -153,6 +172,7 @@ def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
                 "handoffs": [
                     {
                         "path": hop.path,
+                        **cell_field(hop.cell),
                         "line": hop.line,
                         "column": hop.col + 1,
                         "call": hop.function,
@@ -165,6 +185,7 @@ def survey_to_json(survey: Survey, checked: int) -> dict[str, Any]:
         "unfollowed": [
             {
                 "path": call.path,
+                **cell_field(call.cell),
                 "line": call.line,
                 "column": call.col + 1,
                 "callee": call.callee,

@@ -33,6 +33,13 @@ action computes from the checked-out file when it is missing (a hash of the text
 the line's start, with an occurrence count: also blind to line numbers); graphlint
 leaves that key to the action, which warns about every value it did not compute.
 
+SARIF's regions are lines of the file's text, and a Jupyter notebook's text is its
+JSON: a place in a notebook is the notebook as a whole (a location without a
+region), with its cell, line and column in the location's ``properties`` (``{"cell":
+3, "line": 2, "column": 5}``, the cell's line, as the text output gives them), and a
+result there says them first in its message (``cell 3, line 2, column 5: ...``).
+Notebooks get no ``fixes``: fixes are not applied to them.
+
 Sources: GitHub's "SARIF support for code scanning"
 (https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning:
 the properties code scanning reads, their limits, "Code scanning only uses the
@@ -159,42 +166,51 @@ class _Places:
     def column(self, path: str, line: int, col: int) -> int:
         return self.d.utf16(path, line, col) + 1
 
-    def location(self, path: str, line: int, col: int | None = None) -> dict[str, Any]:
+    def location(
+        self, path: str, line: int, col: int | None = None, cell: int | None = None
+    ) -> dict[str, Any]:
+        """A place in a file; in a notebook (``cell``), the whole notebook, with
+        the place in the cell in the location's properties."""
+        artifact = _uri(path, self.root)
+        if cell is not None:
+            where = {"cell": cell, "line": line}
+            if col is not None:
+                where["column"] = col + 1
+            return {
+                "physicalLocation": {"artifactLocation": artifact},
+                "properties": where,
+            }
         region: dict[str, Any] = {"startLine": line}
         if col is not None:
             region["startColumn"] = self.column(path, line, col)
-        return {
-            "physicalLocation": {
-                "artifactLocation": _uri(path, self.root),
-                "region": region,
-            }
-        }
+        return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
     def hop(self, hop: Hop, first: bool) -> dict[str, Any]:
         return {
-            **self.location(hop.path, hop.line, hop.col),
+            **self.location(hop.path, hop.line, hop.col, hop.cell),
             "message": {"text": hop.note(first)},
         }
 
 
 def _result(d: Diagnostic, index: int, fingerprint: str, root: str) -> dict[str, Any]:
     at = _Places(d, root)
-    primary = at.location(d.path, d.line, d.col)
-    region = primary["physicalLocation"]["region"]
-    region["endLine"] = d.end_line
-    region["endColumn"] = at.column(d.path, d.end_line, d.end_col)
+    primary = at.location(d.path, d.line, d.col, d.cell)
+    region = primary["physicalLocation"].get("region")
+    if region is not None:
+        region["endLine"] = d.end_line
+        region["endColumn"] = at.column(d.path, d.end_line, d.end_col)
     related: list[dict[str, Any]] = []
     if d.region is not None:
         where = d.region.path if d.region.path is not None else d.path
         related.append(
             {
-                **at.location(where, d.region.line),
+                **at.location(where, d.region.line, cell=d.region.cell),
                 "message": {"text": f"the {d.region.label} region"},
             }
         )
     related += [
         {
-            **at.location(d.path, other.line, other.col),
+            **at.location(d.path, other.line, other.col, other.cell),
             "message": {"text": other.message},
         }
         for other in d.related
@@ -207,7 +223,7 @@ def _result(d: Diagnostic, index: int, fingerprint: str, root: str) -> dict[str,
         "ruleId": d.code,
         "ruleIndex": index,
         "level": _LEVEL[d.severity],
-        "message": {"text": d.describe()},
+        "message": {"text": _in_cell(d) + d.describe()},
         "locations": [primary],
         "partialFingerprints": {FINGERPRINT: fingerprint},
         "properties": {
@@ -254,6 +270,14 @@ def _result(d: Diagnostic, index: int, fingerprint: str, root: str) -> dict[str,
     return result
 
 
+def _in_cell(d: Diagnostic) -> str:
+    """``cell 3, line 2, column 5: `` before a notebook's message (its location is
+    the whole file)."""
+    if d.cell is None:
+        return ""
+    return f"cell {d.cell}, line {d.line}, column {d.col + 1}: "
+
+
 def fingerprints(results: Sequence[FileResult], root: str) -> list[str]:
     """Each diagnostic's ``graphlint/v1`` fingerprint, in the results' order (see the
     module's docstring)."""
@@ -262,7 +286,10 @@ def fingerprints(results: Sequence[FileResult], root: str) -> list[str]:
     for result in results:
         shown = result.diagnostics
         digests = [""] * len(shown)
-        for number in sorted(range(len(shown)), key=lambda n: shown[n].sort_key):
+        order = sorted(
+            range(len(shown)), key=lambda n: (shown[n].cell or 0, shown[n].sort_key)
+        )
+        for number in order:
             d = shown[number]
             key = (d.code, _uri(d.path, root)["uri"], d.anchor)
             digests[number] = _digest(*key, str(seen[key]))

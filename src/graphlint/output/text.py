@@ -1,5 +1,7 @@
 """Human output: ``path:line:col: CODE message``, the fix hint below, a summary last.
 Lines and columns are 1-based; a column counts code points (``graphlint.columns``).
+A place in a Jupyter notebook is its cell and the line in it, as ruff writes it:
+``n.ipynb:cell 3:2:5: CODE message`` (cells counted from 1, markdown ones too).
 
 The summary says what the analysis saw (its ``Survey``): how many capture regions,
 how many calls out of them were not followed, or that there was no region to check,
@@ -23,6 +25,8 @@ from graphlint.diagnostics import (
     Severity,
     Survey,
     Unfollowed,
+    cell_line,
+    position,
 )
 from graphlint.output.escape import inert_lines, printable, shown_path
 
@@ -44,11 +48,12 @@ def _paint(text: str, style: str, color: bool) -> str:
 def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     """One diagnostic, and its help line; text from the checked files (paths, quoted
     source) is escaped by :func:`printable`, graphlint's own colours are not."""
-    where = _paint(f"{shown_path(d.path)}:{d.line}:{d.col + 1}:", _BOLD, color)
+    at = position(d.line, d.cell, d.col)
+    where = _paint(f"{shown_path(d.path)}:{at}:", _BOLD, color)
     code = _paint(printable(d.code), _STYLE[d.severity], color)
     line = f"{where} {code} {printable(d.describe())}"
     for other in d.related:
-        note = f"    note: line {other.line}: {other.message}"
+        note = f"    note: {cell_line(other.line, other.cell)}: {other.message}"
         line += "\n" + _paint(printable(note), _DIM, color)
     if d.fix_hint:
         fix = _FIXES[d.applicability] if d.edits and d.applicability else ""
@@ -69,7 +74,8 @@ def _plural(count: int, noun: str) -> str:
 def format_region(reach: RegionReach, color: bool = False) -> str:
     """A region, what it captures, and the functions it reaches, one a line."""
     site = reach.region
-    where = _paint(f"{shown_path(site.path)}:{site.line}:", _BOLD, color)
+    at = position(site.line, site.cell)
+    where = _paint(f"{shown_path(site.path)}:{at}:", _BOLD, color)
     line = f"{where} {printable(site.label)} region"
     if not site.label.startswith(site.kind.value):  # ``capture_begin()``, a marker
         line += f" [{printable(site.kind.value)}]"
@@ -82,19 +88,21 @@ def format_region(reach: RegionReach, color: bool = False) -> str:
         note = " (a region itself)" if fn.region else ""
         note += " (excluded: not analysed)" if fn.excluded else ""
         lines.append(
-            f"    reaches {shown_path(fn.path)}:{fn.line} {printable(fn.function)}"
+            f"    reaches {shown_path(fn.path)}:{position(fn.line, fn.cell)} "
+            f"{printable(fn.function)}"
             f"{note}"
         )
     lines.extend(
         f"    handed over by {printable(hop.function)} at "
-        f"{shown_path(hop.path)}:{hop.line}"
+        f"{shown_path(hop.path)}:{position(hop.line, hop.cell)}"
         for hop in reach.handoffs
     )
     return "\n".join(lines)
 
 
 def format_unfollowed(call: Unfollowed, color: bool = False) -> str:
-    where = _paint(f"{shown_path(call.path)}:{call.line}:{call.col + 1}:", _BOLD, color)
+    at = position(call.line, call.cell, call.col)
+    where = _paint(f"{shown_path(call.path)}:{at}:", _BOLD, color)
     return (
         f"{where} `{printable(call.callee)}` not followed, "
         f"{printable(call.reason.value)}: {printable(call.detail)}"

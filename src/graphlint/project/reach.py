@@ -55,6 +55,7 @@ from graphlint.facts.torchapi import (
     TENSOR_METHODS,
 )
 from graphlint.files import is_test_module
+from graphlint.notebook import is_notebook
 from graphlint.project import dynamo
 from graphlint.project.library import Library, library_of
 from graphlint.project.sites import CompileSite
@@ -78,7 +79,7 @@ from graphlint.project.summary import (
     Ref,
     rewritten,
 )
-from graphlint.read import module_of, overlay_contents
+from graphlint.read import module_of, overlay_contents, real_path, source_root
 from graphlint.settings import Setter
 
 T = TypeVar("T")
@@ -523,6 +524,14 @@ class Project:
         # the functions whose callers were looked for, and the hand-offs each
         # reader followed (for ``survey``)
         self.sources = sources
+        # the checked notebooks, by their source root and module (``module_of``):
+        # their own regions' calls resolve in them, as a script's do; no import
+        # does (a notebook is not importable)
+        self._notebooks = {
+            (source_root(path), module_of(path)): real_path(path)
+            for path in sources
+            if is_notebook(path)
+        }
         self._read = read
         self._entries: list[Entry] = []
         self._capturing: set[tuple[str, str | None]] | None = None
@@ -670,7 +679,10 @@ class Project:
         """``root/a/b.py`` or ``root/a/b/__init__.py`` for the module ``a.b``. The
         names in a root are listed once: most lookups (``torch``, ``pytest``) are
         of packages that no root holds, and there are as many roots as folders of
-        loose scripts."""
+        loose scripts. A checked notebook is found by its own module name."""
+        notebook = self._notebooks.get((root, ".".join(parts)))
+        if notebook is not None:
+            return notebook
         if root not in self._listed:
             self.looked.add(root)
             try:
