@@ -71,6 +71,8 @@ def test_excludes_apply_to_walked_and_explicit_files(tmp_path: Path) -> None:
     named = tmp_path / "gen" / "out.py"
     assert collect([named], excludes).files == [named]  # named: checked (ruff's way)
     assert collect([named], excludes, named=False).files == []  # --force-exclude
+    folder = tmp_path / "gen"
+    assert collect([folder], excludes, named=False).files == []  # a folder too
 
 
 def test_symlink_loops_are_not_followed_and_files_deduplicated(tmp_path: Path) -> None:

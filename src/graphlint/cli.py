@@ -360,9 +360,9 @@ def check(
         bool,
         typer.Option(
             "--force-exclude",
-            help="Leave out a file named on the command line that the configuration "
-            "excludes (a pre-commit hook or an editor names every file; by default "
-            "naming a file checks it).",
+            help="Leave out a file or folder named on the command line that the "
+            "configuration excludes (a pre-commit hook or an editor names every "
+            "file; by default naming one checks it).",
         ),
     ] = False,
     alone: Annotated[
@@ -817,8 +817,9 @@ def clean(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="A file or folder of the project whose cache to remove (default: "
-            "the current folder).",
+            help="A file or folder whose configuration names the project whose "
+            "cache to remove (default: the current folder); without a "
+            "configuration, the cache is the one checks run from here use.",
             metavar="PATH",
             show_default=False,
         ),

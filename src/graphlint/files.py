@@ -114,9 +114,9 @@ def collect(
     """The files to check under ``paths``, and the paths that cannot be read. A file
     in the overlay (stdin, an editor's buffer) is there even when the disk has none.
     ``excludes`` leaves out what the folders hold, and, without ``named``, the files
-    named themselves too (``--force-exclude``). In folders, the files ``INCLUDED``
-    names and those an ``includes`` pattern (``extend-include``) matches are
-    checked."""
+    and folders named themselves too (``--force-exclude``). In folders, the files
+    ``INCLUDED`` names and those an ``includes`` pattern (``extend-include``)
+    matches are checked."""
     missing = [p for p in paths if _missing(p) and overlaid(p) is None]
     if missing:
         raise MissingPathError(", ".join(str(p) for p in missing))
@@ -134,6 +134,13 @@ def collect(
             found.problem(path, error)
             continue
         if stat.S_ISDIR(own.st_mode):
+            real = os.path.realpath(path)
+            if (
+                not named
+                and excludes is not None
+                and excludes.decide(Path(real), is_dir=True)
+            ):
+                continue  # --force-exclude: an excluded folder, named
             _walk(path, excludes, includes, found)
             continue
         if stat.S_ISDIR(target.st_mode):
