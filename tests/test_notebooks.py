@@ -352,10 +352,31 @@ def test_a_broken_notebook_is_a_gl0xx(
 
 
 def test_a_notebook_over_the_size_limit_is_gl003(notebook: Path) -> None:
+    """Its code over the limit; or the notebook over 16 times the limit."""
+    for size in ("50", str(notebook.stat().st_size // 20)):
+        out = run(
+            "check",
+            "--no-cache",
+            "--max-file-size",
+            size,
+            "n.ipynb",
+            cwd=notebook.parent,
+        )[1]
+        assert [f.rsplit(" ", 1)[1] for f in findings(out)] == ["GL003"]
+
+
+def test_the_size_limit_counts_the_code_not_the_outputs(notebook: Path) -> None:
+    """A notebook of plots is checked: its outputs weigh, its code is small."""
+    document = json.loads(notebook.read_text(encoding="utf-8"))
+    document["cells"][0]["outputs"] = [
+        {"output_type": "stream", "name": "stdout", "text": ["x" * 5000]}
+    ]
+    notebook.write_text(json.dumps(document), encoding="utf-8")
+    size = str(notebook.stat().st_size // 2)  # the file is over it, its code is not
     out = run(
-        "check", "--no-cache", "--max-file-size", "200", "n.ipynb", cwd=notebook.parent
+        "check", "--no-cache", "--max-file-size", size, "n.ipynb", cwd=notebook.parent
     )[1]
-    assert [f.rsplit(" ", 1)[1] for f in findings(out)] == ["GL003"]
+    assert "GL003" not in out and "GL101" in out
 
 
 def test_an_empty_notebook_file(tmp_path: Path) -> None:

@@ -211,26 +211,42 @@ def read_file(path: Path, display: str, max_file_size: int) -> bytes | Diagnosti
     """A source file's bytes (from the overlay, where it has them), or its GL003/GL004
     outcome; never blocks. A Jupyter notebook's are its script's (its code cells as
     one UTF-8 Python source, ``graphlint.notebook``), or GL001/GL002 for one that is
-    not an nbformat 4 notebook, GL006 for an empty file; ``max-file-size`` counts
-    the notebook's own bytes."""
-    data = read_raw(path, display, max_file_size)
-    if isinstance(data, Diagnostic) or not is_notebook(path):
+    not an nbformat 4 notebook, GL006 for an empty file. ``max-file-size`` counts
+    the script's bytes: the notebook itself (its outputs, images) may be up to
+    ``NOTEBOOK_SIZE`` times larger."""
+    notebook = is_notebook(path)
+    data = read_raw(
+        path, display, _raw_limit(max_file_size) if notebook else max_file_size
+    )
+    if isinstance(data, Diagnostic) or not notebook:
         return data
     if not data.strip():
         return tool_diagnostic(EmptyFile, display)
     try:
-        return _notebook(data).text.encode("utf-8")
+        script = _notebook(data).text.encode("utf-8")
     except NotebookError as error:
         check = UndecodableFile if error.undecodable else UnparsableFile
         return tool_diagnostic(
             check, display, error.line, error.col, detail=error.detail
         )
+    if len(script) > max_file_size:
+        return tool_diagnostic(
+            OversizedFile, display, size=len(script), limit=max_file_size
+        )
+    return script
+
+
+NOTEBOOK_SIZE = 16  # a notebook's JSON may weigh this many times its code's limit
+
+
+def _raw_limit(max_file_size: int) -> int:
+    return max_file_size * NOTEBOOK_SIZE
 
 
 def notebook_cells(path: Path, display: str, max_file_size: int) -> Cells | None:
     """Where the code cells of the notebook ``path`` are in its script; None where
     it cannot be read or is not a notebook (its own diagnostic says why)."""
-    data = read_raw(path, display, max_file_size)
+    data = read_raw(path, display, _raw_limit(max_file_size))
     if isinstance(data, Diagnostic):
         return None
     try:
