@@ -27,6 +27,28 @@ _LINE: Final = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # Python's line 
 _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 
 
+BREAK: Final = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer knows
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (index 0 is line 1), then the
+    text's end (where a line after the last one would start)."""
+    return [0, *(m.end() for m in BREAK.finditer(text)), len(text)]
+
+
+def offset(starts: Sequence[int], line: int, col: int) -> int:
+    """The offset of a position (1-based line, 0-based column in code points) in the
+    text ``starts`` (``line_starts``) is of; past its end, its end."""
+    if line - 1 >= len(starts) - 1:
+        return starts[-1]
+    return min(starts[line - 1] + col, starts[-1])
+
+
+def lines_with_breaks(text: str) -> list[str]:
+    """``lines_of``, each with its line break."""
+    return _LINE.findall(text)
+
+
 def lines_of(text: str) -> list[str]:
     """The lines of ``text`` as Python's tokenizer breaks them (``\\n``, ``\\r\\n``,
     ``\\r``; not the form feeds and separators ``str.splitlines`` also breaks at),

@@ -22,9 +22,7 @@ import ast
 import contextlib
 import difflib
 import io
-import itertools
 import os
-import re
 import stat
 import tempfile
 import tokenize
@@ -33,13 +31,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphlint.columns import BREAK, line_starts, lines_with_breaks, offset
 from graphlint.comments import add_ignore
 from graphlint.diagnostics import Applicability, Checked, Diagnostic, Edit
 from graphlint.notebook import is_notebook
 from graphlint.read import overlaid, overlay, overlay_contents
 
 MAX_PASSES = 10  # rounds of lint-and-fix: each applies what did not overlap
-_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer knows
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +182,9 @@ def _parsing(
 
 def _holds(text: str, edits: Sequence[Edit]) -> bool:
     """Whether ``text`` still holds, at each edit's span, the text it was made for."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
     return all(
-        text[_offset(starts, e.line, e.col) : _offset(starts, e.end_line, e.end_col)]
+        text[offset(starts, e.line, e.col) : offset(starts, e.end_line, e.end_col)]
         == e.old
         for e in edits
         if e.old  # "": not known
@@ -310,28 +308,28 @@ def _removed(made: _Made, done: _Pass, after: list[Diagnostic]) -> int:
     the text the edit wrote holds fewer findings of its code than the text it
     replaced (one edit may hold several)."""
     findings = (made.diagnostic, *made.also)
-    old, new = _line_starts(done.before), _line_starts(done.source.text)
+    old, new = line_starts(done.before), line_starts(done.source.text)
     edits = sorted(
         (e for m in done.chosen for e in m.edits), key=lambda e: (e.line, e.col)
     )
     gone = 0
     for d in findings:
-        point = _offset(old, d.line, d.col)
+        point = offset(old, d.line, d.col)
         shift = 0
         for e in edits:
-            begin = _offset(old, e.line, e.col)
-            end = _offset(old, e.end_line, e.end_col)
-            written = len(_BREAK.sub(done.source.newline, e.text))
+            begin = offset(old, e.line, e.col)
+            end = offset(old, e.end_line, e.end_col)
+            written = len(BREAK.sub(done.source.newline, e.text))
             if begin <= point < end or begin == point == end:
                 low, high = begin + shift, begin + shift + written
                 was = sum(
                     x.code == d.code
-                    and begin <= _offset(old, x.line, x.col) < max(end, begin + 1)
+                    and begin <= offset(old, x.line, x.col) < max(end, begin + 1)
                     for x in done.found
                 )
                 now = sum(
                     x.code == d.code
-                    and low <= _offset(new, x.line, x.col) < max(high, low + 1)
+                    and low <= offset(new, x.line, x.col) < max(high, low + 1)
                     for x in after
                 )
                 return min(len(findings), max(was - now, 0))
@@ -339,7 +337,7 @@ def _removed(made: _Made, done: _Pass, after: list[Diagnostic]) -> int:
                 shift += written - (end - begin)
         moved = point + shift
         if not any(
-            x.code == d.code and _offset(new, x.line, x.col) == moved for x in after
+            x.code == d.code and offset(new, x.line, x.col) == moved for x in after
         ):
             gone += 1
     return gone
@@ -356,12 +354,12 @@ def _bug(path: str, made: _Made, what: str) -> str:
 def apply(text: str, edits: Sequence[Edit], newline: str = "\n") -> str:
     """``text`` with ``edits`` (spans that do not overlap) replaced, each edit's
     line breaks written as ``newline``."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
     spans = sorted(
         (
-            _offset(starts, e.line, e.col),
-            _offset(starts, e.end_line, e.end_col),
-            _BREAK.sub(newline, e.text),
+            offset(starts, e.line, e.col),
+            offset(starts, e.end_line, e.end_col),
+            BREAK.sub(newline, e.text),
         )
         for e in edits
     )
@@ -373,18 +371,6 @@ def apply(text: str, edits: Sequence[Edit], newline: str = "\n") -> str:
         at = max(at, end)
     parts.append(text[at:])
     return "".join(parts)
-
-
-def _line_starts(text: str) -> list[int]:
-    """The offset where each line starts (1-based lines: index 0 is line 1), and
-    the text's end (where the line after the last one would start)."""
-    return [0, *(m.end() for m in _BREAK.finditer(text)), len(text)]
-
-
-def _offset(starts: list[int], line: int, col: int) -> int:
-    if line - 1 >= len(starts) - 1:
-        return starts[-1]  # past the last line: the end of the text
-    return min(starts[line - 1] + col, starts[-1])
 
 
 def _parses(text: str, path: str) -> bool:
@@ -412,7 +398,7 @@ def _source(path: str) -> Source | None:
         text = data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
-    found = _BREAK.search(text)
+    found = BREAK.search(text)
     return Source(path, data, encoding, found.group() if found else "\n", text)
 
 
@@ -421,8 +407,8 @@ def diff(sources: Iterable[Source]) -> str:
     marks a last line without a line break (``git apply`` takes it)."""
     out: list[str] = []
     for source in sources:
-        before = _lines(source.read)
-        after = _lines(source.text)
+        before = lines_with_breaks(source.read)
+        after = lines_with_breaks(source.text)
         for line in difflib.unified_diff(
             before, after, f"a/{source.path}", f"b/{source.path}"
         ):
@@ -431,13 +417,6 @@ def diff(sources: Iterable[Source]) -> str:
             else:
                 out.append(f"{line}\n\\ No newline at end of file\n")
     return "".join(out)
-
-
-def _lines(text: str) -> list[str]:
-    """``text``'s lines with their breaks, split only where Python's tokenizer
-    splits (not at form feeds and the other breaks ``str.splitlines`` knows)."""
-    starts = _line_starts(text)
-    return [text[a:b] for a, b in itertools.pairwise(starts) if a < b]
 
 
 def write(source: Source) -> str | None:
@@ -535,8 +514,8 @@ def suppress(
         if source is None:
             skipped += len(found)
             continue
-        lines = _BREAK.split(source.text)
-        breaks = [*_BREAK.findall(source.text), ""]
+        lines = BREAK.split(source.text)
+        breaks = [*BREAK.findall(source.text), ""]
         comments, inside = _comments(source.text)
         count = 0
         for d in sorted(found, key=lambda d: (d.line, d.code)):

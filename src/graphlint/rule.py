@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeAlias
@@ -26,6 +25,7 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange
 
 from graphlint.checks import REGISTRY, Check
+from graphlint.columns import line_starts, offset
 from graphlint.comments import suppresses
 from graphlint.diagnostics import (
     Applicability,
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from graphlint.facts.values import Value
 
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
-_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer knows
 # what replaces a node of the file: a node, source text, or nothing (a statement)
 Replacement: TypeAlias = cst.CSTNode | str | cst.RemovalSentinel
 
@@ -104,11 +103,8 @@ class RuleContext:
     def offset(self, line: int, col: int) -> int:
         """The offset in ``source`` of a position (1-based line, 0-based column)."""
         if not self._starts:
-            self._starts[:] = [0, *(m.end() for m in _BREAK.finditer(self.source))]
-            self._starts.append(len(self.source))
-        if line - 1 >= len(self._starts) - 1:
-            return len(self.source)
-        return min(self._starts[line - 1] + col, len(self.source))
+            self._starts[:] = line_starts(self.source)
+        return offset(self._starts, line, col)
 
     def indentation(self, line: int) -> str:
         """The leading whitespace of ``line``."""

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import itertools
 import json
 import logging
 import os
@@ -74,6 +73,7 @@ from pygls.workspace import TextDocument
 
 from graphlint import __version__
 from graphlint.codes import CODES
+from graphlint.columns import lines_with_breaks
 from graphlint.comments import add_ignore
 from graphlint.config import ConfigError, find, folder_of
 from graphlint.diagnostics import Applicability, Diagnostic
@@ -534,12 +534,7 @@ def _lines(document: TextDocument) -> list[str]:
     """The document's lines as Python and graphlint count them: split at ``\\r\\n``,
     ``\\r`` and ``\\n`` only (pygls's ``lines`` also splits at form feeds and the
     other breaks of ``str.splitlines``, which would shift every line after one)."""
-    text = document.source
-    starts = [0, *(m.end() for m in _BREAK.finditer(text))]
-    return [text[a:b] for a, b in itertools.pairwise([*starts, len(text)]) if a < b]
-
-
-_BREAK = re.compile(r"\r\n|\r|\n")
+    return lines_with_breaks(document.source)
 
 
 def _wanted(only: Sequence[str] | None, kind: str) -> bool:
