@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
@@ -11,8 +9,6 @@ from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region, first_arg, source
 from graphlint.matchers import keyword
 from graphlint.rule import Rule, RuleContext
-
-_LINES = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")  # after each line break, as LibCST
 
 
 class UnregisteredGenerator(Rule):
@@ -27,7 +23,6 @@ class UnregisteredGenerator(Rule):
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)
-        self._lines: list[str] | None = None  # the file's lines, once a fix needs them
 
     def visit_Call(self, node: cst.Call) -> None:
         generator = keyword(node, "generator")
@@ -73,14 +68,12 @@ class UnregisteredGenerator(Rule):
             return []
         start = self.context.positions[capture].start
         end = self.context.positions[capture].end
-        if self._lines is None:
-            self._lines = _LINES.split(self.state.module.code)
-        lines = self._lines[start.line - 1 : end.line]
-        indent = lines[0][: start.column]
+        context = self.context  # the file's own text, comments and layout kept
+        at = context.offset(start.line, start.column)
+        indent = context.source[context.offset(start.line, 0) : at]
         if indent.strip():
             return []
-        written = "".join(lines)[start.column :]
-        written = written[: len(written) - (len(lines[-1]) - end.column)]
+        written = context.source[at : context.offset(end.line, end.column)]
         text = f"{source(graph)}.register_generator_state({gen})\n{indent}{written}"
         return [(capture, text)]
 
