@@ -149,7 +149,10 @@ def test_a_failure_at_a_related_location_confirms_the_finding(tmp_path: Path) ->
         7,
         calls=1,
         status="capture-error",
-        detail="RuntimeError: make_graphed_callables does not support the autocast",
+        detail=(
+            "RuntimeError: make_graphed_callables does not support the autocast "
+            "caching. Please set `cache_enabled=False`."
+        ),
         error_path=str(a.resolve()),
         error_line=7,
     )

@@ -300,7 +300,7 @@ def test_the_explainer_warms_up_for_gl703_and_takes_out_confirmed_lines(
     assert explain(graph, RunResult([graph])) == ("warm", graph.key)
     warmed = RunResult([graph], warm=[graph.key])
     assert explain(graph, warmed) is None  # at line 5, no finding: unexplained
-    synced = _failed(a, 3, 9, "RuntimeError: sync", at=6)
+    synced = _failed(a, 3, 9, SYNC, at=6)
     assert explain(synced, warmed) == ("neutralised", [str(a.resolve()), 6, "hoisted"])
     merged = _merge([RunResult([graph]), warmed], [warmup], a)
     assert merged.findings[0].status == "confirmed"  # not "not reproduced" warmed
@@ -323,13 +323,14 @@ def test_a_captures_own_call_taken_out_runs_the_code_eagerly() -> None:
     )
 
 
-def test_failures_of_a_run_that_moved_statements_are_never_missed(
+def test_a_python_error_of_a_run_that_moved_statements_is_never_missed(
     tmp_path: Path,
 ) -> None:
-    """A failure there may be the moved statement's doing (a value it no longer
-    computes inside the capture), not a hazard no rule saw."""
+    """A failure that does not read as a capture's own may be the moved
+    statement's doing (a value it no longer computes inside the capture), not a
+    hazard no rule saw."""
     a = tmp_path / "a.py"
-    first = RunResult([_failed(a, 3, 9, "RuntimeError: sync", at=5)])
+    first = RunResult([_failed(a, 3, 9, SYNC, at=5)])
     variant = RunResult(
         [_failed(a, 3, 9, "AssertionError: no inf checks", at=7)],
         neutralised=[[str(a), 5, "hoisted"]],
@@ -398,7 +399,7 @@ def test_findings_on_any_line_of_a_moved_statement_skip_that_run(
 ) -> None:
     a = tmp_path / "a.py"
     a.write_text("x = 1\nvalue = f(\n    t.item(),\n)\ny = 2\n")
-    first = RunResult([_failed(a, 1, 5, "RuntimeError: sync", at=3)])
+    first = RunResult([_failed(a, 1, 5, SYNC, at=3)])
     moved = RunResult([_site(a, 1, 5)], neutralised=[[str(a), 3, "hoisted"]])
     found = [
         _finding(a, 3, "GL101", Outcome.CAPTURE_ERROR, 1),

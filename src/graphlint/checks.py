@@ -8,6 +8,7 @@ import re
 from typing import Any, ClassVar
 
 from graphlint.diagnostics import Applicability, Outcome, Severity
+from graphlint.signatures import Signature
 
 CODE_RE = re.compile(r"^GL\d{3}$")
 REGISTRY: dict[str, type[Check]] = {}
@@ -39,6 +40,13 @@ class Check:
     # measured (case-insensitive substrings); ``graphlint confirm`` matches them
     # anywhere in the finding's region
     region_failures: ClassVar[tuple[str, ...]] = ()
+    # what a real capture raises at the finding's line for the hazard, as measured
+    # (``graphlint.signatures``): a capture failure at the line confirms the finding
+    # only when it is one of these, or one of ``region_failures``
+    capture_failures: ClassVar[tuple[Signature, ...]] = ()
+    # what a failure that confirms this rule's finding cannot tell apart, when its
+    # measured failure is one other hazards raise too: ``graphlint confirm`` says it
+    failure_caveat: ClassVar[str | None] = None
     # the hazard is host work that a replay never repeats: ``graphlint confirm``
     # confirms it when its line runs while a CUDA graph is being captured
     host_work: ClassVar[bool] = False
@@ -67,6 +75,17 @@ class Check:
             raise TypeError(f"{cls.__name__}: an outcome is required")
         cls.name = slug_of(cls.__name__)
         REGISTRY[code] = cls
+
+    @classmethod
+    def explains(cls, failure: str) -> bool:
+        """Whether a capture failing with ``failure`` (``Name: first line``) is this
+        rule's hazard, as measured; never for the tool's own codes (GL0xx)."""
+        if cls.outcome is Outcome.TOOL:
+            return False
+        lowered = failure.lower()
+        return any(s.matches(failure) for s in cls.capture_failures) or any(
+            kind.lower() in lowered for kind in cls.region_failures
+        )
 
     @classmethod
     def key(cls) -> str:

@@ -4,15 +4,18 @@ merged with ``graphlint check``'s findings for the same files. torch-free.
 Each finding is judged on the trials in order (the script as written, then its
 variants, ``graphlint.runtime.confirm``), and takes the first verdict one gives:
 
-- **confirmed**: the capture failed at its line (or, for a finding on a whole
-  region, with a failure of its kind anywhere there); its region's replay differed
-  from eager and the finding predicted a silent error; or it is host work that ran
-  while the graph was captured, which a replay never repeats;
+- **confirmed**: the capture failed at its line with a failure its rule predicts
+  (``Check.explains``: the signatures measured for the hazard; or, for a finding
+  on a whole region, with a failure of its kind anywhere there); its region's
+  replay differed from eager and the finding predicted a silent error; or it is
+  host work that ran while the graph was captured, which a replay never repeats;
 - **not reproduced**: its line ran in a region that captured (and matched eager
   where compared), or the region fails the same way without capture;
 - **not executed**: its line never ran in any trial;
 - **no verdict**: none of the above, with the reason (its region did not run, or
-  failed first at an unexplained line).
+  failed first at an unexplained line, or failed at its line in a way its rule does
+  not predict: "not explained by this failure"). A finding on graphlint's own
+  reading of the file (GL0xx) is never judged by a run.
 
 A failure that no finding predicted is **missed**.
 """
@@ -44,6 +47,7 @@ from graphlint.runtime.sites import (
     RunResult,
     Site,
 )
+from graphlint.signatures import SYNC
 
 CONFIRMED = "confirmed"
 NOT_REPRODUCED = "not reproduced"
@@ -132,6 +136,33 @@ def _of_its_kind(d: Diagnostic, site: Site) -> bool:
     return any(kind.lower() in detail for kind in kinds)
 
 
+def _explains(d: Diagnostic, site: Site) -> bool:
+    """Whether ``site``'s capture failure is one ``d``'s rule predicts: a failure
+    measured for its hazard (``Check.explains``). Never for a finding on graphlint's
+    own reading of the file (GL0xx): no capture failure is about it."""
+    if d.outcome is Outcome.TOOL:
+        return False
+    check = _check(d.code)
+    return bool(check and check.explains(site.detail))
+
+
+def _reads_the_device(d: Diagnostic) -> bool:
+    """Whether ``d``'s rule predicts a wait for the device: where torch.compile
+    captures, Dynamo splits the graph there instead of failing (measured:
+    ground-truth/h100-torch2.11-compile.jsonl, compiled_item_*, compiled_nonzero)."""
+    check = _check(d.code)
+    return bool(
+        check and d.outcome is not Outcome.TOOL and SYNC in check.capture_failures
+    )
+
+
+def _caveat(d: Diagnostic) -> str:
+    """What a confirmation of ``d`` cannot tell apart, as its rule says."""
+    check = _check(d.code)
+    caveat = check.failure_caveat if check else None
+    return f" ({caveat})" if caveat else ""
+
+
 def _warm_kind(d: Diagnostic) -> bool:
     """Whether a warm-up is what ``d`` asks for (GL703): a trial that warms any
     capture up says nothing of it."""
@@ -173,10 +204,11 @@ def _moved(trial: RunResult, d: Diagnostic) -> bool:
     return False
 
 
-def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str]:
-    """What ``site``'s capture, failing at ``d``'s line, says of ``d``. The eager
-    check comes first: run eagerly, moved statements compute their own values, so
-    no stand-in of a variant run is to blame for the same failure there."""
+def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str] | None:
+    """What ``site``'s capture, failing at ``d``'s line, says of ``d``; None when
+    the failure is not one ``d``'s rule predicts (another verdict may still come).
+    The eager check comes first: run eagerly, moved statements compute their own
+    values, so no stand-in of a variant run is to blame for the same failure there."""
     where = "here" if site.error_line == d.line else f"at {site.error_line}"
     if site.eager:
         return NOT_REPRODUCED, (
@@ -188,24 +220,49 @@ def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str]:
             f"{site.name} fails here, but not as a capture fails ({site.detail}): "
             "a statement moved out of the capture may be why"
         )
-    return CONFIRMED, f"the capture of {site.name} fails {where}: {site.detail}"
+    if not _explains(d, site):
+        return None
+    return CONFIRMED, (
+        f"the capture of {site.name} fails {where}: {site.detail}{_caveat(d)}"
+    )
+
+
+def _not_explained(d: Diagnostic, site: Site) -> str:
+    where = "here" if site.error_line == d.line else f"at {site.error_line}"
+    return (
+        f"not explained by this failure: the capture of {site.name} fails {where} "
+        f"with {site.detail}, which {d.code} does not predict"
+    )
 
 
 def _judge_in(
-    d: Diagnostic, trial: RunResult, flagged: frozenset[tuple[str, int]] = frozenset()
+    d: Diagnostic, trial: RunResult, every: Sequence[Diagnostic] = ()
 ) -> tuple[str, str]:
-    """What one trial says of ``d``; ``flagged``: where every finding is."""
+    """What one trial says of ``d``; ``every``: all the findings."""
     sites = trial.sites
+    unexplained: tuple[str, str] | None = None
     for site in sites:
         if _failed_here(d, site):
-            return _failed_at(d, site, trial)
+            judged = _failed_at(d, site, trial)
+            if judged is not None:
+                return judged
+            unexplained = (NO_VERDICT, _not_explained(d, site))
         for at, line, reason in site.breaks:  # torch.compile split its graph here
-            if (at, line) in _lines(d):
+            if (at, line) not in _lines(d):
+                continue
+            if _reads_the_device(d):
                 return CONFIRMED, f"{site.name} breaks its CUDA graph here: {reason}"
+            unexplained = unexplained or (
+                NO_VERDICT,
+                f"not explained by this failure: {site.name} breaks its CUDA graph "
+                f"here ({reason}), and {d.code} predicts no read of the device",
+            )
     if _host_work(d) and trial.ran_capturing(d.path, d.line):
         return CONFIRMED, (
             "it ran on the host while a CUDA graph was captured: a replay never runs it"
         )
+    if unexplained is not None:
+        return unexplained
     region = _site_of(d, sites)
     if region is None or region.calls == 0:
         return NO_VERDICT, "its region did not run"
@@ -214,13 +271,16 @@ def _judge_in(
     ran = trial.ran(d.path, d.line) is not False or site.compiles(d.path, d.line)
     if ran and site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
         return CONFIRMED, site.detail
-    failed_at = (site.error_path, site.error_line)
-    others = failed_at in flagged and failed_at not in _lines(d)
+    # a failure a finding at its own line explains is that finding's
+    others = any(
+        other is not d and _failed_here(other, site) and _explains(other, site)
+        for other in every
+    )
     if ran and site.status == CAPTURE_ERROR and _of_its_kind(d, site) and not others:
         where = _where(site.error_path, site.error_line)
         return CONFIRMED, (
             f"the capture of {site.name} fails at {where}, a failure of this kind "
-            f"anywhere in the region: {site.detail}"
+            f"anywhere in the region: {site.detail}{_caveat(d)}"
         )
     if site.status == CAPTURE_ERROR:
         where = _where(site.error_path, site.error_line)
@@ -242,17 +302,22 @@ def _judge_in(
 
 
 def _judge(
-    d: Diagnostic, trials: Sequence[RunResult], flagged: frozenset[tuple[str, int]]
+    d: Diagnostic, trials: Sequence[RunResult], every: Sequence[Diagnostic] = ()
 ) -> tuple[str, str]:
     """The first verdict a trial gives ``d``, skipping the trials that move its
     statement out of the capture or warm its capture up; "not executed" when its
     line ran in none of the runs that went as far as the script went; else no
     verdict, for the reason the last trial gives."""
+    if d.outcome is Outcome.TOOL:
+        return NO_VERDICT, (
+            "a finding on graphlint's own reading of the file, not a capture hazard: "
+            "no run judges it"
+        )
     last: tuple[str, str] | None = None
     for number, trial in enumerate(trials):
         if _moved(trial, d) or (trial.warm and _warm_kind(d)):
             continue  # a warm-up anywhere initialises cuBLAS for every capture
-        status, note = _judge_in(d, trial, flagged)
+        status, note = _judge_in(d, trial, every)
         if number:
             note = f"{note} (run with {trial.variant})"
         if status in (CONFIRMED, NOT_REPRODUCED):
@@ -267,10 +332,11 @@ def _judge(
 
 
 def _predicts(d: Diagnostic, site: Site, trial: RunResult) -> bool:
-    """Whether ``d`` said what went wrong with ``site`` in ``trial``."""
-    if _failed_here(d, site):
+    """Whether ``d`` said what went wrong with ``site`` in ``trial``: a failure at
+    its line counts only when its rule predicts that failure."""
+    if _failed_here(d, site) and _explains(d, site):
         return True
-    if _site_of(d, trial.sites) is not site:
+    if d.outcome is Outcome.TOOL or _site_of(d, trial.sites) is not site:
         return False
     if site.status == SILENT_WRONG:
         return d.outcome is Outcome.SILENT_WRONG
@@ -341,7 +407,9 @@ class Explainer:
             return "warm", site.key
         if site.error_path is None or site.error_line is None:
             return None
-        if site.eager or any(_failed_here(d, site) for d in findings):
+        if site.eager or any(
+            _failed_here(d, site) and _explains(d, site) for d in findings
+        ):
             own = (site.error_path, site.error_line) == (site.path, site.line)
             mode = "ungraphed" if own else "hoisted"  # the capture's own call
             return "neutralised", [site.error_path, site.error_line, mode]
@@ -359,8 +427,7 @@ def merge(
     """The report on the ``trials`` (the script as written first) and the static
     ``results`` for the same files."""
     every = [d for result in results for d in result.diagnostics]
-    flagged = frozenset(place for d in every for place in _lines(d))
-    findings = tuple(Finding(d, *_judge(d, trials, flagged)) for d in every)
+    findings = tuple(Finding(d, *_judge(d, trials, every)) for d in every)
     missed: dict[tuple[str, int, str], Missed] = {}
     for trial in trials:
         if trial.neutralised:  # its failures may be the moved statements' doing

@@ -6,6 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.rule import Rule
+from graphlint.signatures import DEFAULT_STREAM
 
 
 class CaptureOnDefaultStream(Rule):
@@ -18,6 +19,8 @@ class CaptureOnDefaultStream(Rule):
         "`capture_begin()` inside `with torch.cuda.stream(s):`"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (CUDAGraph::capture_begin's own check)
+    capture_failures = (DEFAULT_STREAM,)
 
     def visit_Module(self, node: cst.Module) -> None:
         for region in self.context.facts.all_regions():

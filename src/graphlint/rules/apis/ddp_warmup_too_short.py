@@ -27,6 +27,10 @@ class DdpWarmupTooShort(Rule):
     # measured on an H100 (PyTorch 2.11, one-process NCCL group, 3 warm-ups): DDP's
     # backward syncs while the graph is captured, wherever the region calls it
     region_failures = ("operation not permitted when stream is capturing",)
+    failure_caveat = (
+        "any wait for the device under capture reads the same: a sync in the region "
+        "that no rule flagged would confirm it too"
+    )
 
     def visit_Module(self, node: cst.Module) -> None:
         setup = self.context.facts.setup

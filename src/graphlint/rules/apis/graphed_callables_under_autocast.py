@@ -9,6 +9,7 @@ from graphlint.facts.regions import Region
 from graphlint.matchers import keyword, positional
 from graphlint.rule import Rule
 from graphlint.rules.apis._options import with_keyword
+from graphlint.signatures import AUTOCAST_CACHE
 
 # how many positional parameters come before ``cache_enabled``, by autocast: one
 # more written out passes it by position, and the keyword would be given twice
@@ -29,6 +30,8 @@ class GraphedCallablesUnderAutocast(Rule):
         "Use `torch.autocast(..., cache_enabled=False)` around graphed callables"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (make_graphed_callables' own check)
+    capture_failures = (AUTOCAST_CACHE,)
 
     def visit_Call(self, node: cst.Call) -> None:
         if node not in self.context.facts.setup.graphed_calls:

@@ -9,6 +9,7 @@ from graphlint.facts.regions import Region
 from graphlint.facts.state import same
 from graphlint.matchers import positional
 from graphlint.rule import Rule
+from graphlint.signatures import HOOKS_REGISTERED
 
 
 class HooksBeforeGraphedCallables(Rule):
@@ -18,6 +19,8 @@ class HooksBeforeGraphedCallables(Rule):
     message = "`{module}` has a hook registered at line {line} before it is graphed"
     fix_title = "Register hooks after `make_graphed_callables`, on the returned module"
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (make_graphed_callables' own check)
+    capture_failures = (HOOKS_REGISTERED,)
 
     def visit_Call(self, node: cst.Call) -> None:
         setup = self.context.facts.setup

@@ -8,6 +8,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.values import Kind
 from graphlint.matchers import builtin, method, on_device, positional
 from graphlint.rule import Rule
+from graphlint.signatures import SYNC
 
 _CONVERSIONS = frozenset({"int", "float", "round"})
 
@@ -22,6 +23,8 @@ class TensorLoopBound(Rule):
         "one graph per count"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: range_item)
+    capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
         if builtin(self.context.facts, node) != "range":

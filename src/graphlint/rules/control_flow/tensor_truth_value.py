@@ -11,6 +11,7 @@ from graphlint.facts import torchapi as api
 from graphlint.facts.values import element_of
 from graphlint.matchers import builtin, keyword, method, on_device, plain, positional
 from graphlint.rule import Replacement, Rule, RuleContext
+from graphlint.signatures import DATA_DEPENDENT_COMPILE, SYNC
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,6 +28,10 @@ class TensorTruthValue(Rule):
     )
     fix_applicability = Applicability.UNSAFE
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: if_tensor, while_tensor,
+    # assert_tensor, isnan_any_if, builtin_any_gen, torch_cond_inside;
+    # compiled_fullgraph_tensor_branch)
+    capture_failures = (SYNC, DATA_DEPENDENT_COMPILE)
     fullgraph_error = "Data-dependent branching"
 
     def __init__(self, context: RuleContext) -> None:

@@ -8,6 +8,7 @@ from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.values import Kind
 from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule, RuleContext
+from graphlint.signatures import SYNC
 
 _FUNCTIONS = frozenset(
     {
@@ -33,6 +34,9 @@ class DynamicShapeOp(Rule):
         "`nonzero_static(size=...)`, `repeat_interleave(..., output_size=n)`"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: nonzero, bool_mask_index, unique,
+    # repeat_interleave_tensor, where_one_arg)
+    capture_failures = (SYNC,)
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

@@ -9,6 +9,7 @@ from graphlint.facts import torchapi as api
 from graphlint.facts.values import Kind
 from graphlint.matchers import method
 from graphlint.rules._removal import StatementRemoval
+from graphlint.signatures import SYNC
 
 _SYNC_FUNCTIONS = frozenset(
     {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cpu.synchronize"}
@@ -29,6 +30,9 @@ class HostSynchronization(StatementRemoval):
     )
     fix_applicability = Applicability.UNSAFE
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: cuda_synchronize, stream_synchronize,
+    # event_synchronize, event_query)
+    capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)

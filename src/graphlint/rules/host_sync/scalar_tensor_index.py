@@ -9,6 +9,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.values import Device
 from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule
+from graphlint.signatures import SYNC
 
 # ``x.narrow(dim, start, length)`` / ``torch.narrow(x, dim, start, length)``: the
 # arguments that are read on the host when they are tensors (measured:
@@ -26,6 +27,9 @@ class ScalarTensorIndex(Rule):
         "for a length, slice to a static size and mask the rest"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: tensor_index_by_tensor,
+    # slice_bound_*, narrow_tensor_*)
+    capture_failures = (SYNC,)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         region = self.region(node)

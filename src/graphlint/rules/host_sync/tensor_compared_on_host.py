@@ -8,6 +8,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.values import element_of
 from graphlint.matchers import builtin, method, on_device, positional
 from graphlint.rule import Rule
+from graphlint.signatures import SYNC
 
 _BOOL_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
 _BOOL_METHODS = frozenset({"equal", "allclose", "is_nonzero"})
@@ -23,6 +24,9 @@ class TensorComparedOnHost(Rule):
         "`torch.maximum(a, b)`"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: torch_equal, torch_allclose,
+    # python_max_tensors)
+    capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)

@@ -10,6 +10,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
 from graphlint.matchers import builtin, method, on_device
 from graphlint.rule import Rule
+from graphlint.signatures import SYNC
 
 _TEXT_BUILTINS = frozenset({"print", "str", "repr", "format", "ascii"})
 _LOG_METHODS = frozenset(
@@ -24,6 +25,9 @@ class TensorFormattedOnHost(Rule):
     message = "`{call}` formats a device tensor as text"
     fix_title = "Log after `replay()`, outside the region, or log a cloned output"
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: print_tensor, fstring_log_tensor,
+    # str_tensor, logging_info_enabled)
+    capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)

@@ -7,6 +7,7 @@ import libcst as cst
 from graphlint.diagnostics import Outcome
 from graphlint.matchers import on_device
 from graphlint.rule import Rule
+from graphlint.signatures import PAGEABLE_COPY
 
 
 class ListIndexOnDeviceTensor(Rule):
@@ -21,6 +22,8 @@ class ListIndexOnDeviceTensor(Rule):
         "(`idx = torch.tensor([...], device='cuda')`) and index with it"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: index_python_list)
+    capture_failures = (PAGEABLE_COPY,)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         region = self.region(node)

@@ -8,6 +8,7 @@ from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.values import Device, Value
 from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule
+from graphlint.signatures import PAGEABLE_COPY, SYNC
 
 _CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
 
@@ -22,6 +23,10 @@ class PageableHostToDeviceCopy(Rule):
         "region, or copy from a pinned host buffer with `non_blocking=True`"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # what a capture raises at the line (measured: tensor_from_list, cpu_to_cuda,
+    # copy_from_pageable, ... (a pageable copy); pinned_to_cuda_blocking (a blocking
+    # copy waits))
+    capture_failures = (PAGEABLE_COPY, SYNC)
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)
