@@ -149,7 +149,7 @@ def test_a_failure_no_finding_on_its_line_predicts_is_missed(tmp_path: Path) -> 
     merged = _merge(a, [site], [sync])
     assert merged.findings[0].status == "no verdict"
     (missed,) = merged.missed
-    assert missed.line == 5
+    assert (missed.line, missed.variant) == (5, "")
     assert "no rule said so: RuntimeError: Cannot copy" in missed.message
     explain = report.Explainer(lambda paths: [FileResult(str(a), (sync,))])
     assert explain(site, RunResult([site])) is None  # unexplained: the trials stop

@@ -341,6 +341,46 @@ def test_a_python_error_of_a_run_that_moved_statements_is_never_missed(
     assert _merge([variant.__class__(variant.sites)], found, a).missed != ()
 
 
+def test_a_failure_only_a_variant_shows_is_missed_with_that_variant(
+    tmp_path: Path,
+) -> None:
+    """Issue #30: once line 5 is moved out, the capture fails at line 7, which no
+    rule flagged: missed, with the re-run that showed it."""
+    a = tmp_path / "a.py"
+    first = RunResult([_failed(a, 3, 9, SYNC, at=5)])
+    variant = RunResult(
+        [_failed(a, 3, 9, SYNC, at=7)], neutralised=[[str(a), 5, "hoisted"]]
+    )
+    found = [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    merged = _merge([first, variant], found, a)
+    (missed,) = merged.missed
+    assert (missed.line, missed.variant) == (7, "a.py:5 moved out of the capture")
+    assert missed.message.endswith(
+        f"no rule said so: {SYNC} (in the re-run with a.py:5 moved out of the capture)"
+    )
+    (document,) = json.loads(report.format_lsp(merged))
+    runtime = [d["data"]["runtime"] for d in document["diagnostics"]]
+    (item,) = [d for d in runtime if d["status"] == "missed"]
+    assert item["variant"] == "a.py:5 moved out of the capture"
+    assert "in the re-run with a.py:5" in report.format_text(merged)
+    # a finding there that predicts it: nothing missed
+    seven = _finding(a, 7, "GL103", Outcome.CAPTURE_ERROR, 3)
+    assert _merge([first, variant], [*found, seven], a).missed == ()
+
+
+def test_a_failure_in_the_script_as_written_is_missed_once_without_a_variant(
+    tmp_path: Path,
+) -> None:
+    a = tmp_path / "a.py"
+    graph = _failed(a, 3, 9, CUBLAS, at=5)
+    warmed = RunResult([graph], warm=[graph.key])
+    merged = _merge([RunResult([graph]), warmed], [], a)
+    (missed,) = merged.missed
+    assert missed.variant == "" and "re-run" not in missed.message
+    (only,) = _merge([RunResult([_site(a, 3, 9)]), warmed], [], a).missed
+    assert only.variant == "the capture at a.py:3 warmed up first"
+
+
 def test_a_failure_a_library_swallowed_names_the_users_line() -> None:
     """``logging`` prints a handler's failure (formatting a tensor under capture);
     the capture then fails at its end with no line: the swallowed one is used."""

@@ -17,7 +17,8 @@ variants, ``graphlint.runtime.confirm``), and takes the first verdict one gives:
   not predict: "not explained by this failure"). A finding on graphlint's own
   reading of the file (GL0xx) is never judged by a run.
 
-A failure that no finding predicted is **missed**.
+A failure that no finding predicted is **missed**, in any trial: one that shows
+only in a variant names the variant.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class Missed:
     path: str
     line: int
     message: str
+    variant: str = ""  # the trial that showed it, when not the script as written
 
 
 @dataclass(frozen=True)
@@ -343,12 +345,20 @@ def _predicts(d: Diagnostic, site: Site, trial: RunResult) -> bool:
     return site.status == CAPTURE_ERROR and _of_its_kind(d, site)
 
 
-def _missed(trial: RunResult, results: Sequence[FileResult]) -> list[Missed]:
-    """The failures of ``trial`` that no finding predicted."""
+def _missed(
+    trial: RunResult, results: Sequence[FileResult], variant: str = ""
+) -> list[Missed]:
+    """The failures of ``trial`` that no finding predicted; ``variant``: how the
+    trial's script differs from the script as written, when it does. In a trial
+    that moved statements out of the capture, only a failure that reads as a
+    capture's own counts: another may be a moved statement's stand-in value."""
     found: list[Missed] = []
     findings = [d for result in results for d in result.diagnostics]
+    shown = f" (in the re-run with {variant})" if variant else ""
     for site in trial.sites:
         if site.eager or any(_predicts(d, site, trial) for d in findings):
+            continue
+        if trial.neutralised and not (site.status == CAPTURE_ERROR and _captures(site)):
             continue
         if site.status == CAPTURE_ERROR:
             found.append(
@@ -357,7 +367,8 @@ def _missed(trial: RunResult, results: Sequence[FileResult]) -> list[Missed]:
                     site.error_path or site.path,
                     site.error_line or site.line,
                     f"the capture of {site.name} fails here, and no rule said so: "
-                    f"{site.detail}",
+                    f"{site.detail}{shown}",
+                    variant,
                 )
             )
         elif site.status == SILENT_WRONG:
@@ -367,7 +378,8 @@ def _missed(trial: RunResult, results: Sequence[FileResult]) -> list[Missed]:
                     site.path,
                     site.line,
                     f"{site.name} is silently wrong, and no rule said so: "
-                    f"{site.detail}",
+                    f"{site.detail}{shown}",
+                    variant,
                 )
             )
     return found
@@ -429,10 +441,8 @@ def merge(
     every = [d for result in results for d in result.diagnostics]
     findings = tuple(Finding(d, *_judge(d, trials, every)) for d in every)
     missed: dict[tuple[str, int, str], Missed] = {}
-    for trial in trials:
-        if trial.neutralised:  # its failures may be the moved statements' doing
-            continue
-        for item in _missed(trial, results):
+    for number, trial in enumerate(trials):  # as written first: it names none
+        for item in _missed(trial, results, trial.variant if number else ""):
             missed.setdefault((item.path, item.line, item.site.detail), item)
     sites: dict[str, Site] = {}
     for trial in trials:  # the first trial's view of a site, then sites found later
@@ -631,7 +641,13 @@ def format_lsp(report: Report, color: bool = False) -> str:
                 "code": missed.site.status,
                 "source": "graphlint confirm",
                 "message": missed.message,
-                "data": {"runtime": {"status": MISSED, "site": asdict(missed.site)}},
+                "data": {
+                    "runtime": {
+                        "status": MISSED,
+                        "site": asdict(missed.site),
+                        **({"variant": missed.variant} if missed.variant else {}),
+                    }
+                },
             },
         )
     document = [{"uri": uri, "diagnostics": items} for uri, items in files.items()]
