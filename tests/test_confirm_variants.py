@@ -464,6 +464,33 @@ def test_a_line_after_the_checkers_stop_is_not_said_never_to_run(
     assert finding.status == "no verdict" and "failed first" in finding.note
 
 
+def test_a_region_that_ran_only_in_a_skipped_variant_is_not_said_not_to_run(
+    tmp_path: Path,
+) -> None:
+    """Issue #30: the script stopped at the capture at line 3 before the one at
+    line 20 ran; the re-run that warmed line 3's capture up ran it, but a warm-up
+    says nothing of GL703. The note says what happened, not "did not run"."""
+    a = tmp_path / "a.py"
+    graph = _failed(a, 3, 9, CUBLAS, at=5)
+    graph.kind = "torch.cuda.graph"
+    later = _site(a, 20, 25, kind="torch.cuda.graph", calls=0)
+    first = RunResult([graph, later], STOPPED)
+    ran = _site(a, 20, 25, kind="torch.cuda.graph", compared=2)
+    warmed = RunResult([_site(a, 3, 9, kind="torch.cuda.graph"), ran], warm=[graph.key])
+    warmup = _finding(a, 20, "GL703", Outcome.CAPTURE_ERROR, 20)
+    (finding,) = _merge([first, warmed], [warmup], a).findings
+    assert finding.status == "no verdict"
+    assert finding.note == (
+        "its region ran only in the re-run with the capture at a.py:3 warmed up "
+        "first, where a warm-up says nothing of this finding"
+    )
+    (alone,) = _merge([first], [warmup], a).findings
+    assert alone.note == (
+        "its region did not run: the run was stopped at the failed capture of "
+        "step() first"
+    )
+
+
 def test_a_failure_another_finding_explains_is_not_a_region_findings_kind(
     tmp_path: Path,
 ) -> None:

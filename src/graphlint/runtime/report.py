@@ -13,9 +13,10 @@ variants, ``graphlint.runtime.confirm``), and takes the first verdict one gives:
   where compared), or the region fails the same way without capture;
 - **not executed**: its line never ran in any trial;
 - **no verdict**: none of the above, with the reason (its region did not run, or
-  failed first at an unexplained line, or failed at its line in a way its rule does
-  not predict: "not explained by this failure"). A finding on graphlint's own
-  reading of the file (GL0xx) is never judged by a run.
+  ran only in variants that say nothing of it; failed first at an unexplained line;
+  or failed at its line in a way its rule does not predict: "not explained by this
+  failure"). A finding on graphlint's own reading of the file (GL0xx) is never
+  judged by a run.
 
 A failure that no finding predicted is **missed**, in any trial: one that shows
 only in a variant names the variant.
@@ -237,6 +238,25 @@ def _not_explained(d: Diagnostic, site: Site) -> str:
     )
 
 
+def _did_not_run(trial: RunResult) -> str:
+    """Why a region did not run in ``trial``, as far as the trial tells."""
+    if trial.ended == STOPPED:
+        failed = [s.name for s in trial.sites if s.status == CAPTURE_ERROR]
+        if failed:
+            return (
+                "its region did not run: the run was stopped at the failed capture "
+                f"of {failed[0]} first"
+            )
+    if trial.ended is not None:
+        return f"its region did not run: the script did not finish ({trial.ended})"
+    return "its region did not run"
+
+
+def _region_ran(d: Diagnostic, trial: RunResult) -> bool:
+    region = _site_of(d, trial.sites)
+    return region is not None and region.calls > 0
+
+
 def _judge_in(
     d: Diagnostic, trial: RunResult, every: Sequence[Diagnostic] = ()
 ) -> tuple[str, str]:
@@ -267,7 +287,7 @@ def _judge_in(
         return unexplained
     region = _site_of(d, sites)
     if region is None or region.calls == 0:
-        return NO_VERDICT, "its region did not run"
+        return NO_VERDICT, _did_not_run(trial)
     site = region
     # a line that did not run made nothing of its region go wrong
     ran = trial.ran(d.path, d.line) is not False or site.compiles(d.path, d.line)
@@ -303,33 +323,53 @@ def _judge_in(
     return NOT_REPRODUCED, f"{site.name} captured{matched}"
 
 
+def _passed_over(trial: RunResult, d: Diagnostic) -> str | None:
+    """Why ``trial`` says nothing of ``d``, if it does not: it moved ``d``'s
+    statement out of the capture, or warmed the capture up while ``d`` asks for a
+    warm-up (a warm-up anywhere initialises cuBLAS for every capture)."""
+    if _moved(trial, d):
+        return "which moved this statement out of the capture"
+    if trial.warm and _warm_kind(d):
+        return "where a warm-up says nothing of this finding"
+    return None
+
+
 def _judge(
     d: Diagnostic, trials: Sequence[RunResult], every: Sequence[Diagnostic] = ()
 ) -> tuple[str, str]:
     """The first verdict a trial gives ``d``, skipping the trials that move its
     statement out of the capture or warm its capture up; "not executed" when its
     line ran in none of the runs that went as far as the script went; else no
-    verdict, for the reason the last trial gives."""
+    verdict, for the reason the last trial gives (its region did not run there:
+    said so with the skipped trials where it did)."""
     if d.outcome is Outcome.TOOL:
         return NO_VERDICT, (
             "a finding on graphlint's own reading of the file, not a capture hazard: "
             "no run judges it"
         )
     last: tuple[str, str] | None = None
+    judged_ran = False  # whether its region ran in a trial that judged it
+    ran_in: list[str] = []  # the skipped trials where its region ran, and why
     for number, trial in enumerate(trials):
-        if _moved(trial, d) or (trial.warm and _warm_kind(d)):
-            continue  # a warm-up anywhere initialises cuBLAS for every capture
+        why = _passed_over(trial, d)
+        if why is not None:
+            if _region_ran(d, trial):
+                ran_in.append(f"the re-run with {trial.variant}, {why}")
+            continue
         status, note = _judge_in(d, trial, every)
         if number:
             note = f"{note} (run with {trial.variant})"
         if status in (CONFIRMED, NOT_REPRODUCED):
             return status, note
         last = (status, note)
+        judged_ran = judged_ran or _region_ran(d, trial)
     whole = [t for t in trials if t.ended != STOPPED]  # not cut short by the checker
     compiled = any(s.compiles(d.path, d.line) for t in trials for s in t.sites)
     if whole and not compiled and all(t.ran(d.path, d.line) is False for t in whole):
         runs = "the run" if len(trials) == 1 else f"any of {len(trials)} variants"
         return NOT_EXECUTED, f"its line never ran in {runs}"
+    if last is not None and not judged_ran and ran_in:
+        return NO_VERDICT, f"its region ran only in {'; and in '.join(ran_in)}"
     return last or (NO_VERDICT, "its region did not run")
 
 
