@@ -1,17 +1,23 @@
 """``graphlint confirm`` over every fixture, as a verdict table per rule code.
 
 Run on a GPU machine: ``python bench/confirm_table.py [--jobs 8] [--json F] [PATH...]``.
-PATHs are files or folders (default: every rule fixture and every runtime scenario;
-add the corpus with ``../shared/corpus/cases``). Each file runs under
-``graphlint confirm --format lsp``; several files run at once (``--jobs``), each in
-its own processes, so the GPU seconds are the sum of the files' wall times.
+PATHs are files or folders, each one set (default: one set, every rule fixture and
+every runtime scenario; add the corpus with ``../shared/corpus/cases`` and the
+look-alikes with ``../shared/realworld/lookalikes``; ``fixtures`` names the default
+set among others). Each file runs under ``graphlint confirm --format lsp``; several
+files run at once (``--jobs``), each in its own processes, so the GPU seconds are
+the sum of the files' wall times. ``--from F`` reports on the items a ``--json F``
+run wrote, without a GPU.
 
 It prints, in Markdown:
+- per set: the share of the rules' findings that got a verdict (confirmed or not
+  reproduced; GL0xx findings are the tool's own and are counted apart), the missed
+  failures, and the confirmations by another rule's failure;
 - per rule code, how the static findings in bad files fared: confirmed, not
   reproduced, not executed, no verdict, with the reasons given;
-- the share of findings in bad files that got a verdict (confirmed or not
-  reproduced), and the runtime failures a finding flagged that were still reported
-  as missed;
+- the runtime failures a finding flagged that were still reported as missed;
+- each confirmation by another rule's failure, and each by a failure this script
+  cannot place;
 - every good file that did not capture cleanly, run to its end and match eager;
 - the wall time and GPU seconds.
 """
@@ -40,6 +46,73 @@ UNCOMPARED = {
 }
 
 
+# Which codes a capture failure may confirm, by the words of its message: the
+# failures measured in ../shared/ground-truth/ and ground-truth/ (rules/README.md
+# maps their cases to codes), the rules' own measured fixtures (GL705), and the
+# checks PyTorch makes before a capture or graphing starts (GL704, GL706, GL707).
+# Kept apart from the rules' declared signatures on purpose: a rule that claims
+# another's failure shows here as a confirmation by another rule's failure.
+SYNCS = frozenset(
+    {"GL101", "GL102", "GL103", "GL104", "GL105", "GL106", "GL107", "GL201", "GL202"}
+)
+CLAIMS: tuple[tuple[str, frozenset[str]], ...] = (
+    # a wait for the device: the error at the line, then the capture's end
+    ("operation not permitted when stream is capturing", SYNCS | {"GL702", "GL705"}),
+    (
+        "operation failed due to a previous error during capture",
+        SYNCS | {"GL601", "GL702", "GL703"},  # pinned_to_cuda_blocking; nowarm_*
+    ),
+    (
+        "Cannot copy between CPU and CUDA tensors",
+        frozenset({"GL101", "GL601", "GL602", "GL603"}),
+    ),
+    ("capturable is False", frozenset({"GL701"})),
+    ("Attempt to increase offset for a CUDA generator", frozenset({"GL501"})),
+    ("set_current_seed can be called during stream capture", frozenset({"GL502"})),
+    ("CUDA graphs must be captured on a non-default stream", frozenset({"GL704"})),
+    ("does not support the autocast caching", frozenset({"GL706"})),
+    ("Modules must not have hooks registered", frozenset({"GL707"})),
+    ("torch.utils.checkpoint is incompatible", frozenset({"GL708"})),
+    ("not compatible with .grad()", frozenset({"GL708"})),
+    ("differentiated Tensors appears to not have been used", frozenset({"GL708"})),
+    ("CUBLAS_STATUS", frozenset({"GL703"})),
+    ("cublasCreate", frozenset({"GL703"})),
+    ("CUDNN_STATUS", frozenset({"GL703"})),
+    ("NCCL error", frozenset({"GL703"})),
+    # torch.compile(fullgraph=True) on a value read on the host
+    ("Data-dependent branching", frozenset({"GL101", "GL201"})),
+    ("data-dependent expression", frozenset({"GL101", "GL201"})),
+)
+
+
+def claimed_by(note: str) -> frozenset[str] | None:
+    """The codes that may be confirmed by the capture failure a note cites; None
+    when the note cites none this script knows."""
+    found = [codes for words, codes in CLAIMS if words.lower() in note.lower()]
+    return frozenset().union(*found) if found else None
+
+
+def misattributed(finding: dict[str, Any]) -> str | None:
+    """Why a confirmed finding was confirmed by a failure its rule does not
+    predict: "another" (the failure is another rule's, or the finding is the
+    tool's own), "unplaced" (a capture failure this script cannot place); None when
+    it is its own or not confirmed by a failure."""
+    if verdict(finding) != "confirmed":
+        return None
+    code = str(finding["code"])
+    if code.startswith("GL0"):
+        return "another"  # the tool's own findings say nothing of a capture
+    note = str(finding["data"]["runtime"]["note"])
+    if "breaks its CUDA graph" in note:  # Dynamo splits where the host reads
+        return None if code in SYNCS else "another"
+    if not ("the capture of " in note and " fails " in note):
+        return None  # a replay compared, or host work run while capturing
+    codes = claimed_by(note)
+    if codes is None:
+        return "unplaced"
+    return None if code in codes else "another"
+
+
 @dataclass
 class FileRun:
     path: Path
@@ -47,6 +120,7 @@ class FileRun:
     code: int
     items: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    group: str = "fixtures"  # the set it belongs to
 
     @property
     def role(self) -> str:
@@ -84,7 +158,7 @@ class FileRun:
         return self.error or "unknown"
 
 
-def confirm(path: Path) -> FileRun:
+def confirm(path: Path, group: str = "fixtures") -> FileRun:
     start = time.perf_counter()
     done = subprocess.run(
         [
@@ -101,9 +175,11 @@ def confirm(path: Path) -> FileRun:
         documents = json.loads(done.stdout)
     except json.JSONDecodeError:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
-        return FileRun(path, seconds, done.returncode, error=" ".join(tail))
+        return FileRun(
+            path, seconds, done.returncode, error=" ".join(tail), group=group
+        )
     items = [d for doc in documents for d in doc["diagnostics"]]
-    return FileRun(path, seconds, done.returncode, items)
+    return FileRun(path, seconds, done.returncode, items, group=group)
 
 
 def verdict(finding: dict[str, Any]) -> str:
@@ -119,14 +195,23 @@ def reason(finding: dict[str, Any]) -> str:
     return re.sub(r"\d+(\.\d+)?", "N", note)[:110]
 
 
-def files_of(paths: list[str]) -> list[Path]:
-    found: list[Path] = []
+def files_of(paths: list[str]) -> list[tuple[str, Path]]:
+    """Each file, with its set: the PATH it came from (``fixtures``: the default
+    set)."""
+    found: list[tuple[str, Path]] = []
     for name in paths:
+        if name == "fixtures":
+            found += [(name, path) for path in default_files()]
+            continue
         path = Path(name).resolve()
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*.py") if not p.name.startswith("_"))
+            found += [
+                (name, p)
+                for p in sorted(path.rglob("*.py"))
+                if not p.name.startswith("_")
+            ]
         else:
-            found.append(path)
+            found.append((name, path))
     return found
 
 
@@ -152,8 +237,45 @@ def good_problems(run: FileRun) -> list[str]:
     return problems
 
 
+def share(judged: int, findings: int) -> str:
+    return f"{judged}/{findings} ({judged / findings:.0%})" if findings else "0/0"
+
+
+def sets_table(runs: list[FileRun]) -> list[str]:
+    """Per set: the verdict share of the rules' findings (in every file of the
+    set), the missed failures and the confirmations by another rule's failure."""
+    lines = [
+        "| set | files | findings with a verdict | missed | confirmed by another "
+        "rule's failure | GL0xx findings (not judged) |",
+        "|---|---|---|---|---|---|",
+    ]
+    groups: dict[str, list[FileRun]] = defaultdict(list)
+    for run in runs:
+        groups[run.group].append(run)
+    for group, members in groups.items():
+        rules = [
+            f
+            for run in members
+            for f in run.findings
+            if not f["code"].startswith("GL0")
+        ]
+        tools = sum(
+            f["code"].startswith("GL0") for run in members for f in run.findings
+        )
+        judged = sum(verdict(f) in ("confirmed", "not reproduced") for f in rules)
+        missed = sum(len(run.missed) for run in members)
+        wrong = sum(
+            misattributed(f) == "another" for run in members for f in run.findings
+        )
+        lines.append(
+            f"| {group} | {len(members)} | {share(judged, len(rules))} | {missed} | "
+            f"{wrong} | {tools} |"
+        )
+    return lines
+
+
 def report(runs: list[FileRun], wall: float) -> str:
-    lines: list[str] = []
+    lines: list[str] = [*sets_table(runs), ""]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     reasons: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     flagged_missed = 0
@@ -182,14 +304,25 @@ def report(runs: list[FileRun], wall: float) -> str:
     )
     findings = sum(total.values())
     judged = total["confirmed"] + total["not reproduced"]
-    share = judged / findings if findings else 1.0
     lines += [
         "",
-        f"Findings in bad files with a verdict: {judged}/{findings} ({share:.0%}).",
+        f"Findings in bad files with a verdict: {share(judged, findings)}.",
         f"Missed failures at a flagged line: {flagged_missed}.",
-        "",
-        "Reasons (not confirmed):",
     ]
+    for kind, title in (
+        ("another", "Confirmed by another rule's failure"),
+        ("unplaced", "Confirmed by a capture failure this table cannot place"),
+    ):
+        odd = [
+            (run, f) for run in runs for f in run.findings if misattributed(f) == kind
+        ]
+        lines += ["", f"{title}: {len(odd)}."]
+        lines += [
+            f"- {run.path.name}:{f['range']['start']['line'] + 1} {f['code']}: "
+            f"{f['data']['runtime']['note'][:160]}"
+            for run, f in odd
+        ]
+    lines += ["", "Reasons (not confirmed):"]
     for (code, status), counts in sorted(reasons.items()):
         for text, count in counts.most_common():
             lines.append(f"- {code} {status} x{count}: {text}")
@@ -216,11 +349,28 @@ def main() -> None:
     parser.add_argument("paths", nargs="*", help="files or folders")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--json", type=Path, help="write every file's items here")
+    parser.add_argument(
+        "--from", dest="saved", type=Path, help="report on what a --json run wrote"
+    )
     args = parser.parse_args()
-    files = files_of(args.paths) if args.paths else default_files()
+    if args.saved:
+        runs = [
+            FileRun(
+                Path(entry["path"]),
+                entry["seconds"],
+                entry["code"],
+                entry["items"],
+                entry["error"],
+                entry.get("set", "fixtures"),
+            )
+            for entry in json.loads(args.saved.read_text())
+        ]
+        print(report(runs, 0.0))
+        return
+    files = files_of(args.paths or ["fixtures"])
     start = time.perf_counter()
     with ThreadPoolExecutor(args.jobs) as pool:
-        runs = list(pool.map(confirm, files))
+        runs = list(pool.map(lambda job: confirm(job[1], job[0]), files))
     wall = time.perf_counter() - start
     if args.json:
         args.json.write_text(
@@ -228,6 +378,7 @@ def main() -> None:
                 [
                     {
                         "path": str(run.path),
+                        "set": run.group,
                         "seconds": run.seconds,
                         "code": run.code,
                         "error": run.error,
