@@ -64,7 +64,7 @@ CLAIMS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "Cannot copy between CPU and CUDA tensors",
-        frozenset({"GL101", "GL601", "GL602", "GL603"}),
+        frozenset({"GL101", "GL102", "GL601", "GL602", "GL603"}),
     ),
     ("capturable is False", frozenset({"GL701"})),
     ("Attempt to increase offset for a CUDA generator", frozenset({"GL501"})),

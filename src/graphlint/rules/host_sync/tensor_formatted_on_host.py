@@ -10,7 +10,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
 from graphlint.matchers import builtin, method, on_device
 from graphlint.rule import Rule
-from graphlint.signatures import SYNC
+from graphlint.signatures import PAGEABLE_COPY, SYNC
 
 _TEXT_BUILTINS = frozenset({"print", "str", "repr", "format", "ascii"})
 _LOG_METHODS = frozenset(
@@ -26,8 +26,9 @@ class TensorFormattedOnHost(Rule):
     fix_title = "Log after `replay()`, outside the region, or log a cloned output"
     outcome = Outcome.CAPTURE_ERROR
     # what a capture raises at the line (measured: print_tensor, fstring_log_tensor,
-    # str_tensor, logging_info_enabled)
-    capture_failures = (SYNC,)
+    # str_tensor, logging_info_enabled); formatting reads the values on the host,
+    # which fails as GL101's reads do, by a wait or by a copy to pageable memory
+    capture_failures = (SYNC, PAGEABLE_COPY)
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.region(node)
