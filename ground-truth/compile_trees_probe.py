@@ -175,6 +175,240 @@ def main(result):
     verdict(result, max(diff(k, m(x)) for k, x in zip(kept, xs)), 1)
 """)
 
+# --- training loops around a reduce-overhead module (measured on 2026-11-27) ---
+
+TRAIN = """
+    m = torch.nn.Linear(64, 64).to(dev)
+    f = torch.compile(m, mode='reduce-overhead')
+    xs = [torch.randn(8, 64, device=dev) for _ in range(6)]
+"""
+
+
+def train_case(name, note, body):
+    case(name, note)(
+        "def main(result):" + TRAIN + textwrap.indent(textwrap.dedent(body), "    ")
+    )
+
+
+train_case(
+    "compiled_train_two_forwards",
+    "training: two forwards of a reduce-overhead module per step, one backward of both",
+    """
+    kept = []
+    for x in xs:
+        m.zero_grad()
+        a = f(x)
+        b = f(x * 2)
+        (a.sum() + b.sum()).backward()
+        kept.append(float(a.sum() + b.sum()))
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_two_forwards_mark_step",
+    "the same with torch.compiler.cudagraph_mark_step_begin() at each step's start",
+    """
+    for x in xs:
+        m.zero_grad()
+        torch.compiler.cudagraph_mark_step_begin()
+        a = f(x)
+        b = f(x * 2)
+        (a.sum() + b.sum()).backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_forward_without_backward",
+    "training: a forward whose output gets no backward, then a forward with"
+    " backward, each step",
+    """
+    for x in xs:
+        m.zero_grad()
+        unused = f(x).sum()
+        out = f(x * 2)
+        out.sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_forward_without_backward_mark_step",
+    "the same with torch.compiler.cudagraph_mark_step_begin() at each step's start",
+    """
+    for x in xs:
+        m.zero_grad()
+        torch.compiler.cudagraph_mark_step_begin()
+        unused = f(x).sum()
+        out = f(x * 2)
+        out.sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_forward_without_backward_read",
+    "the same, and the output with no backward is read after the next forward",
+    """
+    seen = []
+    for x in xs:
+        m.zero_grad()
+        first = f(x)
+        out = f(x * 2)
+        out.sum().backward()
+        seen.append(diff(first, m(x)))
+    verdict(result, max(seen), 1)
+    """,
+)
+train_case(
+    "compiled_train_kept_clone",
+    "training: each step's output kept as out.detach().clone() after backward",
+    """
+    kept = []
+    for x in xs:
+        m.zero_grad()
+        out = f(x)
+        out.sum().backward()
+        kept.append(out.detach().clone())
+    verdict(result, max(diff(k, m(x)) for k, x in zip(kept, xs)), 1)
+    """,
+)
+train_case(
+    "compiled_train_kept_clone_attached",
+    "training: each step's output kept as out.clone() (still in the autograd graph)",
+    """
+    kept = []
+    for x in xs:
+        m.zero_grad()
+        out = f(x)
+        out.sum().backward()
+        kept.append(out.clone())
+    verdict(result, max(diff(k, m(x)) for k, x in zip(kept, xs)), 1)
+    """,
+)
+train_case(
+    "compiled_train_kept_output",
+    "training: each step's output kept as it is, zero_grad() each step",
+    """
+    kept = []
+    for x in xs:
+        m.zero_grad()
+        out = f(x)
+        out.sum().backward()
+        kept.append(out)
+    verdict(result, max(diff(k, m(x)) for k, x in zip(kept, xs)), 1)
+    """,
+)
+train_case(
+    "compiled_train_kept_detach",
+    "training: each step's output kept as out.detach() (shares the graph's memory)",
+    """
+    kept = []
+    for x in xs:
+        m.zero_grad()
+        out = f(x)
+        out.sum().backward()
+        kept.append(out.detach())
+    verdict(result, max(diff(k, m(x)) for k, x in zip(kept, xs)), 1)
+    """,
+)
+train_case(
+    "compiled_train_loss_item",
+    "training: each step's loss logged as loss.item() (a Python float),"
+    " zero_grad() each step",
+    """
+    losses = []
+    for x in xs:
+        m.zero_grad()
+        loss = f(x).sum()
+        loss.backward()
+        losses.append(loss.item())
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_eval_between",
+    "training steps with a no_grad evaluation call in between, its output read"
+    " after the next step",
+    """
+    seen = []
+    for x in xs:
+        m.zero_grad()
+        with torch.no_grad():
+            val = f(x)
+        out = f(x * 2)
+        out.sum().backward()
+        seen.append(diff(val, m(x)))
+    verdict(result, max(seen), 1)
+    """,
+)
+
+train_case(
+    "compiled_train_grads_accumulate_across_steps",
+    "training: backward each step, never zero_grad(): each backward adds to"
+    " .grad what the last one wrote",
+    """
+    for x in xs:
+        f(x).sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_grads_accumulate_mark_step",
+    "the same with torch.compiler.cudagraph_mark_step_begin() at each step's start",
+    """
+    for x in xs:
+        torch.compiler.cudagraph_mark_step_begin()
+        f(x).sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_zero_grad_in_place",
+    "training: zero_grad(set_to_none=False) each step (the grads zeroed in place)",
+    """
+    for x in xs:
+        m.zero_grad(set_to_none=False)
+        f(x).sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_microbatches",
+    "training: zero_grad() each step, two microbatches (forward and backward"
+    " each) per step",
+    """
+    for x in xs:
+        m.zero_grad()
+        f(x).sum().backward()
+        f(x * 2).sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_microbatches_mark_step",
+    "the same with torch.compiler.cudagraph_mark_step_begin() before each microbatch",
+    """
+    for x in xs:
+        m.zero_grad()
+        torch.compiler.cudagraph_mark_step_begin()
+        f(x).sum().backward()
+        torch.compiler.cudagraph_mark_step_begin()
+        f(x * 2).sum().backward()
+    verdict(result, 0.0, 1)
+    """,
+)
+train_case(
+    "compiled_train_optimizer_step",
+    "training: opt.zero_grad(); forward; backward; opt.step() each step (the"
+    " usual loop)",
+    """
+    opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    for x in xs:
+        opt.zero_grad()
+        f(x).sum().backward()
+        opt.step()
+    verdict(result, 0.0, 1)
+    """,
+)
+
 # --- static inputs of a compiled module replaced between calls ---
 
 MODULE = """

@@ -123,3 +123,71 @@ def test_autocast_finding_sits_on_the_autocast_and_points_at_the_call() -> None:
     )
     [related] = diagnostic_to_lsp(found)["relatedInformation"]
     assert related["location"]["range"]["start"] == {"line": 6, "character": 14}
+
+
+def test_grads_accumulated_says_why_and_how_sure() -> None:
+    """GL304: high confidence when every call in the loop is one graphlint sees
+    through; medium when one could empty the gradients out of sight; the reason
+    names what is missing."""
+    found = lint(
+        """
+        import torch
+
+        def plain(model, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for batch in batches:
+                step(batch).sum().backward()
+
+        def opaque(model, trainer, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for batch in batches:
+                step(batch).sum().backward()
+                trainer.finish_step()
+
+        def twice(model, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for first, second in batches:
+                model.zero_grad()
+                step(first).sum().backward()
+                step(second).sum().backward()
+
+        def compiled_without_grad(model, other, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for batch in batches:
+                with torch.no_grad():
+                    target = step(batch).clone()
+                (other(batch) - target).sum().backward()
+        """,
+        "GL304",
+    )
+    by = {d.line: d for d in found}
+    assert sorted(by) == [7, 12, 20]
+    assert by[7].confidence is Confidence.HIGH
+    assert "nothing empties them" in by[7].message
+    assert by[12].confidence is Confidence.MEDIUM
+    assert "backward at line 19" in by[20].message
+
+
+def test_a_detached_output_shares_the_graph_memory() -> None:
+    """GL303: ``out.detach()`` kept across training steps is a view of the output
+    (measured: ``compiled_train_kept_detach`` raised); ``.detach().clone()`` is not."""
+    found = lint(
+        """
+        import torch
+
+        def train(model, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            kept = []
+            for batch in batches:
+                model.zero_grad()
+                out = step(batch)
+                out.sum().backward()
+                kept.append(out.detach())
+                kept.append(out.detach().clone())
+            return kept
+        """,
+        "GL303",
+    )
+    assert [(d.line, d.message.split(" ", 1)[0]) for d in found] == [
+        (11, "`out.detach()`")
+    ]

@@ -17,7 +17,8 @@ CASES = [
     for name in ("cases.py", "compiled.py", "warmup.py")
 ]
 # measurements: manual capture (../shared and this repository's probes, on an
-# H200; captures with no warm-up on an H100), torch.compile (this repository)
+# H200; captures with no warm-up on an H100), torch.compile (this repository;
+# its training loops on an H200)
 MEASURED = [
     ROOT.parent / "shared" / "ground-truth" / "h200-torch2.11.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-slice.jsonl",
@@ -25,6 +26,7 @@ MEASURED = [
     ROOT / "ground-truth" / "h200-torch2.11-rng-restore.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-checkpoint-rng.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-warmup.jsonl",
+    ROOT / "ground-truth" / "h200-torch2.11-compile-train.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-compile.jsonl",
 ]
 

@@ -185,6 +185,13 @@ CODES: Final[dict[str, Code]] = {
         "error",
         "safe",
     ),
+    "GL304": Code(
+        "compiled-grads-accumulated",
+        True,
+        "A backward adds to the gradients that the last backward of a",
+        "capture-error",
+        "error",
+    ),
     "GL401": Code(
         "host-io",
         True,

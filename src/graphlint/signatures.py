@@ -96,3 +96,14 @@ HOOKS_REGISTERED = Signature(
     ("AssertionError",),
     r"Modules must not have hooks registered at the time they are passed",
 )
+# CUDA-graph trees (torch.compile): an output of a compiled callable's graph read
+# after a later replay wrote over it (ground-truth/h100-torch2.11-compile.jsonl:
+# compiled_output_kept, compiled_output_fed_back; ground-truth/
+# h200-torch2.11-compile-train.jsonl: gradients added to across backwards,
+# compiled_train_grads_accumulate_across_steps, compiled_train_microbatches, ...).
+OUTPUT_OVERWRITTEN = Signature(
+    "a read of a CUDA-graph output that a later replay overwrote",
+    ("RuntimeError",),
+    r"accessing tensor output of CUDAGraphs that has been overwritten by a "
+    r"subsequent run",
+)

@@ -907,18 +907,16 @@ class Flow(cst.CSTVisitor):
 
     def compiled_output(self, expr: cst.BaseExpression) -> tuple[Site, Region] | None:
         """The call of a CUDA-graph-compiled callable whose output ``expr`` is, or a
-        view of it (``out[0]``), through a name bound to that call."""
-        while isinstance(expr, cst.Subscript):
-            expr = expr.value
+        view of it (``out[0]``, ``out.detach()``: measured, a detached output kept
+        across training steps is overwritten too), through a name bound to that call."""
+        expr = _viewed(expr)
         if isinstance(expr, cst.Call) and expr in self.compiled_calls:
             return self.sites[expr], self.compiled_calls[expr]
         if not isinstance(expr, cst.Name):
             return None
         scope = self.values.scope_of.get(expr)
         for binding in (scope.lookup(expr.value) or []) if scope else []:
-            made = binding.value
-            while isinstance(made, cst.Subscript):  # ``f(x)[0]``: a view of it
-                made = made.value
+            made = _viewed(binding.value) if binding.value is not None else None
             if binding.how == "assign" and made in self.compiled_calls:
                 return self.sites[made], self.compiled_calls[made]
         return None
@@ -1407,6 +1405,23 @@ def _vague(key: Key) -> bool:
             return True
         current = current[1]
     return False
+
+
+def _viewed(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What ``expr`` is a view of: ``out[0]`` and ``out.detach()`` share ``out``'s
+    memory."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and not expr.args
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "detach"
+        ):
+            expr = expr.func.value
+        else:
+            return expr
 
 
 def _shared_loop(a: _Point, b: _Point) -> cst.CSTNode | None:
