@@ -191,3 +191,30 @@ def test_a_detached_output_shares_the_graph_memory() -> None:
     assert [(d.line, d.message.split(" ", 1)[0]) for d in found] == [
         (11, "`out.detach()`")
     ]
+
+
+def test_grads_accumulated_only_where_the_compiled_code_has_parameters() -> None:
+    """GL304: a compiled PyTorch function (a loss) holds no parameters whose
+    gradients its graph writes: quiet; a compiled function of the file may call a
+    module: medium."""
+    found = lint(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def train(model, batches):
+            loss_fn = torch.compile(F.cross_entropy, mode="reduce-overhead")
+            for x, y in batches:
+                loss_fn(model(x), y).backward()
+
+        @torch.compile(mode="reduce-overhead")
+        def forward(model, x):
+            return model(x)
+
+        def train_fn(model, batches):
+            for x in batches:
+                forward(model, x).sum().backward()
+        """,
+        "GL304",
+    )
+    assert [(d.line, d.confidence) for d in found] == [(16, Confidence.MEDIUM)]

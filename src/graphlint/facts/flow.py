@@ -204,6 +204,8 @@ class Flow(cst.CSTVisitor):
         self._loops: list[list[cst.CSTNode]] = [[]]
         self._compiles = found.compiles
         self.compiled_calls: dict[cst.CSTNode, Region] = {}
+        # and what compiled each: the ``torch.compile(...)`` call, or the function
+        self.compiled_by: dict[cst.CSTNode, cst.CSTNode] = {}
         self._returns: dict[Function, list[cst.BaseExpression | None]] = {}
         self._grad_off: list[int] = [0]  # per function: no-grad scopes open
         self._grad_blocks: set[cst.CSTNode] = set()
@@ -361,17 +363,19 @@ class Flow(cst.CSTVisitor):
             self.here().backwards.append(self.sites[node])
         compiled = self._compiled(func)
         if compiled is not None:
-            self.compiled_calls[node] = compiled
-            self.here().compiled.append((self.sites[node], compiled))
+            self.compiled_calls[node] = compiled[1]
+            self.compiled_by[node] = compiled[0]
+            self.here().compiled.append((self.sites[node], compiled[1]))
 
     def _no_grad(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()`` (or bare, as decorators)."""
         func = expr.func if isinstance(expr, cst.Call) else expr
         return self.values.qualify(func) in _NO_GRAD
 
-    def _compiled(self, func: cst.BaseExpression) -> Region | None:
-        """The compile region of a callable bound to a CUDA-graph ``torch.compile``
-        (``f = torch.compile(f, mode=...)``, ``self.model = torch.compile(...)``, a
+    def _compiled(self, func: cst.BaseExpression) -> tuple[cst.CSTNode, Region] | None:
+        """The compile (the ``torch.compile(...)`` call or the decorated function)
+        and region of a callable bound to a CUDA-graph ``torch.compile`` (``f =
+        torch.compile(f, mode=...)``, ``self.model = torch.compile(...)``, a
         decorated function), when a binding the call can see is one."""
         if not self._compiles:
             return None
@@ -392,7 +396,7 @@ class Flow(cst.CSTVisitor):
                 made.append(value)
         for node in made:
             if node in self._compiles:
-                return self._compiles[node]
+                return node, self._compiles[node]
         return None
 
     def _reference(self, node: cst.Name | cst.Attribute) -> None:

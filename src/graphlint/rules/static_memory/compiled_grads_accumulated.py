@@ -82,7 +82,9 @@ class CompiledGradsAccumulated(Rule):
         calls = [
             (call, region)
             for call, region in compiled
-            if loop in call.loops and not self.flow.without_grad(call)
+            if loop in call.loops
+            and not self.flow.without_grad(call)
+            and self.holds_parameters(call) is not False
         ]
         if not calls or self.in_region_code(backward.node):
             return
@@ -120,16 +122,34 @@ class CompiledGradsAccumulated(Rule):
         else:
             why = "and nothing empties them between the backward passes of this loop"
         callee = call.node.func if isinstance(call.node, cst.Call) else call.node
+        confidence = self.evidence(function, loop)
+        if self.holds_parameters(call) is None:
+            confidence = Confidence.MEDIUM
         self.report(
             backward.node,
             region,
-            confidence=self.evidence(function, loop),
+            confidence=confidence,
             related=[(call.node, "the call of the compiled module")],
             expr=self.code_of(backward.node),
             graph=f"`{self.code_of(callee)}` (compiled with CUDA graphs at line "
             f"{region.line})",
             why=why,
         )
+
+    def holds_parameters(self, call: Site) -> bool | None:
+        """Whether what was compiled has parameters whose gradients its backward
+        writes: a module (measured) yes; a PyTorch function (a loss, an activation)
+        no; a function of this file may or may not call a module (None)."""
+        made = self.flow.compiled_by.get(call.node)
+        if isinstance(made, cst.FunctionDef):
+            return None
+        if isinstance(made, cst.Call) and made.args:
+            target = made.args[0].value
+            if (self.qualname(target) or "").startswith("torch.") and not (
+                self.value(target).cls
+            ):
+                return False
+        return True
 
     def resets(self, function: Function, loop: cst.CSTNode) -> list[_Reset]:
         """What empties gradients in ``loop``: a reset call (not one that zeroes
