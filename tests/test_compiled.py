@@ -218,3 +218,48 @@ def test_grads_accumulated_only_where_the_compiled_code_has_parameters() -> None
         "GL304",
     )
     assert [(d.line, d.confidence) for d in found] == [(16, Confidence.MEDIUM)]
+
+
+def test_an_output_read_before_its_backward_ran_is_not_overwritten() -> None:
+    """GL303 on ``a = f(x1); b = f(x2); use(a)`` in training: quiet where no
+    backward ran between the calls (measured ok,
+    ``compiled_train_forward_without_backward_read``); reported where one did, or
+    where the first call ran without autograd (``compiled_train_eval_between``)."""
+    found = lint(
+        """
+        import torch
+
+        def read_before_backward(model, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for batch in batches:
+                model.zero_grad()
+                first = step(batch)
+                out = step(batch * 2)
+                out.sum().backward()
+                print(first.sum())
+
+        def read_after_backward(model, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for batch in batches:
+                model.zero_grad()
+                first = step(batch)
+                first.sum().backward()
+                out = step(batch * 2)
+                print(first.sum())
+
+        def read_after_eval(model, batches):
+            step = torch.compile(model, mode="reduce-overhead")
+            for batch in batches:
+                model.zero_grad()
+                with torch.no_grad():
+                    val = step(batch)
+                out = step(batch * 2)
+                out.sum().backward()
+                print(val.sum())
+        """,
+        "GL303",
+    )
+    assert [(d.line, d.confidence) for d in found] == [
+        (20, Confidence.HIGH),
+        (30, Confidence.HIGH),
+    ]

@@ -62,6 +62,9 @@ class GraphOutputKept(Rule):
         if found is None or self.in_region_code(node):
             return
         first, later, region = found
+        confidence = self.before_backward(first, later)
+        if confidence is None:
+            return
         line = self.context.positions[node].start.line
         if (first.node, line) in self._reported:  # ``out + out``: once a line
             return
@@ -69,7 +72,7 @@ class GraphOutputKept(Rule):
         self.report(
             node,
             region,
-            confidence=self.evidence(later),
+            confidence=confidence,
             related=[(later.node, "the call that overwrites it")],
             expr=node.value,
             graph=self.callable_of(first, region),
@@ -172,6 +175,24 @@ class GraphOutputKept(Rule):
                 fix=_clone(arg.value),
                 applicability=Applicability.UNSAFE,
             )
+
+    def before_backward(self, first: Site, later: Site) -> Confidence | None:
+        """How sure a read of ``first``'s output after ``later`` is wrong: high when
+        ``first`` ran with autograd off, or a backward ran between the two calls;
+        None (quiet) in a training loop where none did (measured: an output whose
+        backward has not run yet is not overwritten by the next call,
+        ``compiled_train_forward_without_backward_read``); medium otherwise."""
+        if self.flow.without_grad(first):
+            return Confidence.HIGH
+        events = self.flow.events.get(first.function)
+        backwards = events.backwards if events is not None else []
+        if any(first.end <= b.start and b.end <= later.start for b in backwards):
+            return Confidence.HIGH
+        if self.flow.backward_in_loop(first) or any(
+            later.end <= b.start for b in backwards
+        ):
+            return None
+        return Confidence.MEDIUM
 
     def evidence(self, call: Site) -> Confidence:
         """High when autograd is off or a backward runs in the loop: measured, the
