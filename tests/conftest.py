@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from graphlint.config import LIMIT_ENV
 from graphlint.diagnostics import Diagnostic
 from graphlint.engine import lint_source
 from graphlint.settings import Settings
+from tests.confirming import ConfirmPool, cost, environment, shard
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -96,11 +99,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite tests/snapshots/ from the current output (tests/test_snapshots.py)",
     )
+    parser.addoption(
+        "--gpu-jobs",
+        type=int,
+        default=min(16, os.cpu_count() or 1),
+        metavar="N",
+        help="GPU tests: files that graphlint confirm runs at once on the one GPU "
+        "(default: the CPUs, at most 16)",
+    )
+    parser.addoption(
+        "--gpu-shard",
+        metavar="K/N",
+        help="GPU tests: run the Kth of N parts only, to split the suite over "
+        "several runs (the parts are about as long)",
+    )
 
 
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    spec = config.getoption("--gpu-shard")
+    if spec:
+        gpu = [item for item in items if "gpu" in item.keywords]
+        costs = [
+            sum(cost(v) for v in item.callspec.params.values() if isinstance(v, Path))
+            if hasattr(item, "callspec")
+            else 1
+            for item in gpu
+        ]
+        kept = {id(gpu[i]) for i in shard(costs, spec)}
+        left = [i for i in gpu if id(i) not in kept]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [i for i in items if "gpu" not in i.keywords or id(i) in kept]
     try:
         import torch  # noqa: PLC0415 - optional and slow to import
 
@@ -113,3 +144,46 @@ def pytest_collection_modifyitems(
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+POOL = pytest.StashKey[ConfirmPool]()
+
+
+@pytest.fixture(scope="session")
+def confirmed(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ConfirmPool]:
+    """``graphlint confirm`` on the files the selected GPU tests take as a
+    parameter (a ``Path``), ``--gpu-jobs`` at a time: ``confirmed(path)``."""
+    env = environment(tmp_path_factory.mktemp("cache"), tmp_path_factory.mktemp("c"))
+    pool = ConfirmPool(env, request.config.getoption("--gpu-jobs"))
+    request.config.stash[POOL] = pool
+    pool.start(
+        value
+        for item in request.session.items
+        if "confirmed" in getattr(item, "fixturenames", ())
+        and hasattr(item, "callspec")
+        for value in item.callspec.params.values()
+        if isinstance(value, Path)
+    )
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The files that graphlint confirm took longest over, as --durations does."""
+    pool = config.stash.get(POOL, None)
+    if pool is None:
+        return
+    slowest = pool.slowest(10)
+    if slowest:
+        terminalreporter.section("slowest graphlint confirm files")
+        for done in slowest:
+            shown = (
+                done.path.relative_to(ROOT)
+                if done.path.is_relative_to(ROOT)
+                else done.path
+            )
+            terminalreporter.write_line(f"{done.seconds:7.1f}s {shown}")

@@ -10,9 +10,7 @@ import subprocess
 import sys
 import textwrap
 import types
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,6 +26,7 @@ from graphlint.diagnostics import (
 from graphlint.runtime import attribution, confirm, report
 from graphlint.runtime.sites import RunResult, Site
 from graphlint.runtime.source import block_at
+from tests.confirming import ConfirmPool
 from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
 
@@ -349,56 +348,13 @@ def test_every_rule_family_has_a_bad_and_a_good_scenario() -> None:
         assert any(n.startswith(f"gl{family}_") and n.endswith("_good") for n in names)
 
 
-def _confirm_lsp(path: Path) -> tuple[int, list[dict[str, Any]]]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "graphlint",
-            "confirm",
-            "-q",
-            "--format",
-            "lsp",
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=FIXTURES.parent,
-    )
-    assert done.stdout, done.stderr
-    items = [d for doc in json.loads(done.stdout) for d in doc["diagnostics"]]
-    return done.returncode, items
-
-
-Confirmed = dict[Path, tuple[int, list[dict[str, Any]]]]
-
-
-def confirm_selected(
-    request: pytest.FixtureRequest, test: str, param: str
-) -> Confirmed:
-    """``graphlint confirm`` on the files the selected cases of ``test`` name (its
-    parameter ``param``), 8 at a time: one GPU runs them side by side."""
-    selected = [
-        item.callspec.params[param]  # type: ignore[attr-defined]
-        for item in request.session.items
-        if getattr(item, "originalname", None) == test
-    ]
-    with ThreadPoolExecutor(8) as pool:
-        return dict(zip(selected, pool.map(_confirm_lsp, selected), strict=True))
-
-
-@pytest.fixture(scope="module")
-def scenarios_confirmed(request: pytest.FixtureRequest) -> Confirmed:
-    return confirm_selected(request, "test_gpu_scenario", "scenario")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: p.stem)
-def test_gpu_scenario(scenario: Path, scenarios_confirmed: Confirmed) -> None:
+def test_gpu_scenario(scenario: Path, confirmed: ConfirmPool) -> None:
     """Bad: every static finding is confirmed and none is missed. Good: every
     site captured and matched eager on compared replays, nothing found."""
-    code, items = scenarios_confirmed[scenario]
+    done = confirmed(scenario)
+    code, items = done.code, done.items
     findings = [d for d in items if d["source"] == "graphlint"]
     sites = [
         d["data"]["runtime"]["site"]
@@ -504,7 +460,7 @@ def test_a_package_entry_file_runs_as_a_module_of_its_package(tmp_path: Path) ->
 
 
 @pytest.mark.gpu
-def test_gpu_a_package_entry_file(tmp_path: Path) -> None:
+def test_gpu_a_package_entry_file(tmp_path: Path, confirmed: ConfirmPool) -> None:
     """A package's main module, which imports its model relatively, runs as a module:
     its marked region is captured and the host sync in the model confirmed."""
     pkg = tmp_path / "app"
@@ -518,13 +474,14 @@ def test_gpu_a_package_entry_file(tmp_path: Path) -> None:
         "@graphlint.capture_region\ndef run(x):\n    return step(x)\n\n\n"
         "run(torch.ones(4, device='cuda'))\n"
     )
-    code, items = _confirm_lsp(pkg / "main.py")
+    done = confirmed(pkg / "main.py")
+    code, items = done.code, done.items
     (script,) = [d for d in items if d["code"] == "script"]
     assert script["data"]["runtime"]["status"] == "ran to its end", script
-    confirmed = [
+    held = [
         d
         for d in items
         if d["source"] == "graphlint" and d["data"]["runtime"]["status"] == "confirmed"
     ]
-    assert [d["code"] for d in confirmed] == ["GL101"], items
+    assert [d["code"] for d in held] == ["GL101"], items
     assert code == 1

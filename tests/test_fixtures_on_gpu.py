@@ -5,7 +5,8 @@ compared replays, and no rule finds anything in it. A bad fixture's findings of 
 own rule are each confirmed by ``graphlint confirm`` (the capture fails at the line,
 a replay differs from eager, or the host work ran while capturing), unless the line
 says otherwise and why (``# gpu: not reproduced - it fails eagerly too``), and
-nothing fails that no rule predicted. The selected fixtures run a few at a time.
+nothing fails that no rule predicted. Each file is confirmed in its own process, a
+few at a time (``--gpu-jobs``), under a time limit (tests/confirming.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.confirming import ConfirmPool
 from tests.conftest import FIXTURES
-from tests.test_confirm import Confirmed, confirm_selected
 
 RULE_FILES = sorted(FIXTURES.glob("GL*/*.py"))
 # compared replays are not asked of captures the checker does not compare: torch
@@ -45,15 +46,11 @@ def _id(path: Path) -> str:
     return f"{path.parent.name.split('-')[0]}/{path.stem}"
 
 
-@pytest.fixture(scope="module")
-def confirmed(request: pytest.FixtureRequest) -> Confirmed:
-    return confirm_selected(request, "test_gpu_rule_fixture", "path")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("path", RULE_FILES, ids=_id)
-def test_gpu_rule_fixture(path: Path, confirmed: Confirmed) -> None:
-    code, items = confirmed[path]
+def test_gpu_rule_fixture(path: Path, confirmed: ConfirmPool) -> None:
+    done = confirmed(path)
+    code, items = done.code, done.items
     findings = [d for d in items if d["source"] == "graphlint"]
     runtime = [d for d in items if d["source"] == "graphlint confirm"]
     missed = [d for d in runtime if d["data"]["runtime"]["status"] == "missed"]

@@ -977,7 +977,15 @@ def confirm(
     ] = 10,
     timeout: Annotated[
         float | None,
-        typer.Option(min=1, metavar="SECONDS", help="Time limit for each run."),
+        typer.Option(
+            min=1,
+            metavar="SECONDS",
+            help="Seconds each run of the script may take (the survey, each "
+            "region's run, each variant's): a run that takes longer is stopped, "
+            "with every process it started, and the report says so. Default: no "
+            "limit.",
+            show_default=False,
+        ),
     ] = None,
     variants: Annotated[
         int,

@@ -14,8 +14,10 @@ The driver never imports torch beyond checking that a GPU is there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,21 +56,14 @@ def run_once(
     settings: dict[str, Any],
     timeout: float | None,
 ) -> RunResult:
-    """One run of the script in a fresh process."""
+    """One run of the script in a fresh process; past ``timeout`` seconds it is
+    stopped, with every process it started."""
     with tempfile.TemporaryDirectory(prefix="graphlint-confirm-") as scratch:
         result_path = Path(scratch) / "result.json"
         env = {**os.environ, session.ENV: json.dumps(settings)}
         command = [sys.executable, "-m", "graphlint.runtime.child", str(result_path)]
         try:
-            done = subprocess.run(
-                [*command, str(script), *args],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
+            done = run_in_group([*command, str(script), *args], timeout, env=env)
         except subprocess.TimeoutExpired:
             return RunResult([], f"the run took longer than {timeout:g} s")
         if result_path.is_file():
@@ -79,6 +74,51 @@ def run_once(
             f"the run crashed (exit code {done.returncode})"
             + (f": {last[0]}" if last else ""),
         )
+
+
+def run_in_group(
+    command: list[str],
+    timeout: float | None,
+    started: Callable[[subprocess.Popen[str]], None] = lambda process: None,
+    **popen: Any,
+) -> subprocess.CompletedProcess[str]:
+    """``command`` with its output captured, in a process session of its own: when
+    it runs past ``timeout`` seconds (TimeoutExpired, with the output it gave), or
+    the caller is interrupted, the whole session is killed, the processes the
+    script started too (compile workers, data loaders), which would otherwise
+    keep the GPU busy or the output pipes open. ``started`` gets the process as
+    soon as it runs, for a caller that may have to stop it from another thread
+    (``kill_group``)."""
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="backslashreplace",
+        start_new_session=True,
+        **popen,
+    ) as process:
+        try:
+            started(process)
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(process)
+            out, err = process.communicate()
+            raise subprocess.TimeoutExpired(command, timeout or 0, out, err) from None
+        except BaseException:
+            kill_group(process)
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def kill_group(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` and every process of its session (``run_in_group``)."""
+    if not hasattr(os, "killpg"):  # Windows: no sessions to kill
+        process.kill()
+        return
+    with contextlib.suppress(OSError):  # already gone
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _targets(survey: RunResult, done: set[str]) -> list[Site]:
@@ -178,4 +218,11 @@ def run_all(
     return trials, runs
 
 
-__all__ = ["ConfirmError", "require_cuda", "run_all", "run_once"]
+__all__ = [
+    "ConfirmError",
+    "kill_group",
+    "require_cuda",
+    "run_all",
+    "run_in_group",
+    "run_once",
+]
