@@ -82,6 +82,8 @@ CLAIMS: tuple[tuple[str, frozenset[str]], ...] = (
     # torch.compile(fullgraph=True) on a value read on the host
     ("Data-dependent branching", frozenset({"GL101", "GL201"})),
     ("data-dependent expression", frozenset({"GL101", "GL201"})),
+    # CUDA-graph trees: an output (or a gradient) a later replay overwrote
+    ("accessing tensor output of CUDAGraphs", frozenset({"GL303", "GL304"})),
 )
 
 
@@ -163,7 +165,7 @@ def confirm(path: Path, group: str = "fixtures") -> FileRun:
     done = subprocess.run(
         [
             *(sys.executable, "-m", "graphlint", "confirm", "-q", "--format", "lsp"),
-            *("--timeout", "300", str(path)),
+            *("--timeout", "150", str(path)),
         ],
         capture_output=True,
         text=True,
