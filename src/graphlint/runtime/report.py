@@ -241,6 +241,22 @@ def _judge_in(
     return NOT_REPRODUCED, f"{site.name} captured{matched}"
 
 
+def _stood_in(d: Diagnostic, trial: RunResult) -> str:
+    """What the stand-ins of ``trial`` cost ``d``'s region (``neutral``): a value
+    no run outside the capture kept, so the code after it ran on a stand-in."""
+    site = _site_of(d, trial.sites)
+    if site is None or not site.stand_ins:
+        return ""
+    places = ", ".join(
+        f"{display(k.rsplit(':', 1)[0])}:{k.rsplit(':', 1)[1]}" for k in site.stand_ins
+    )
+    return (
+        f"; {site.name} ran with a stand-in for {places} (moved out of the "
+        "capture, with no value kept from a run outside it), so the code after it "
+        "may have failed or gone another way because of it"
+    )
+
+
 def _judge(
     d: Diagnostic, trials: Sequence[RunResult], flagged: frozenset[tuple[str, int]]
 ) -> tuple[str, str]:
@@ -253,6 +269,8 @@ def _judge(
         if _moved(trial, d) or (trial.warm and _warm_kind(d)):
             continue  # a warm-up anywhere initialises cuBLAS for every capture
         status, note = _judge_in(d, trial, flagged)
+        if status == NO_VERDICT:
+            note += _stood_in(d, trial)
         if number:
             note = f"{note} (run with {trial.variant})"
         if status in (CONFIRMED, NOT_REPRODUCED):
