@@ -263,16 +263,19 @@ def test_the_driver_surveys_then_targets_each_site(
             return RunResult([marked, unrun, failed_graph, graph, graphed])
         if target == graph.key:
             return RunResult([], "the run crashed (exit code -11)")
+        if target == graphed.key:  # compared like a graph block (issue #30)
+            return RunResult([_site(a, 50, 50, kind=graphed.kind, compared=1)])
         return RunResult([_site(a, 3, 9, compared=2)])
 
     monkeypatch.setattr(confirm, "run_once", run_once)
     trials, runs = confirm.run_all(a, [], {"warmup": 3})
     ((sites, ended),) = [(trial.sites, trial.ended) for trial in trials]
-    assert targets == [None, marked.key, graph.key] and runs == 3 and ended is None
+    assert targets == [None, marked.key, graph.key, graphed.key]
+    assert runs == 4 and ended is None
     by_line = {s.line: s for s in sites}
-    assert by_line[3].compared == 2
+    assert by_line[3].compared == 2 and by_line[50].compared == 1
     assert by_line[40].status == "crashed" and "exit code -11" in by_line[40].detail
-    assert by_line[20].calls == 0 and by_line[50] is graphed
+    assert by_line[20].calls == 0
 
 
 def test_a_crashed_run_says_how(tmp_path: Path) -> None:

@@ -634,3 +634,265 @@ def test_a_block_the_checker_re_runs_is_the_variants_rewritten_code(
     block = block_at(str(script), 1)
     assert block is not None and block.code is not None
     assert neutral.HOIST in block.code.co_names  # y's value moved out of the capture
+
+
+def test_a_capture_records_what_moved_statements_gave_it_and_which_stood_in() -> None:
+    """Issue #30: a value no run outside the capture kept is a stand-in, and the
+    capture's site is told; an eager run to compare with a replay reuses what the
+    capture used (``pinned``), as the replay does, and computes the rest."""
+    computed: list[str] = []
+
+    def compute(name: str, value: object) -> Any:
+        def run() -> object:
+            computed.append(name)
+            return value
+
+        return run
+
+    assert neutral.hoist("pins.py:1", compute("kept", 7)) == 7  # a warm-up keeps it
+    start = neutral.mark()
+    lines.begin_capture()
+    try:
+        assert neutral.hoist("pins.py:1", compute("kept", 8)) == 7
+        assert neutral.hoist("pins.py:2", compute("never", 9)) is None
+        assert neutral.hoist("pins.py:3", compute("test", 1), "test") is False
+        assert neutral.hoist("pins.py:4", compute("loop", 1), "loop") is False
+        assert neutral.hoist("pins.py:5", compute("effect", 1), "effect") is None
+    finally:
+        lines.end_capture()
+    assert computed == ["kept"]  # nothing is computed while capturing
+    # a loop that ends and a dropped value are what the move means, not stand-ins
+    assert neutral.stand_ins_since(start) == ["pins.py:2", "pins.py:3"]
+    pins = neutral.values_since(start)
+    assert pins == {
+        "pins.py:1": 7,
+        "pins.py:2": None,
+        "pins.py:3": False,
+        "pins.py:4": False,
+        "pins.py:5": None,
+    }
+    with neutral.pinned(pins):
+        assert neutral.hoist("pins.py:1", compute("kept", 8)) == 7  # as captured
+        assert neutral.hoist("pins.py:5", compute("effect", 1), "effect") is None
+        assert neutral.hoist("pins.py:6", compute("other", 5)) == 5  # not captured
+    assert computed == ["kept", "other"]
+    assert neutral.hoist("pins.py:1", compute("kept", 8)) == 8  # unpinned: computes
+    assert neutral.since(neutral.mark()) == []
+
+
+def test_the_moved_statements_a_region_would_stand_in_for_are_known_before_it(
+    tmp_path: Path, settings: object
+) -> None:
+    """Before a capture of lines 2-4 begins, the run knows which statements it
+    moved there have no kept value yet (so an eager run of the region can compute
+    them first); a value kept, a dropped value or another region's are not."""
+    script = tmp_path / "unwarmed.py"
+    script.write_text(
+        "with graph(g):\n"  # 1
+        "    n = x.sum().item()\n"  # 2
+        "    print(x.item())\n"  # 3: an effect, its value dropped
+        "    m = (x *\n"  # 4
+        "         n).max().item()\n"  # 5
+        "k = x.item()\n"  # 6
+    )
+    path = str(script)
+    real = str(script.resolve())
+    settings(neutralised=[[path, 2], [path, 3], [path, 5], [path, 6]])  # type: ignore[operator]
+    assert neutral.missing(path, 1, 5) == [f"{real}:2", f"{real}:4"]
+    neutral.VALUES[f"{real}:2"] = 4.0
+    try:
+        assert neutral.missing(path, 1, 5) == [f"{real}:4"]
+        assert neutral.missing(path, 6, 6) == [f"{real}:6"]
+    finally:
+        del neutral.VALUES[f"{real}:2"]
+
+
+def test_the_statements_between_capture_begin_and_capture_end_are_a_block(
+    tmp_path: Path,
+) -> None:
+    from graphlint.runtime.source import span_at  # noqa: PLC0415
+
+    script = tmp_path / "pair.py"
+    script.write_text(
+        "with torch.cuda.stream(s):\n"  # 1
+        "    g.capture_begin()\n"  # 2
+        "    y = x * 2\n"  # 3
+        "    h.capture_end()\n"  # 4: another graph's
+        "    z = y + w\n"  # 5
+        "    g.capture_end()\n"  # 6
+        "def split():\n"  # 7
+        "    g.capture_begin()\n"  # 8
+        "    y = x * 2\n"  # 9
+        "g.capture_end()\n"  # 10: not in the same statements
+    )
+    block = span_at(str(script), 2)
+    assert block is not None and block.code is not None
+    assert (block.line, block.end_line) == (2, 6)
+    assert block.assigned == {"y", "z"} and {"x", "w", "h"} <= block.names
+    scope: dict[str, Any] = {"x": 1, "w": 10, "h": types_namespace()}
+    exec(block.code, scope)
+    assert scope["z"] == 12  # the statements between, run on their own
+    assert span_at(str(script), 8) is None
+    assert span_at(str(script), 3) is None  # not a capture_begin()
+
+
+def types_namespace() -> Any:
+    """An object whose ``capture_end()`` does nothing."""
+
+    class Graph:
+        def capture_end(self) -> None:
+            return None
+
+    return Graph()
+
+
+def test_a_verdict_a_stand_in_withheld_says_so(tmp_path: Path) -> None:
+    """A chain that ends behind a stand-in is not silent: the findings it leaves
+    without a verdict say which moved statement stood in, and what it may cost."""
+    a = tmp_path / "a.py"
+    first = RunResult([_failed(a, 3, 9, SYNC, at=5)])
+    failed = _failed(a, 3, 9, "TypeError: unsupported operand NoneType", at=6)
+    failed.stand_ins = [f"{a.resolve()}:5"]
+    variant = RunResult([failed], neutralised=[[str(a), 5]])
+    found = [
+        _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3),
+        _finding(a, 7, "GL101", Outcome.CAPTURE_ERROR, 3),
+    ]
+    merged = _merge([first, variant], found, a)
+    assert [f.status for f in merged.findings] == ["confirmed", "no verdict"]
+    note = merged.findings[1].note
+    assert "ran with a stand-in for " in note and "a.py:5" in note
+    assert "may have failed or gone another way because of it" in note
+    failed.stand_ins = []
+    assert "stand-in" not in _merge([first, variant], found, a).findings[1].note
+
+
+def test_a_variant_trial_targets_the_programs_captures_and_says_what_it_warmed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #30: a variant's comparisons reuse what moved statements gave the
+    capture, so its captures are compared too; a capture its runs warmed up (an
+    eager run of the region for a moved statement's value) is the trial's."""
+    a = tmp_path / "a.py"
+    asked: list[object] = []
+
+    def run_once(
+        script: Path, args: list[str], settings: dict[str, object], timeout: object
+    ) -> RunResult:
+        asked.append(settings["target"])
+        graph = _site(a, 3, 9, kind="torch.cuda.graph")
+        return RunResult([graph], neutralised=[[str(a), 5]], warm=[graph.key])
+
+    monkeypatch.setattr(confirm, "run_once", run_once)
+    settings = {"neutralised": [[str(a), 5, "hoisted"]], "warm": []}
+    trial, runs = confirm._trial(a, [], settings, None, set(), lambda line: None)
+    key = _site(a, 3, 9).key
+    assert asked == [None, key] and runs == 2
+    assert trial.warm == [key]
+    assert "warmed up first" in trial.variant
+
+
+UNWARMED = textwrap.dedent(
+    """\
+    import torch
+
+    x = torch.ones(4, device="cuda")
+    w = torch.full((4,), 0.5, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        n = x.sum().item()
+        y = x * n
+        m = y.max().item()
+        z = y * w + m
+    g.replay()
+    print(z)
+    """
+)
+
+
+@pytest.mark.gpu
+def test_gpu_a_value_moved_out_of_an_unwarmed_block_comes_from_an_eager_run(
+    tmp_path: Path,
+) -> None:
+    """Issue #30: the block is never run eagerly, so no run kept ``n`` when line 7
+    moved out; an eager run of the block computes it first (not a ``None`` that
+    fails line 8), and the second sync, behind it, is confirmed in that variant.
+    With both moved, the capture's replays are compared with eager runs that
+    reuse the moved values, on varied inputs too, and match."""
+    from graphlint.lint import lint  # noqa: PLC0415
+
+    script = tmp_path / "unwarmed.py"
+    script.write_text(UNWARMED)
+    explain = report.Explainer(lambda paths: lint(paths, no_cache=True).results)
+    trials, runs = confirm.run_all(
+        script, [], {"warmup": 3}, 240, explain=explain, variants=4
+    )
+    merged = report.merge(
+        lint([script], no_cache=True).results, trials, device="GPU", runs=runs
+    )
+    verdicts = [(f.diagnostic.line, f.status) for f in merged.findings]
+    assert verdicts == [(7, "confirmed"), (9, "confirmed")], merged.findings
+    assert "run with unwarmed.py:7 moved out of the capture" in merged.findings[1].note
+    assert len(trials) == 3, [t.variant for t in trials]
+    (site,) = trials[-1].sites
+    assert site.status == "captured" and site.compared >= 2, site
+    assert site.stand_ins == [] and trials[-1].warm == [site.key]
+    assert merged.missed == ()
+
+
+PROGRAM_CAPTURES = textwrap.dedent(
+    """\
+    import torch
+
+
+    class Scale(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.factor = torch.ones(4, device="cuda")
+
+        def forward(self, x):
+            return x * self.factor
+
+
+    model = Scale()
+    x = torch.randn(4, device="cuda", requires_grad=True)
+    graphed = torch.cuda.make_graphed_callables(model, (x,))
+    model.factor = torch.full((4,), 2.0, device="cuda")
+    out = graphed(x)
+
+    a = torch.ones(4, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        b = a * 2
+        g = torch.cuda.CUDAGraph()
+        g.capture_begin()
+        b = a * 2
+        g.capture_end()
+    torch.cuda.current_stream().wait_stream(s)
+    a = torch.full((4,), 3.0, device="cuda")
+    g.replay()
+    print(out, b)
+    """
+)
+
+
+@pytest.mark.gpu
+def test_gpu_graphed_callables_and_capture_pairs_are_compared_with_eager(
+    tmp_path: Path,
+) -> None:
+    """Issue #30: a graphed module's calls and a capture_begin()/capture_end()
+    pair's replays are compared with eager runs, as a torch.cuda.graph block's
+    are: each here reads a tensor the program rebinds after capture, which the
+    graph never sees."""
+    script = tmp_path / "rebound.py"
+    script.write_text(PROGRAM_CAPTURES)
+    trials, _ = confirm.run_all(script, [], {"warmup": 3}, 240)
+    sites = {site.kind: site for site in trials[0].sites}
+    graphed = sites["make_graphed_callables"]
+    assert graphed.status == "silent-wrong" and graphed.compared == 2, graphed
+    assert "(call 1)" in graphed.detail  # right after capture, it still matched
+    pair = sites["capture_begin/capture_end"]
+    assert pair.status == "silent-wrong" and pair.compared >= 2, pair
+    assert (pair.line, pair.end_line) == (25, 27)
+    assert "`b`" in pair.detail or "`a`" in pair.detail

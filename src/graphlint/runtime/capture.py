@@ -8,9 +8,13 @@
 - The program's own ``torch.cuda.graph`` blocks, ``capture_begin()`` /
   ``capture_end()`` pairs and ``make_graphed_callables`` calls are observed
   (``install``): a failed capture is recorded and attributed instead of crashing the
-  run, and in a run that targets a ``torch.cuda.graph`` block each ``replay()`` is
-  compared with the block's body run eagerly. ``torch.compile``'s CUDA graphs are
-  observed by ``graphlint.runtime.compiled``.
+  run, and in a run that targets one, each ``replay()`` of a block or a pair is
+  compared with its statements run eagerly (``ObservedCapture``), each call of a
+  graphed callable with the code it was made from (``CallComparison``).
+  ``torch.compile``'s CUDA graphs are observed by ``graphlint.runtime.compiled``.
+- In a variant run (``graphlint.runtime.neutral``) eager runs to compare with reuse
+  what the moved statements gave the capture; a region no run outside the capture
+  computed them for runs eagerly once first (``_prime``).
 
 A comparison snapshots the state the region reaches and restores it between the
 replay and the eager run, so an update in place is not applied twice. torch is
@@ -44,7 +48,7 @@ from graphlint.runtime.sites import (
     WARMUP_ERROR,
     Site,
 )
-from graphlint.runtime.source import Block, block_at
+from graphlint.runtime.source import Block, block_at, span_at
 from graphlint.runtime.tensors import (
     Snapshot,
     compare,
@@ -57,6 +61,9 @@ ORIGINAL: dict[str, Any] = {}  # torch's own graph, replay, make_graphed_callabl
 OBSERVED: dict[int, tuple[Any, ObservedCapture]] = {}  # id(CUDAGraph) -> capture
 BLOCKS: dict[str, BlockProbe] = {}  # site key -> the probe of a marked block
 OPEN: dict[int, Site] = {}  # id(CUDAGraph) -> its capture_begin() in the user's code
+# id(CUDAGraph) -> where the moved statements' values of its open capture begin
+# (``neutral.mark``), and the statements up to its capture_end() (None: not a block)
+PAIRS: dict[int, tuple[int, Block | None]] = {}
 CAPTURED: set[int] = set()  # id(CUDAGraph) of every capture that ended well
 TIMED_RUNS = 20
 
@@ -129,7 +136,8 @@ def _warm_up(run: Callable[[], Any], times: int) -> None:
 
 
 def _capture(site: Site, run: Callable[[], Any], roots: Mapping[str, Any]) -> Any:
-    """Warm up, capture and time ``run``; the graph, or None after a warm-up error.
+    """Warm up, capture and time ``run``; the graph, its output and what moved
+    statements gave the capture (``neutral.pinned``), or None after a warm-up error.
 
     The state ``roots`` reach is put back afterwards: warm-ups and timed runs must
     not change what the program computes next. A failed capture raises StopRun.
@@ -143,24 +151,34 @@ def _capture(site: Site, run: Callable[[], Any], roots: Mapping[str, Any]) -> An
         session.fail(site, WARMUP_ERROR, error)
         return None
     graph = torch.cuda.CUDAGraph()
+    start = neutral.mark()
     try:
         with _graph_context()(graph):
             output = run()
     except Exception as error:
+        _stood_in(site, start)
         session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
-    site.eager_ms = _time_ms(run)
+    _stood_in(site, start)
+    pins = neutral.values_since(start)
+    with neutral.pinned(pins):
+        site.eager_ms = _time_ms(run)
     site.replay_ms = _time_ms(lambda: _replay(graph))
     before.restore(bindings=False)
     torch.cuda.set_rng_state(rng)
-    return graph, output
+    return graph, output, pins
+
+
+def _stood_in(site: Site, start: int) -> None:
+    """Record the moved statements that the capture of ``site`` since
+    ``neutral.mark()`` gave a stand-in (no run outside the capture kept a value)."""
+    found = neutral.stand_ins_since(start)
+    site.stand_ins = list(dict.fromkeys([*site.stand_ins, *found]))
 
 
 def _judge(
     site: Site, replayed: Mapping[str, Any], eager: Mapping[str, Any], when: str
 ) -> None:
     settings = session.settings()
-    if not _compares():
-        return
     site.compared += 1
     difference = compare(replayed, eager, settings["atol"], settings["rtol"])
     if difference is not None:
@@ -180,10 +198,11 @@ def _wants_comparison(site: Site) -> bool:
     )
 
 
-def _compares() -> bool:
-    """Whether this run compares replays with eager: not in a run that moves
-    statements out of the capture, whose eager runs compute them and replays not."""
-    return not session.settings()["neutralised"]
+def _variant() -> bool:
+    """Whether this run moves statements out of the capture (a variant). Its
+    comparisons still hold: the eager run reuses what moved statements gave the
+    capture (``neutral.pinned``), as a replay does."""
+    return bool(session.settings()["neutralised"])
 
 
 class FunctionProbe:
@@ -203,6 +222,7 @@ class FunctionProbe:
         )
         self.graph: Any = None
         self.output: Any = None
+        self.pins: dict[str, Any] = {}  # what moved statements gave the capture
         self.static: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
@@ -222,28 +242,11 @@ class FunctionProbe:
             )
             if captured is None:  # warm-up error: the program's own call says why
                 return self.fn(*args, **kwargs)
-            self.graph, self.output = captured
+            self.graph, self.output, self.pins = captured
         return self.compare(args, kwargs)
 
     def roots(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """What the function can reach: its arguments by name, its closure and the
-        globals it names."""
-        code = self.fn.__code__
-        found: dict[str, Any] = {}
-        for name, cell in zip(
-            code.co_freevars, self.fn.__closure__ or (), strict=False
-        ):
-            try:
-                found[name] = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-        scope = self.fn.__globals__
-        found.update({n: scope[n] for n in _global_names(code) if n in scope})
-        try:
-            found.update(inspect.signature(self.fn).bind(*args, **kwargs).arguments)
-        except (TypeError, ValueError):
-            found.update(args=args, kwargs=kwargs)
-        return found
+        return function_roots(self.fn, args, kwargs)
 
     def compare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         torch = _torch()
@@ -258,11 +261,177 @@ class FunctionProbe:
         )
         before.restore()
         torch.cuda.set_rng_state(rng)
-        result = self.fn(*args, **kwargs)  # the program's own call
+        with neutral.pinned(self.pins):
+            result = self.fn(*args, **kwargs)  # the program's own call
         self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
         eager = reached_values({**live, "return": result})
         _judge(self.site, replayed, eager, f"call {self.site.calls}")
         return result
+
+
+def function_roots(
+    fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What a call of ``fn`` can reach: its arguments by name, its closure and the
+    globals it names (a module: itself and the arguments)."""
+    found: dict[str, Any] = {}
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a module, or another callable object
+        return {"self": fn, "args": args, "kwargs": dict(kwargs)}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+        try:
+            found[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    scope = fn.__globals__
+    found.update({n: scope[n] for n in _global_names(code) if n in scope})
+    if isinstance(fn, types.MethodType):  # a module's forward: the module too
+        found["self"] = fn.__self__
+    try:
+        found.update(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        found.update(args=args, kwargs=kwargs)
+    return found
+
+
+class CallComparison:
+    """The calls of a callable that torch made from the user's code (graphed
+    callables, a ``torch.compile`` CUDA-graph function), each compared with that
+    code run eagerly: first the eager run, on the call's inputs and the state it
+    reaches (put back afterwards), then the program's own call, whose result and
+    state are compared with the eager run's. The program keeps its call's result.
+    ``random_differs``: code whose random numbers differ from eager's however the
+    state is (compiled code draws its own), so a call that draws is not compared."""
+
+    def __init__(
+        self,
+        site: Site,
+        eager: Callable[..., Any],
+        pins: Mapping[str, Any] | None = None,
+        *,
+        random_differs: bool = False,
+        active: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.site = site
+        self.eager = eager
+        self.pins = dict(pins or {})  # what moved statements gave the capture
+        self.random_differs = random_differs
+        self.active = active  # whether a call replays now (a graphed module: in
+        # the training mode it was graphed in)
+        self.off = False  # its code cannot be compared: the site says why
+        self.calls = 0
+        self.when = ""  # what the next comparison is, when not a program's call
+        self.pending: list[dict[str, Any] | None] = []
+
+    def roots(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        return function_roots(self.eager, args, kwargs)
+
+    def before(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """Before a call: the eager run's values (None: not compared)."""
+        self.calls += 1
+        wanted = not self.off and self.active() and _wants_comparison(self.site)
+        self.pending.append(self._eager(args, kwargs) if wanted else None)
+
+    def _eager(
+        self, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        torch = _torch()
+        roots = self.roots(args, kwargs)
+        before = Snapshot(reachable(roots))
+        rng, host_rng = torch.cuda.get_rng_state(), torch.get_rng_state()
+        values: dict[str, Any] | None = None
+        try:
+            with torch.no_grad(), neutral.pinned(self.pins):
+                result = self.eager(*args, **kwargs)
+            values = reached_values({**roots, "return": result})
+        except Exception as error:
+            self.off = True
+            self.site.detail = (
+                "replays not compared: its code fails when run again eagerly "
+                f"({attribution.first_line(error)})"
+            )
+        drew = not (
+            torch.equal(rng, torch.cuda.get_rng_state())
+            and torch.equal(host_rng, torch.get_rng_state())
+        )
+        before.restore()
+        torch.cuda.set_rng_state(rng)
+        torch.set_rng_state(host_rng)
+        self.site.random |= drew and values is not None
+        if drew and values is not None and self.random_differs:
+            self.off = True
+            self.site.detail = (
+                "replays not compared: it draws random numbers, which compiled "
+                "code draws otherwise than eager code"
+            )
+            return None
+        return values
+
+    def after(
+        self, args: tuple[Any, ...], kwargs: Mapping[str, Any], result: Any
+    ) -> None:
+        """After the program's call returned ``result``: compare."""
+        eager = self.pending.pop() if self.pending else None
+        if eager is None:
+            return
+        try:
+            replayed = reached_values({**self.roots(args, kwargs), "return": result})
+        except RuntimeError:  # an input the call overwrote: an earlier output of
+            # the same compiled graphs, which the program does not read again
+            replayed = reached_values({"return": result})
+            eager = {p: v for p, v in eager.items() if _returned(p)}
+        _judge(self.site, replayed, eager, self.when or f"call {self.calls}")
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` (what torch made), its calls compared."""
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.before(args, kwargs)
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException:
+                self.pending.pop()
+                raise
+            self.after(args, kwargs, result)
+            return result
+
+        return call
+
+    def hook(self, module: Any) -> None:
+        """A module (what torch made, still a module): its calls compared."""
+
+        def before(_: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            self.before(args, kwargs)
+
+        def after(
+            _: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
+        ) -> None:
+            self.after(args, kwargs, out)
+
+        module.register_forward_pre_hook(before, with_kwargs=True)
+        module.register_forward_hook(after, with_kwargs=True)
+
+    def right_after(self, call: Callable[[], Any], roots: Mapping[str, Any]) -> None:
+        """One call on the sample inputs, compared, before the program holds any
+        output; the state is put back afterwards."""
+        torch = _torch()
+        before, rng = Snapshot(reachable(roots)), torch.cuda.get_rng_state()
+        self.when = "a replay right after capture"
+        try:
+            with torch.no_grad():
+                call()
+        except Exception:  # the sample inputs alone do not make a call: the
+            self.pending.clear()  # program's own calls are compared
+        finally:
+            self.when = ""
+            self.calls = 0
+            before.restore()
+            torch.cuda.set_rng_state(rng)
+
+
+def _returned(path: str) -> bool:
+    return path == "return" or path.startswith(("return[", "return."))
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -290,11 +459,14 @@ class BlockProbe:
         self.graph: Any = None
         self.env: dict[str, Any] = {}  # the names the captured body ran with
         self.static: dict[str, Any] = {}  # the graph's copies of the local inputs
+        self.pins: dict[str, Any] = {}  # what moved statements gave the capture
         self.pending: tuple[dict[str, Any], Any] | None = None
+        self.pinning = contextlib.ExitStack()  # the program's body, while compared
 
     def enter(self, frame: types.FrameType) -> None:
         self.site.calls += 1
         self.pending = None
+        self.pinning.close()  # a body that raised last time was not compared
         code = self.block.code
         if not _wants_comparison(self.site):
             return
@@ -318,7 +490,7 @@ class BlockProbe:
             captured = _capture(self.site, run, _roots(self.block, env))
             if captured is None:
                 return
-            self.graph, self.env = captured  # the env of the captured run
+            self.graph, self.env, self.pins = captured  # the captured run's env
         if not all(_feed(s, local[n]) for n, s in self.static.items() if n in local):
             return
         before, rng = (
@@ -329,8 +501,10 @@ class BlockProbe:
         self.pending = (reached_values(_roots(self.block, self.env)), rng)
         before.restore()
         torch.cuda.set_rng_state(rng)
+        self.pinning.enter_context(neutral.pinned(self.pins))  # the body runs next
 
     def exit(self, frame: types.FrameType) -> None:
+        self.pinning.close()
         if self.pending is None:
             return
         replayed, rng = self.pending
@@ -366,16 +540,23 @@ class ObservedCapture:
     input hides many wrong replays). The state is put back after each comparison,
     so the program goes on as it would have."""
 
-    def __init__(self, site: Site, block: Block, frame: types.FrameType) -> None:
+    def __init__(
+        self,
+        site: Site,
+        block: Block,
+        frame: types.FrameType,
+        pins: Mapping[str, Any] | None = None,
+    ) -> None:
         self.site = site
         self.block = block
         self.frame = frame
         self.env = {**frame.f_globals, **frame.f_locals}  # outputs bound
+        self.pins = dict(pins or {})  # what moved statements gave the capture
         self.replays = 0
 
     def replay(self, graph: Any) -> None:
         self.replays += 1
-        if _wants_comparison(self.site) and _compares():
+        if _wants_comparison(self.site):
             self.kept()
         self.check(graph, f"replay {self.replays}")
         _replay(graph)  # what the program asked for
@@ -414,7 +595,7 @@ class ObservedCapture:
         """Compare a replay with eager on the program's values, then on varied
         inputs; the state is as before afterwards."""
         for vary in (False, True):
-            if not (self.block.code and _wants_comparison(self.site) and _compares()):
+            if not (self.block.code and _wants_comparison(self.site)):
                 return
             self.compare(graph, f"{when}, varied inputs" if vary else when, vary)
 
@@ -436,12 +617,13 @@ class ObservedCapture:
         torch.cuda.set_rng_state(rng)
         scratch = dict(env)
         try:
-            if self.site.eager_ms is None:
-                self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
-                self.site.replay_ms = _time_ms(lambda: _replay(graph))
-                start.restore()
-                torch.cuda.set_rng_state(rng)
-            exec(code, scratch)
+            with neutral.pinned(self.pins):
+                if self.site.eager_ms is None:
+                    self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
+                    self.site.replay_ms = _time_ms(lambda: _replay(graph))
+                    start.restore()
+                    torch.cuda.set_rng_state(rng)
+                exec(code, scratch)
         except Exception as error:
             self.block = replace(
                 self.block,
@@ -546,6 +728,9 @@ def _observed_graph(base: type) -> type:
             self._graphlint_frame = frame
             if block is not None and site.key in session.settings()["warm"]:
                 _warm_block(site, block, frame)
+            elif block is not None:
+                _prime(site, block, frame)
+            self._graphlint_mark = neutral.mark()
             try:
                 return super().__enter__()
             except Exception as error:  # the capture could not begin
@@ -557,6 +742,7 @@ def _observed_graph(base: type) -> type:
             site: Site | None = self._graphlint_site
             if site is None:
                 return super().__exit__(kind, error, trace)
+            _stood_in(site, self._graphlint_mark)
             if isinstance(error, session.StopRun):  # a probe inside already failed
                 try:
                     super().__exit__(kind, error, trace)
@@ -573,7 +759,8 @@ def _observed_graph(base: type) -> type:
             block = self._graphlint_block
             if error is None and block is not None and session.is_target(site):
                 graph = self.cuda_graph
-                observed = ObservedCapture(site, block, self._graphlint_frame)
+                pins = neutral.values_since(self._graphlint_mark)
+                observed = ObservedCapture(site, block, self._graphlint_frame, pins)
                 OBSERVED[id(graph)] = (graph, observed)
                 observed.check(graph, "a replay right after capture")
             return suppressed
@@ -608,6 +795,30 @@ def _warm_block(site: Site, block: Block, frame: types.FrameType) -> None:
         site.detail = f"its warm-up failed: {attribution.first_line(error)}"
 
 
+def _prime(site: Site, block: Block, frame: types.FrameType) -> None:
+    """A variant run: a statement moved out of this capture takes its value from an
+    eager run of the region before the capture, when no run outside the capture
+    kept one yet (a region the program never runs eagerly), instead of a stand-in
+    that ends the region's trial early. That run warms the region up too, so the
+    run says so (``warm``: a finding of a missing warm-up is not judged there).
+    The state the region reaches is put back afterwards."""
+    code = block.code
+    if code is None or not neutral.missing(site.path, block.line, block.end_line):
+        return
+    torch = _torch()
+    env = {**frame.f_globals, **frame.f_locals}
+    before = Snapshot(reachable(_roots(block, env)))
+    rng = torch.cuda.get_rng_state()
+    try:
+        _warm_up(lambda: exec(code, dict(env)), 1)
+    except Exception:  # values computed before the error are kept: stand-ins after
+        torch.cuda.synchronize()
+    before.restore()
+    torch.cuda.set_rng_state(rng)
+    if site.key not in session.PRIMED:
+        session.PRIMED.append(site.key)
+
+
 def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def make_graphed_callables(*args: Any, **kwargs: Any) -> Any:
@@ -620,9 +831,14 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
             session.caller_name(frame),
         )
         site.calls += 1
+        callables, samples = _graphed_arguments(args, kwargs)
+        eager = [getattr(c, "forward", c) for c in callables]  # before torch's
+        modes = [getattr(c, "training", None) for c in callables]
+        start = neutral.mark()
         try:
-            return original(*args, **kwargs)
+            made = original(*args, **kwargs)
         except Exception as error:
+            _stood_in(site, start)
             if attribution.user_frame(error) is None:  # raised by torch itself
                 site.error_path, site.error_line = site.path, site.line
             else:
@@ -630,8 +846,59 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
                 site.eager = again or ""
             session.fail(site, CAPTURE_ERROR, error)
             raise
+        _stood_in(site, start)
+        if not session.is_target(site):
+            return made
+        pins = neutral.values_since(start)
+        single = not isinstance(made, tuple)
+        compared = [
+            _compared_graphed(site, m, e, mode, sample, pins)
+            for m, e, mode, sample in zip(
+                (made,) if single else made, eager, modes, samples, strict=False
+            )
+        ]
+        return compared[0] if single else tuple(compared)
 
     return make_graphed_callables
+
+
+def _graphed_arguments(
+    args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The callables and their sample arguments, as tuples, of a
+    ``make_graphed_callables`` call."""
+    callables = args[0] if args else kwargs.get("callables")
+    samples = args[1] if len(args) > 1 else kwargs.get("sample_args")
+    if not isinstance(callables, tuple):
+        return (callables,), (samples,)
+    return callables, tuple(samples or ())
+
+
+def _compared_graphed(
+    site: Site,
+    made: Any,
+    eager: Any,
+    training: bool | None,
+    sample: Any,
+    pins: Mapping[str, Any],
+) -> Any:
+    """A graphed callable whose replays are compared with its code run eagerly:
+    right after it is made (on its sample inputs), then at each call. A graphed
+    module replays only in the training mode it was graphed in (torch runs its
+    forward eagerly otherwise): calls in the other are not compared."""
+    torch = _torch()
+    inputs = tuple(sample) if isinstance(sample, (list, tuple)) else (sample,)
+    if isinstance(made, torch.nn.Module):
+        comparison = CallComparison(
+            site, eager, pins, active=lambda: made.training == training
+        )
+        comparison.hook(made)
+        comparison.right_after(lambda: made(*inputs), {"self": made, "args": inputs})
+        return made
+    comparison = CallComparison(site, eager, pins)
+    graphed = comparison.wrap(made)
+    comparison.right_after(lambda: graphed(*inputs), function_roots(eager, inputs, {}))
+    return graphed
 
 
 def _call_each(callables: Any, sample_args: Any, *args: Any, **kwargs: Any) -> None:
@@ -647,6 +914,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
     opens a site that lasts until its ``capture_end()``."""
     frame = sys._getframe(1)
     site = None
+    block = None
     if is_user_file(frame.f_code.co_filename):
         site = session.site_of(
             CAPTURE_PAIR,
@@ -656,6 +924,10 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
             session.caller_name(frame),
         )
         site.calls += 1
+        block = span_at(frame.f_code.co_filename, frame.f_lineno)
+        if block is not None:
+            _prime(site, block, frame)
+    start = neutral.mark()
     try:
         began = ORIGINAL["capture_begin"](graph, *args, **kwargs)
     except Exception as error:
@@ -665,6 +937,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
         raise
     if site is not None:
         OPEN[id(graph)] = site
+        PAIRS[id(graph)] = (start, block)
     lines.begin_capture()
     attribution.SWALLOWED.clear()
     return began
@@ -673,10 +946,14 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
 def _capture_end(graph: Any) -> Any:
     lines.end_capture()
     site = OPEN.pop(id(graph), None)
+    start, block = PAIRS.pop(id(graph), (neutral.mark(), None))
+    frame = sys._getframe(1)
     if site is not None:
-        frame = sys._getframe(1)
+        _stood_in(site, start)
         if os.path.realpath(frame.f_code.co_filename) == site.path:
             site.end_line = max(site.end_line, frame.f_lineno)
+        else:  # it ends in another function: its statements are not one block
+            block = None
     try:
         ended = ORIGINAL["capture_end"](graph)
     except Exception as error:
@@ -685,6 +962,16 @@ def _capture_end(graph: Any) -> Any:
         raise
     attribution.SWALLOWED.clear()  # a capture that ended well: nothing to explain
     CAPTURED.add(id(graph))
+    if site is not None and session.is_target(site):
+        if block is None:
+            site.detail = (
+                "replays not compared: its capture_begin() and capture_end() "
+                "are not in one block of statements"
+            )
+        else:  # compared as a torch.cuda.graph block is, the pair's statements
+            observed = ObservedCapture(site, block, frame, neutral.values_since(start))
+            OBSERVED[id(graph)] = (graph, observed)
+            observed.check(graph, "a replay right after capture")
     return ended
 
 
@@ -693,8 +980,10 @@ def fail_open(error: BaseException) -> bool:
     failed that capture: record it there (False when no capture was open)."""
     if not OPEN:
         return False
-    site = list(OPEN.values())[-1]
+    key, site = list(OPEN.items())[-1]
+    _stood_in(site, PAIRS.get(key, (neutral.mark(), None))[0])
     OPEN.clear()
+    PAIRS.clear()
     with contextlib.suppress(session.StopRun):  # the run has ended already
         session.fail(site, CAPTURE_ERROR, error)
     return True
@@ -710,7 +999,7 @@ def _handle_error(handler: logging.Handler, record: logging.LogRecord) -> None:
 
 
 def _replay_hook(graph: Any) -> None:
-    if id(graph) not in CAPTURED and not _compares():
+    if id(graph) not in CAPTURED and _variant():
         return  # a variant run took its capture out: the code ran eagerly instead
     observed = OBSERVED.get(id(graph))
     if observed is None or observed[0] is not graph:

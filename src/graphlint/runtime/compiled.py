@@ -7,7 +7,10 @@ confirm``. What confirms a finding there follows the measurements
 - under ``fullgraph=True`` the same break fails compilation: the site fails, at the
   user's line the compiler names ("from user code: File ..., line N");
 - reading an output that the next call overwrote raises "accessing tensor output of
-  CUDAGraphs that has been overwritten": the site that made it is silently wrong.
+  CUDAGraphs that has been overwritten": the site that made it is silently wrong;
+- in a run that targets the site, each call is compared with the function (or
+  module) run eagerly on the same inputs first (``capture.CallComparison``): a
+  difference is silently wrong too.
 
 A site is the ``torch.compile(...)`` call (or decorator) of the user's code that asks
 for CUDA graphs; its calls are counted through the callable it returns.
@@ -151,6 +154,18 @@ def _module_counted(site: Site, module: Any) -> Any:
     return module
 
 
+def _comparison(site: Site, target: Any) -> Any:
+    """In a run that targets ``site``: its calls compared with ``target`` (the
+    function or module compiled) run eagerly, as replays of the program's own CUDA
+    graphs are. Compiled code draws other random numbers than eager code: a call
+    that draws is not compared."""
+    if not session.is_target(site):
+        return None
+    from graphlint.runtime.capture import CallComparison  # noqa: PLC0415 - a cycle
+
+    return CallComparison(site, target, random_differs=True)
+
+
 def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[..., Any]:
     @functools.wraps(original)
     def compile(model: Any = None, **kwargs: Any) -> Any:
@@ -176,8 +191,13 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
                 site.body = [os.path.realpath(code.co_filename), code.co_firstlineno]
                 site.body.append(max(last, code.co_firstlineno))
             made = original(target, **kwargs)
+            comparison = _comparison(site, target)
             if isinstance(made, torch.nn.Module):
+                if comparison is not None:
+                    comparison.hook(made)
                 return _module_counted(site, made)
+            if comparison is not None:
+                made = comparison.wrap(made)
             return _counted(site, made)
 
         return wrap if model is None else wrap(model)

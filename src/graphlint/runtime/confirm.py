@@ -4,7 +4,7 @@ The script runs in a fresh process per run (``graphlint.runtime.child``), becaus
 process is not clean after a failed capture. The first run surveys: it records the
 capture sites the program reaches and observes the program's own captures. Then
 each site is the target of a run of its own, which captures it (a marked region)
-or compares its replays with eager (a ``torch.cuda.graph`` block). That is one
+or compares its replays with eager (the program's own captures). That is one
 trial. A capture stops at its first failure; when the failure is explained (a
 finding confirmed there, or the region fails so eagerly too), the next trial runs
 the script with that statement moved out of the capture, or the capture warmed up
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlint.runtime import session
-from graphlint.runtime.sites import CRASHED, GRAPH_BLOCK, PROBED, RunResult, Site
+from graphlint.runtime.sites import CRASHED, OBSERVED, PROBED, RunResult, Site
 
 
 class ConfirmError(Exception):
@@ -124,19 +124,15 @@ def kill_group(process: subprocess.Popen[str]) -> None:
 def _targets(survey: RunResult, done: set[str]) -> list[Site]:
     """The sites a run of their own can say more about: a marked region, which
     only such a run captures (in every trial: a variant may fail it elsewhere),
-    and a capture of the program's whose replays no run has compared yet (except
-    in a run that moves statements out of the capture: its comparisons would not
-    be the program's)."""
-    compares = not survey.neutralised
+    and a capture of the program's whose replays no run has compared yet (in a
+    variant too: its eager runs reuse what the moved statements gave the capture,
+    as replays do)."""
     return [
         site
         for site in survey.sites
         if site.calls
         and site.key not in done
-        and (
-            site.kind in PROBED
-            or (compares and site.kind == GRAPH_BLOCK and not site.failed)
-        )
+        and (site.kind in PROBED or (site.kind in OBSERVED and not site.failed))
     ]
 
 
@@ -157,15 +153,19 @@ def _trial(
     """The script run once to survey, then once per site to say more about."""
     survey = run_once(script, args, {**settings, "target": None}, timeout)
     sites = {site.key: site for site in survey.sites}
-    # the variant is what was asked for, even of a run that crashed before saying
+    # the variant is what was asked for, even of a run that crashed before saying,
+    # and the captures any of its runs warmed up (``capture._prime``)
     trial = replace(
-        survey, sites=[], neutralised=settings["neutralised"], warm=settings["warm"]
+        survey,
+        sites=[],
+        neutralised=settings["neutralised"],
+        warm=list(dict.fromkeys([*settings["warm"], *survey.warm])),
     )
     targets = _targets(survey, done)
     for site in targets:
         progress(f"capturing {site.name} ({site.path}:{site.line})")
         run = run_once(script, args, {**settings, "target": site.key}, timeout)
-        if site.kind == GRAPH_BLOCK:
+        if site.kind in OBSERVED:
             done.add(site.key)
         found = next((s for s in run.sites if s.key == site.key), None)
         if found is not None and found.calls:
@@ -176,6 +176,7 @@ def _trial(
             trial.executed[path] = sorted({*trial.executed.get(path, ()), *lines})
         for path, lines in run.captured.items():
             trial.captured[path] = sorted({*trial.captured.get(path, ()), *lines})
+        trial.warm = list(dict.fromkeys([*trial.warm, *run.warm]))
     trial.sites = list(sites.values())
     return trial, 1 + len(targets)
 

@@ -27,7 +27,8 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any
 
@@ -147,9 +148,15 @@ def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
     """What a statement moved out of the capture computes. Run eagerly (outside any
     capture: the warm-up) it computes its value and keeps it (a test as a bool);
     while a graph is being captured it returns the value kept (a loop's test is
-    false: the loop ends), or, when none was, its stand-in."""
+    false: the loop ends), or, when none was, its stand-in; run eagerly to compare
+    with a replay (``pinned``) it returns what the capture used."""
     if lines.capturing():
-        return _as_captured(key, kind)
+        value = _as_captured(key, kind)
+        stood_in = kind in _STAND_IN or kind == "value"
+        USED.append(Used(key, value, stood_in and key not in VALUES))
+        return value
+    if _PINNED and key in _PINNED[-1]:
+        return _PINNED[-1][key]
     try:
         value = compute()
     except Exception:
@@ -167,6 +174,70 @@ def _as_captured(key: str, kind: str) -> Any:
     if kind == "loop":
         return False
     return VALUES.get(key, _STAND_IN.get(kind))
+
+
+@dataclass(frozen=True)
+class Used:
+    """What a moved statement gave a capture."""
+
+    key: str  # "path:line" of the statement
+    value: Any
+    stood_in: bool  # no run outside the capture kept a value: its stand-in
+
+
+USED: list[Used] = []  # every capture's, in order (``mark`` and ``since``)
+_PINNED: list[Mapping[str, Any]] = []  # the values an eager run reuses, innermost last
+
+
+def mark() -> int:
+    """Where the moved statements' values used from now on begin (``since``)."""
+    return len(USED)
+
+
+def since(start: int) -> list[Used]:
+    """The moved statements' values used while capturing since ``mark()``."""
+    return USED[start:]
+
+
+def values_since(start: int) -> dict[str, Any]:
+    """What each moved statement gave the captures since ``mark()``, last use first."""
+    return {used.key: used.value for used in since(start)}
+
+
+def stand_ins_since(start: int) -> list[str]:
+    """The moved statements ("path:line") that captures since ``mark()`` gave a
+    stand-in, each once, in the order they were used."""
+    return list(dict.fromkeys(used.key for used in since(start) if used.stood_in))
+
+
+@contextlib.contextmanager
+def pinned(values: Mapping[str, Any]) -> Iterator[None]:
+    """An eager run to compare with a replay: each moved statement the capture used
+    gives the value the capture used (a replay never recomputes it), not a new
+    one; the others compute as in any eager run."""
+    _PINNED.append(values)
+    try:
+        yield
+    finally:
+        _PINNED.pop()
+
+
+def missing(path: str, first: int, last: int) -> list[str]:
+    """The statements of ``path`` between lines ``first`` and ``last`` that this run
+    moves out of the capture and whose value no run outside it has kept yet: a
+    capture reaching them would give them stand-ins."""
+    taken = lines_of(path)
+    tree = _parsed(os.path.realpath(path)) if taken else None
+    keys = []
+    for line, mode in sorted(taken.items()):
+        found = statement_at(tree, line) if tree is not None else None
+        if mode != HOISTED or found is None or not first <= found.lineno <= last:
+            continue
+        kind = _MOVED.get(type(found), ("", "effect"))[1]
+        key = f"{os.path.realpath(path)}:{found.lineno}"
+        if kind not in ("effect", "loop") and key not in VALUES:
+            keys.append(key)
+    return list(dict.fromkeys(keys))
 
 
 # Expressions that cannot move into a lambda unchanged: they bind or read names of
@@ -279,7 +350,7 @@ def _ungraphed(node: ast.AST, line: int) -> ast.AST | list[ast.stmt]:
     return ast.copy_location(ast.Pass(), node)
 
 
-def _graph_call(node: ast.AST, method: str) -> str | None:
+def graph_call(node: ast.AST, method: str) -> str | None:
     """``g`` for the statement ``g.<method>(...)``."""
     if (
         isinstance(node, ast.Expr)
@@ -293,7 +364,7 @@ def _graph_call(node: ast.AST, method: str) -> str | None:
 
 def _capture_end_of(tree: ast.Module, begin: ast.stmt) -> ast.stmt | None:
     """The first ``g.capture_end()`` after ``g.capture_begin()`` (``begin``)."""
-    graph = _graph_call(begin, "capture_begin")
+    graph = graph_call(begin, "capture_begin")
     if graph is None:
         return None
     ends = [
@@ -301,7 +372,7 @@ def _capture_end_of(tree: ast.Module, begin: ast.stmt) -> ast.stmt | None:
         for node in ast.walk(tree)
         if isinstance(node, ast.stmt)
         and node.lineno > begin.lineno
-        and _graph_call(node, "capture_end") == graph
+        and graph_call(node, "capture_end") == graph
     ]
     return min(ends, key=lambda node: node.lineno, default=None)
 

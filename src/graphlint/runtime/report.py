@@ -334,6 +334,22 @@ def _passed_over(trial: RunResult, d: Diagnostic) -> str | None:
     return None
 
 
+def _stood_in(d: Diagnostic, trial: RunResult) -> str:
+    """What the stand-ins of ``trial`` cost ``d``'s region (``neutral``): a value
+    no run outside the capture kept, so the code after it ran on a stand-in."""
+    site = _site_of(d, trial.sites)
+    if site is None or not site.stand_ins:
+        return ""
+    places = ", ".join(
+        f"{display(k.rsplit(':', 1)[0])}:{k.rsplit(':', 1)[1]}" for k in site.stand_ins
+    )
+    return (
+        f"; {site.name} ran with a stand-in for {places} (moved out of the "
+        "capture, with no value kept from a run outside it), so the code after it "
+        "may have failed or gone another way because of it"
+    )
+
+
 def _judge(
     d: Diagnostic, trials: Sequence[RunResult], every: Sequence[Diagnostic] = ()
 ) -> tuple[str, str]:
@@ -357,6 +373,8 @@ def _judge(
                 ran_in.append(f"the re-run with {trial.variant}, {why}")
             continue
         status, note = _judge_in(d, trial, every)
+        if status == NO_VERDICT:
+            note += _stood_in(d, trial)
         if number:
             note = f"{note} (run with {trial.variant})"
         if status in (CONFIRMED, NOT_REPRODUCED):

@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "warm": [],  # keys of the program's captures this run warms up first
 }
 SITES: dict[str, Site] = {}
+PRIMED: list[str] = []  # keys of captures whose region this run ran eagerly first
 
 
 class StopRun(BaseException):
@@ -86,5 +87,5 @@ def result(ended: str | None) -> RunResult:
         lines.by_file(lines.EXECUTED),
         lines.by_file(lines.CAPTURED),
         list(settings()["neutralised"]),
-        list(settings()["warm"]),
+        list(dict.fromkeys([*settings()["warm"], *PRIMED])),
     )

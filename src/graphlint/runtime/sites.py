@@ -28,6 +28,8 @@ CAPTURE_PAIR = "capture_begin/capture_end"
 COMPILED = "torch.compile (CUDA graphs)"
 GRAPHED_CALLABLES = "make_graphed_callables"
 PROBED = frozenset({MARKED_FUNCTION, MARKED_BLOCK})  # the checker captures these itself
+# the program's captures, whose replays a run that targets them compares with eager
+OBSERVED = frozenset({GRAPH_BLOCK, CAPTURE_PAIR, COMPILED, GRAPHED_CALLABLES})
 
 
 @dataclass
@@ -53,6 +55,9 @@ class Site:
     # torch.compile: where Dynamo broke the graph, [path, line, reason] each
     breaks: list[list[Any]] = field(default_factory=list)
     body: list[Any] = field(default_factory=list)  # [path, first, last] compiled
+    # moved statements ("path:line", ``neutral``) that the capture gave a stand-in:
+    # no run outside the capture kept their value
+    stand_ins: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
