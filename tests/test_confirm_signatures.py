@@ -230,3 +230,36 @@ def test_torchs_own_checks_are_their_rules_failures(code: str, failure: str) -> 
     assert _check(code).explains(failure)
     others = [c for c, check in all_checks().items() if check.explains(failure)]
     assert others == [code]
+
+
+OVERWRITTEN = (
+    "RuntimeError: Error: accessing tensor output of CUDAGraphs that has been "
+    "overwritten by a subsequent run. Stack trace: [Could not find stack trace]."
+)
+
+
+def test_torchs_detected_overwrite_confirms_the_rule_that_measured_it(
+    tmp_path: Path,
+) -> None:
+    """CUDA-graph trees raise when a backward adds to gradients a replay overwrote:
+    the compiled region goes wrong with that error, which GL304 measured for its
+    whole region (it surfaces inside the backward): confirmed, and not missed. A
+    finding of the same region that predicts a sync is not confirmed by it."""
+    a = tmp_path / "a.py"
+    site = _site(
+        a,
+        3,
+        9,
+        kind="torch.compile (CUDA graphs)",
+        status="silent-wrong",
+        detail=OVERWRITTEN,
+    )
+    grads = _finding(a, 8, "GL304", Outcome.CAPTURE_ERROR, 3)
+    sync = _finding(a, 6, "GL103", Outcome.CAPTURE_ERROR, 3)
+    merged = _merge(a, [site], [grads, sync])
+    by_code = {f.diagnostic.code: f for f in merged.findings}
+    assert by_code["GL304"].status == "confirmed"
+    assert by_code["GL103"].status != "confirmed"
+    assert merged.missed == ()
+    merged = _merge(a, [site], [sync])
+    assert len(merged.missed) == 1  # no finding predicted it

@@ -291,7 +291,7 @@ def _judge_in(
     site = region
     # a line that did not run made nothing of its region go wrong
     ran = trial.ran(d.path, d.line) is not False or site.compiles(d.path, d.line)
-    if ran and site.status == SILENT_WRONG and d.outcome is Outcome.SILENT_WRONG:
+    if ran and site.status == SILENT_WRONG and _wrong_as_said(d, site):
         return CONFIRMED, site.detail
     # a failure a finding at its own line explains is that finding's
     others = any(
@@ -399,8 +399,15 @@ def _predicts(d: Diagnostic, site: Site, trial: RunResult) -> bool:
     if d.outcome is Outcome.TOOL or _site_of(d, trial.sites) is not site:
         return False
     if site.status == SILENT_WRONG:
-        return d.outcome is Outcome.SILENT_WRONG
+        return _wrong_as_said(d, site)
     return site.status == CAPTURE_ERROR and _of_its_kind(d, site)
+
+
+def _wrong_as_said(d: Diagnostic, site: Site) -> bool:
+    """Whether ``site`` going wrong is what ``d`` predicts: a silent error, or the
+    error torch raises when it detects one (CUDA-graph trees' read of an overwritten
+    output) where ``d``'s rule measured that error for its whole region."""
+    return d.outcome is Outcome.SILENT_WRONG or _of_its_kind(d, site)
 
 
 def _missed(
