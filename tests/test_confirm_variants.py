@@ -896,3 +896,22 @@ def test_gpu_graphed_callables_and_capture_pairs_are_compared_with_eager(
     assert pair.status == "silent-wrong" and pair.compared >= 2, pair
     assert (pair.line, pair.end_line) == (25, 27)
     assert "`b`" in pair.detail or "`a`" in pair.detail
+
+
+def test_a_silent_error_only_a_variant_shows_is_missed(tmp_path: Path) -> None:
+    """Issue #30 compares a variant's replays with eager (the eager runs reuse what
+    the moved statements gave the capture): a region that captures only once line
+    5 is moved out, and whose replays then differ from eager, is a failure no rule
+    predicted, so it is missed, not dropped; unless it ran on a stand-in."""
+    a = tmp_path / "a.py"
+    first = RunResult([_failed(a, 3, 9, SYNC, at=5)])
+    wrong = _site(a, 3, 9, status="silent-wrong", detail="replay 1 differs")
+    variant = RunResult([wrong], neutralised=[[str(a), 5, "hoisted"]])
+    found = [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
+    merged = _merge([first, variant], found, a)
+    assert merged.findings[0].status == "confirmed"
+    (missed,) = merged.missed
+    assert missed.variant == "a.py:5 moved out of the capture"
+    assert "is silently wrong, and no rule said so" in missed.message
+    wrong.stand_ins = [f"{a.resolve()}:5"]  # the code after it ran on a stand-in
+    assert _merge([first, variant], found, a).missed == ()

@@ -416,14 +416,19 @@ def _missed(
     """The failures of ``trial`` that no finding predicted; ``variant``: how the
     trial's script differs from the script as written, when it does. In a trial
     that moved statements out of the capture, only a failure that reads as a
-    capture's own counts: another may be a moved statement's stand-in value."""
+    capture's own counts: another may be a moved statement's stand-in value; and
+    a replay that differs from eager, unless the region ran on a stand-in (its
+    eager runs reuse what the moved statements gave the capture, ``neutral``)."""
     found: list[Missed] = []
     findings = [d for result in results for d in result.diagnostics]
     shown = f" (in the re-run with {variant})" if variant else ""
     for site in trial.sites:
         if site.eager or any(_predicts(d, site, trial) for d in findings):
             continue
-        if trial.neutralised and not (site.status == CAPTURE_ERROR and _captures(site)):
+        if trial.neutralised and not (
+            (site.status == CAPTURE_ERROR and _captures(site))
+            or (site.status == SILENT_WRONG and not site.stand_ins)
+        ):
             continue
         if site.status == CAPTURE_ERROR:
             found.append(
