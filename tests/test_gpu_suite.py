@@ -107,3 +107,33 @@ def test_shards_split_the_gpu_tests_into_parts_about_as_long() -> None:
     for spec in ("0/2", "3/2", "2", "a/b"):
         with pytest.raises(pytest.UsageError, match="--gpu-shard"):
             shard(costs, spec)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_file_past_its_limit_is_stopped_with_the_scripts_run_too(
+    tmp_path: Path,
+) -> None:
+    """graphlint confirm runs the script in a session of its own (run_in_group,
+    for its --timeout): stopping the file must reach that run too, or the
+    script keeps the GPU after its test failed."""
+    pid_file = tmp_path / "pid"
+    script = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()))"
+    confirms = (  # as graphlint confirm runs the script: runtime.confirm.run_once
+        "from graphlint.runtime.confirm import run_in_group\n"
+        f"run_in_group([{PYTHON!r}, '-c', {script + '; time.sleep(60)'!r}], None)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = confirm_file(
+        tmp_path / "a.py", env, file_timeout=3, command=(PYTHON, "-c", confirms)
+    )
+    assert done.problem is not None and "ran past its limit" in done.problem
+    run = int(pid_file.read_text())
+    try:
+        for _ in range(50):
+            if _gone(run):
+                break
+            time.sleep(0.1)
+        assert _gone(run)
+    finally:
+        if not _gone(run):
+            os.kill(run, signal.SIGKILL)

@@ -113,12 +113,41 @@ def run_in_group(
 
 
 def kill_group(process: subprocess.Popen[str]) -> None:
-    """Kill ``process`` and every process of its session (``run_in_group``)."""
+    """Kill ``process`` and every process of its session (``run_in_group``), and
+    the groups of the processes it started in sessions of their own: a
+    ``graphlint confirm`` stopped this way runs its script in one."""
     if not hasattr(os, "killpg"):  # Windows: no sessions to kill
         process.kill()
         return
-    with contextlib.suppress(OSError):  # already gone
-        os.killpg(process.pid, signal.SIGKILL)
+    groups = {process.pid}
+    for pid in _descendants(process.pid):  # found before any is killed
+        with contextlib.suppress(OSError):
+            groups.add(os.getpgid(pid))
+    for group in groups:
+        with contextlib.suppress(OSError):  # already gone
+            os.killpg(group, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes ``pid`` started, and theirs (Linux's /proc; none elsewhere)."""
+    children: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # gone meanwhile
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            found.append(child)
+            stack.append(child)
+    return found
 
 
 def _targets(survey: RunResult, done: set[str]) -> list[Site]:
