@@ -119,6 +119,7 @@ class ConfirmPool:
     _running: set[subprocess.Popen[str]] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pool: ThreadPoolExecutor | None = None
+    _closed: bool = False  # close() began: a process that starts now is stopped
 
     def start(self, paths: Iterable[Path]) -> None:
         for path in slowest_first(paths):
@@ -134,6 +135,8 @@ class ConfirmPool:
     def _confirm(self, path: Path) -> Confirmation:
         def started(process: subprocess.Popen[str]) -> None:
             with self._lock:
+                if self._closed:  # its file was taken before close() ran
+                    kill_group(process)
                 self._running.add(process)
 
         try:
@@ -171,6 +174,7 @@ class ConfirmPool:
             return
         self._pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
+            self._closed = True
             for process in self._running:
                 if process.poll() is None:
                     kill_group(process)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from graphlint.runtime.confirm import run_in_group
 from tests.confirming import ConfirmPool, confirm_file, shard, slowest_first
 
 PYTHON = sys.executable
@@ -137,3 +139,32 @@ def test_a_file_past_its_limit_is_stopped_with_the_scripts_run_too(
     finally:
         if not _gone(run):
             os.kill(run, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")
+def test_a_file_that_starts_while_the_pool_closes_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that took its file before close() but starts its process after
+    close() killed the running ones: that process is stopped too, not waited for
+    up to the file's limit (an interrupted session)."""
+    taken, go = threading.Event(), threading.Event()
+
+    def late(*args: object, **kwargs: object) -> object:
+        taken.set()
+        go.wait(10)
+        return run_in_group(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("tests.confirming.run_in_group", late)
+    sleeps = (PYTHON, "-c", "import time; time.sleep(60)")
+    pool = ConfirmPool(dict(os.environ), jobs=1, command=sleeps)
+    (tmp_path / "a.py").write_text("")
+    pool.start([tmp_path / "a.py"])
+    assert taken.wait(10)
+    begun = time.monotonic()
+    closing = threading.Thread(target=pool.close)
+    closing.start()
+    time.sleep(0.5)  # close() has killed what ran, and waits for the worker
+    go.set()
+    closing.join(30)
+    assert not closing.is_alive() and time.monotonic() - begun < 20
