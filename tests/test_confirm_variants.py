@@ -915,3 +915,23 @@ def test_a_silent_error_only_a_variant_shows_is_missed(tmp_path: Path) -> None:
     assert "is silently wrong, and no rule said so" in missed.message
     wrong.stand_ins = [f"{a.resolve()}:5"]  # the code after it ran on a stand-in
     assert _merge([first, variant], found, a).missed == ()
+
+
+def test_a_marked_block_whose_body_raises_keeps_no_value_in_force() -> None:
+    """``with graphlint.capture_region():`` whose body raises: the values its
+    capture gave moved statements stop standing in for them (an eager run of the
+    same statements later computes them again), and no replay is left to compare."""
+    from graphlint.markers import capture_region  # noqa: PLC0415
+    from graphlint.runtime.capture import BlockProbe  # noqa: PLC0415
+
+    probe = BlockProbe.__new__(BlockProbe)
+    probe.pinning = contextlib.ExitStack()
+    probe.pending = ({}, None)
+    probe.pinning.enter_context(neutral.pinned({"k": 1}))
+    assert neutral._PINNED
+    region = capture_region()
+    region.probe = probe
+    with pytest.raises(ValueError, match="the body failed"), region:
+        raise ValueError("the body failed")
+    assert not neutral._PINNED
+    assert probe.pending is None

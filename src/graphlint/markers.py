@@ -50,8 +50,11 @@ class _CaptureRegion:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.probe is not None and exc is None:
-            self.probe.exit(sys._getframe(1))
+        if self.probe is not None:
+            if exc is None:
+                self.probe.exit(sys._getframe(1))
+            else:  # the body raised: nothing to compare, nothing kept in force
+                self.probe.abandon()
         return None
 
 

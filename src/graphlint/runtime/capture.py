@@ -503,6 +503,12 @@ class BlockProbe:
         torch.cuda.set_rng_state(rng)
         self.pinning.enter_context(neutral.pinned(self.pins))  # the body runs next
 
+    def abandon(self) -> None:
+        """The body raised: the values moved statements gave the capture stop
+        standing in for them, and there is no replay to compare."""
+        self.pinning.close()
+        self.pending = None
+
     def exit(self, frame: types.FrameType) -> None:
         self.pinning.close()
         if self.pending is None:
