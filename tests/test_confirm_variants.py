@@ -935,3 +935,30 @@ def test_a_marked_block_whose_body_raises_keeps_no_value_in_force() -> None:
         raise ValueError("the body failed")
     assert not neutral._PINNED
     assert probe.pending is None
+
+
+def test_a_comparison_that_fails_leaves_the_programs_call_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checker's own failure while it compares a call (a value it cannot copy,
+    a bug) is not the program's: the call returns as it would, the comparisons
+    stop, and the site says why. Found in review."""
+    from graphlint.runtime import capture  # noqa: PLC0415
+
+    site = _site(tmp_path / "a.py", 3, 9, kind="torch.compile (CUDA graphs)")
+    calls = capture.CallComparison(site, lambda x: x)
+    monkeypatch.setattr(capture, "_wants_comparison", lambda s: True)
+
+    def broken(*args: object) -> None:
+        raise TypeError("cannot copy this value")
+
+    monkeypatch.setattr(calls, "_eager", broken)
+    wrapped = calls.wrap(lambda x: x + 1)
+    assert wrapped(1) == 2
+    assert calls.off
+    assert "graphlint could not compare them (TypeError: cannot copy" in site.detail
+    calls.off = False
+    calls.pending = [{"return": 2}]
+    monkeypatch.setattr(capture, "reached_values", broken)
+    calls.after((1,), {}, 2)  # does not raise
+    assert calls.off and calls.pending == []

@@ -330,7 +330,21 @@ class CallComparison:
         """Before a call: the eager run's values (None: not compared)."""
         self.calls += 1
         wanted = not self.off and self.active() and _wants_comparison(self.site)
-        self.pending.append(self._eager(args, kwargs) if wanted else None)
+        eager = None
+        try:
+            eager = self._eager(args, kwargs) if wanted else None
+        except Exception as error:  # the checker's own failure: not the program's
+            self._give_up(error)
+        self.pending.append(eager)
+
+    def _give_up(self, error: Exception) -> None:
+        """The comparison itself failed (a bug of graphlint's, or a value it cannot
+        copy): the program's calls go on, uncompared, and the site says why."""
+        self.off = True
+        self.site.detail = (
+            "replays not compared: graphlint could not compare them "
+            f"({attribution.first_line(error)})"
+        )
 
     def _eager(
         self, args: tuple[Any, ...], kwargs: Mapping[str, Any]
@@ -375,12 +389,17 @@ class CallComparison:
         if eager is None:
             return
         try:
-            replayed = reached_values({**self.roots(args, kwargs), "return": result})
-        except RuntimeError:  # an input the call overwrote: an earlier output of
-            # the same compiled graphs, which the program does not read again
-            replayed = reached_values({"return": result})
-            eager = {p: v for p, v in eager.items() if _returned(p)}
-        _judge(self.site, replayed, eager, self.when or f"call {self.calls}")
+            try:
+                replayed = reached_values(
+                    {**self.roots(args, kwargs), "return": result}
+                )
+            except RuntimeError:  # an input the call overwrote: an earlier output
+                # of the same compiled graphs, which the program does not read again
+                replayed = reached_values({"return": result})
+                eager = {p: v for p, v in eager.items() if _returned(p)}
+            _judge(self.site, replayed, eager, self.when or f"call {self.calls}")
+        except Exception as error:  # the checker's own failure: not the program's
+            self._give_up(error)
 
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn`` (what torch made), its calls compared."""
