@@ -263,3 +263,19 @@ def test_torchs_detected_overwrite_confirms_the_rule_that_measured_it(
     assert merged.missed == ()
     merged = _merge(a, [site], [sync])
     assert len(merged.missed) == 1  # no finding predicted it
+
+
+def test_a_fullgraph_compile_error_is_read_from_either_end_of_its_chain() -> None:
+    """The probe recorded Dynamo's ``UserError``; confirm records the first failure
+    of the chain, PyTorch's ``GuardOnDataDependentSymNode``: both are GL101's."""
+    outer = (
+        "UserError: Consider annotating your code using torch._check*(). Could not "
+        "guard on data-dependent expression zuf0 > 0.0 (unhinted: zuf0 > 0.0)."
+    )
+    inner = (
+        "GuardOnDataDependentSymNode: Could not guard on data-dependent expression "
+        "zuf0 > 0.0 (unhinted: zuf0 > 0.0)."
+    )
+    for failure in (outer, inner):
+        assert _check("GL101").explains(failure)
+        assert not _check("GL501").explains(failure)

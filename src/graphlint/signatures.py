@@ -54,9 +54,13 @@ PAGEABLE_COPY = Signature(
 # (ground-truth/h100-torch2.11-compile.jsonl: compiled_fullgraph_tensor_branch,
 # "Unsupported: Data-dependent branching"; compiled_fullgraph_item_branch,
 # "UserError: ... Could not guard on data-dependent expression").
+# The probe recorded the outermost exception; ``graphlint confirm`` records the first
+# failure of the chain, and Dynamo's ``UserError`` ("Consider annotating your code
+# ... Could not guard on data-dependent expression") is raised from PyTorch's
+# ``GuardOnDataDependentSymNode``, whose message follows "...torch._check*().".
 DATA_DEPENDENT_COMPILE = Signature(
     "a fullgraph compile stopped by a value read on the host",
-    ("Unsupported", "UserError"),
+    ("Unsupported", "UserError", "GuardOnDataDependentSymNode"),
     r"data-dependent",
 )
 # adam_not_capturable, adam_fused_not_capturable, scaler_step_fused
