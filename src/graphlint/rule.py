@@ -12,11 +12,11 @@ capture?" or "is this a tensor?" therefore comes from the file's facts
 (``graphlint.facts``), computed once before the traversal.
 
 What a rule sees is declared, and the engine applies it (``Rule.sees``): a
-``Scope.REGION_CODE`` rule has its ``visit_*``/``leave_*`` methods called only for
-nodes that are part of a capture region's code (``facts.region_of`` is not None),
-so it never tests for that itself; a ``Scope.FILE`` rule sees every node of the
-file, for checks that look at what happens around and outside regions (set-up,
-stores between replays, schedulers); for now every rule is one, and gates itself.
+``Scope.REGION_CODE`` rule, the default, has its ``visit_*``/``leave_*`` methods
+called only for nodes that are part of a capture region's code
+(``facts.region_of`` is not None), so it never tests for that itself; a
+``Scope.FILE`` rule sees every node of the file, for checks that look at what
+happens around and outside regions (set-up, stores between replays, schedulers).
 A method of a region-code rule that must see the whole file (bookkeeping such as
 the statements a fix may remove, or an ``if`` whose test is region code while the
 statement is not) says so with ``@file_wide``. ``self.region(node)`` still gives
@@ -151,7 +151,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
 
     abstract: ClassVar[bool] = True
     # which nodes the traversal calls the rule's visit_/leave_ methods for
-    sees: ClassVar[Scope] = Scope.FILE
+    sees: ClassVar[Scope] = Scope.REGION_CODE
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
