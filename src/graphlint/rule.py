@@ -10,15 +10,28 @@ All rules of a file run in one batched LibCST traversal. Two consequences: retur
 (``@m.call_if_inside``) are not available. Context such as "is this node under
 capture?" or "is this a tensor?" therefore comes from the file's facts
 (``graphlint.facts``), computed once before the traversal.
+
+What a rule sees is declared, and the engine applies it (``Rule.sees``): a
+``Scope.REGION_CODE`` rule, the default, has its ``visit_*``/``leave_*`` methods
+called only for nodes that are part of a capture region's code
+(``facts.region_of`` is not None), so it never tests for that itself; a
+``Scope.FILE`` rule sees every node of the file, for checks that look at what
+happens around and outside regions (set-up, stores between replays, schedulers).
+A method of a region-code rule that must see the whole file (bookkeeping such as
+the statements a fix may remove, or an ``if`` whose test is region code while the
+statement is not) says so with ``@file_wide``. ``self.region(node)`` still gives
+the region to report, and is None behind a test that is false at capture;
+``self.captured(node)`` also leaves out torch.compile's regions.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -49,7 +62,27 @@ if TYPE_CHECKING:
     from graphlint.facts.state import HostState
     from graphlint.facts.values import Value
 
-_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
+
+class Scope(enum.Enum):
+    """What a rule's ``visit_*``/``leave_*`` methods are called for (``Rule.sees``)."""
+
+    REGION_CODE = "region code"  # nodes that are part of a region's code
+    FILE = "file"  # every node of the file
+
+
+_Visit = TypeVar("_Visit", bound=Callable[..., None])
+
+
+def file_wide(method: _Visit) -> _Visit:
+    """Mark a ``visit_*``/``leave_*`` method of a region-code rule that must see
+    every node of the file (what it records, or the node it judges, may lie outside
+    region code). A method that overrides it is not marked unless it says so too."""
+    method.sees = Scope.FILE  # type: ignore[attr-defined]
+    return method
+
+
+# each rule class's visit_/leave_ method names, with the scope each is called in
+_VISITOR_NAMES: dict[type, tuple[tuple[str, Scope], ...]] = {}
 # what replaces a node of the file: a node, source text, or nothing (a statement)
 Replacement: TypeAlias = cst.CSTNode | str | cst.RemovalSentinel
 
@@ -117,24 +150,34 @@ class Rule(Check, cst.BatchableCSTVisitor):
     """A check that inspects the syntax tree. Subclass it in ``graphlint.rules``."""
 
     abstract: ClassVar[bool] = True
+    # which nodes the traversal calls the rule's visit_/leave_ methods for
+    sees: ClassVar[Scope] = Scope.REGION_CODE
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
         self.context = context
 
     def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
-        """The ``visit_*``/``leave_*`` methods, found once per class: LibCST's default
-        inspects every instance, which cost more than the traversal itself."""
-        names = _VISITOR_NAMES.get(type(self))
+        """The ``visit_*``/``leave_*`` methods, found once per class (LibCST's default
+        inspects every instance, which cost more than the traversal itself); those
+        that see region code only are called for it alone."""
+        kind = type(self)
+        names = _VISITOR_NAMES.get(kind)
         if names is None:
             names = tuple(
-                name
-                for name in dir(type(self))
+                (name, getattr(getattr(kind, name), "sees", kind.sees))
+                for name in dir(kind)
                 if name.startswith(("visit_", "leave_"))
-                and not getattr(getattr(type(self), name), "_is_no_op", False)
+                and not getattr(getattr(kind, name), "_is_no_op", False)
             )
-            _VISITOR_NAMES[type(self)] = names
-        return {name: getattr(self, name) for name in names}
+            _VISITOR_NAMES[kind] = names
+        regions = self.context.facts.regions
+        return {
+            name: getattr(self, name)
+            if scope is Scope.FILE
+            else _in_regions(getattr(self, name), regions)
+            for name, scope in names
+        }
 
     # -- facts ---------------------------------------------------------------------
     def region(self, node: cst.CSTNode) -> Region | None:
@@ -311,6 +354,19 @@ class Rule(Check, cst.BatchableCSTVisitor):
         context = self.context
         held = context.source[context.offset(*start) : context.offset(*end)]
         return Edit(*start, *end, text, old=held)
+
+
+def _in_regions(
+    method: Callable[[cst.CSTNode], None], regions: Container[cst.CSTNode]
+) -> Callable[[cst.CSTNode], None]:
+    """``method``, called only for the nodes of region code (``regions`` maps each
+    to its region, never to None: one lookup a node)."""
+
+    def visit(node: cst.CSTNode) -> None:
+        if node in regions:
+            method(node)
+
+    return visit
 
 
 def _rendered(node: cst.CSTNode, indent: str) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.matchers import method, plain
-from graphlint.rule import Replacement, Rule, RuleContext
+from graphlint.rule import Replacement, Rule, RuleContext, file_wide
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,10 +48,15 @@ class StatementRemoval(Rule):
         self._statements: dict[cst.Call, cst.SimpleStatementLine] = {}
         self._kept: set[cst.BaseStatement] = set()  # become ``pass``
 
+    # what a fix removes is found over the whole file: a statement between
+    # ``capture_begin()`` and ``capture_end()`` is region code, its line and its
+    # block are not
+    @file_wide
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if all(_removable(statement) for statement in node.body):
             self._kept.add(node.body[0])
 
+    @file_wide
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = _call_statement(node)
         if call is not None:

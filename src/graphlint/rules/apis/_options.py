@@ -13,13 +13,14 @@ import libcst as cst
 
 from graphlint.facts.names import is_true
 from graphlint.matchers import keyword, method, positional
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 
 
 class OptionsRule(Rule):
     """A rule that reads an optimizer's options (see the module docstring)."""
 
     abstract = True
+    sees = Scope.FILE  # the options are set anywhere in the file, read at its end
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 from graphlint.signatures import DEFAULT_STREAM
 
 
@@ -19,6 +19,7 @@ class CaptureOnDefaultStream(Rule):
         "`capture_begin()` inside `with torch.cuda.stream(s):`"
     )
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.FILE  # a check of the module's captures, from ``visit_Module``
     # what a capture raises at the line (CUDAGraph::capture_begin's own check)
     capture_failures = (DEFAULT_STREAM,)
 

@@ -19,7 +19,7 @@ from graphlint.facts.flow import Site, is_entry
 from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
 from graphlint.facts.warmup import Op, Verdict, Warmup
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.apis._warmup_fix import captured_statements, warmup_text
 from graphlint.rules.apis.ddp_warmup_too_short import DDP_WARMUP, captures_ddp
 from graphlint.rules.apis.warmup_wording import (
@@ -46,6 +46,7 @@ class CaptureWithoutWarmup(Rule):
     # the warm-up runs the captured statements, and their side effects, 3 more times
     fix_applicability = Applicability.UNSAFE
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.FILE  # what runs before each capture: the whole file
     severity = Severity.WARNING
     consequence = UNSURE
     # measured on an H100 with PyTorch 2.11 (issue #16, ground-truth/warmup_probe.py):

@@ -7,7 +7,7 @@ import libcst as cst
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import Region
 from graphlint.matchers import positional
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 
 DDP_WARMUP = 11
 
@@ -24,6 +24,7 @@ class DdpWarmupTooShort(Rule):
     )
     fix_title = "Warm up for 11 iterations on the side stream before capturing"
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.FILE  # a check of the module's captures, from ``visit_Module``
     # measured on an H100 (PyTorch 2.11, one-process NCCL group, 3 warm-ups): DDP's
     # backward syncs while the graph is captured, wherever the region calls it
     region_failures = ("operation not permitted when stream is capturing",)

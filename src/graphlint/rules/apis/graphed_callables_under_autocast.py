@@ -7,7 +7,7 @@ import libcst as cst
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import Region
 from graphlint.matchers import keyword, positional
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 from graphlint.rules.apis._options import with_keyword
 from graphlint.signatures import AUTOCAST_CACHE
 
@@ -30,6 +30,7 @@ class GraphedCallablesUnderAutocast(Rule):
         "Use `torch.autocast(..., cache_enabled=False)` around graphed callables"
     )
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.FILE  # ``make_graphed_callables`` and its autocast are set-up code
     # what a capture raises at the line (make_graphed_callables' own check)
     capture_failures = (AUTOCAST_CACHE,)
 

@@ -8,7 +8,7 @@ from graphlint.diagnostics import Outcome, RegionKind
 from graphlint.facts.regions import Region
 from graphlint.facts.state import same
 from graphlint.matchers import positional
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 from graphlint.signatures import HOOKS_REGISTERED
 
 
@@ -19,6 +19,7 @@ class HooksBeforeGraphedCallables(Rule):
     message = "`{module}` has a hook registered at line {line} before it is graphed"
     fix_title = "Register hooks after `make_graphed_callables`, on the returned module"
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.FILE  # ``make_graphed_callables`` and hooks before it: set-up code
     # what a capture raises at the line (make_graphed_callables' own check)
     capture_failures = (HOOKS_REGISTERED,)
 

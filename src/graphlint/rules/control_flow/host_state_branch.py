@@ -6,7 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.values import Kind
-from graphlint.rule import Rule
+from graphlint.rule import Rule, file_wide
 
 
 class HostStateBranch(Rule):
@@ -21,9 +21,13 @@ class HostStateBranch(Rule):
     outcome = Outcome.SILENT_WRONG
     consequence = "the branch taken at capture is replayed every time"
 
+    # the test of an ``if``/``while`` between ``capture_begin()`` and ``capture_end()``
+    # is region code, the statement is not: these see the file and ask about the test
+    @file_wide
     def visit_If(self, node: cst.If) -> None:
         self.check(node.test)
 
+    @file_wide
     def visit_While(self, node: cst.While) -> None:
         self.check(node.test)
 

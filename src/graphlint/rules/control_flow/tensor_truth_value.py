@@ -10,7 +10,7 @@ from graphlint.diagnostics import Applicability, Outcome
 from graphlint.facts import torchapi as api
 from graphlint.facts.values import element_of
 from graphlint.matchers import builtin, keyword, method, on_device, plain, positional
-from graphlint.rule import Replacement, Rule, RuleContext
+from graphlint.rule import Replacement, Rule, RuleContext, file_wide
 from graphlint.signatures import DATA_DEPENDENT_COMPILE, SYNC
 
 if TYPE_CHECKING:
@@ -40,6 +40,9 @@ class TensorTruthValue(Rule):
         self._elifs: set[cst.If] = set()
         self._assigned: set[cst.IfExp] = set()  # ``name = a if t else b``
 
+    # the test of an ``if``/``while`` between ``capture_begin()`` and ``capture_end()``
+    # is region code, the statement is not: these see the file and ask about the test
+    @file_wide
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If):
             self._elifs.add(node.orelse)
@@ -53,6 +56,7 @@ class TensorTruthValue(Rule):
         ):
             self._assigned.add(node.value)
 
+    @file_wide
     def visit_While(self, node: cst.While) -> None:
         self.truth(node.test)
 

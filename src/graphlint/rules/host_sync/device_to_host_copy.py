@@ -9,7 +9,7 @@ from graphlint.facts.regions import Region
 from graphlint.facts.values import Device, Kind
 from graphlint.facts.walk import descendants
 from graphlint.matchers import builtin, is_true, keyword, method, on_device, positional
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, file_wide
 from graphlint.signatures import DATA_DEPENDENT_COMPILE, PAGEABLE_COPY, SYNC
 
 _READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
@@ -39,9 +39,13 @@ class DeviceToHostCopy(Rule):
         self._loop_bounds: set[cst.CSTNode] = set()  # reported by GL202 instead
         self._tested: set[cst.CSTNode] = set()  # ``.item()`` calls Python branches on
 
+    # the test of an ``if``/``while`` between ``capture_begin()`` and ``capture_end()``
+    # is region code, the statement is not: these see the file and ask about the test
+    @file_wide
     def visit_If(self, node: cst.If) -> None:
         self.tested(node.test)
 
+    @file_wide
     def visit_While(self, node: cst.While) -> None:
         self.tested(node.test)
 

@@ -12,7 +12,7 @@ from graphlint.facts.regions import Region
 from graphlint.facts.scopes import ClassInfo
 from graphlint.facts.torchapi import HYPERPARAMETERS
 from graphlint.matchers import argument_of, builtin, keyword, method, positional
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.apis._options import with_keyword
 from graphlint.settings import Setter
 
@@ -79,6 +79,7 @@ class LearningRateChanged(Rule):
     )
     fix_applicability = Applicability.UNSAFE
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.FILE  # schedulers and ``lr`` writes run outside regions
     consequence = "replays keep the value seen at capture"
 
     def __init__(self, context: RuleContext) -> None:

@@ -12,7 +12,7 @@ from graphlint.diagnostics import Confidence, Outcome, Severity
 from graphlint.facts.flow import Function, Position, Site
 from graphlint.facts.regions import Region
 from graphlint.matchers import keyword
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.signatures import OUTPUT_OVERWRITTEN
 
 # a call that empties gradients: ``zero_grad()``, ``zero_grad_buffer()``,
@@ -41,6 +41,7 @@ class CompiledGradsAccumulated(Rule):
         "sets them to None), or run one backward of the summed losses"
     )
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.FILE  # the backwards and resets it judges run outside regions
     severity = Severity.ERROR
     capture_failures = (OUTPUT_OVERWRITTEN,)
     # raised inside the backward, from the compiled module's graph: ``confirm``

@@ -15,7 +15,7 @@ from graphlint.facts.flow import Site
 from graphlint.facts.regions import Region
 from graphlint.facts.values import Kind
 from graphlint.matchers import method, positional
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.signatures import OUTPUT_OVERWRITTEN
 
 _STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft"})
@@ -29,6 +29,7 @@ class GraphOutputKept(Rule):
     message = "`{expr}` is an output of {graph}: {what}"
     fix_title = "Keep a copy: `{expr}.clone()`"
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.FILE  # outputs are stored and read outside regions
     # under torch.compile, reading the kept output raises (measured)
     capture_failures = (OUTPUT_OVERWRITTEN,)
     severity = Severity.ERROR  # a wrong result (or an error) under torch.compile too

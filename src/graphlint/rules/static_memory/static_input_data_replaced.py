@@ -6,7 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.values import Kind
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.static_memory._copy import copy_into
 
 MANUAL = frozenset({RegionKind.MANUAL})
@@ -23,6 +23,7 @@ class StaticInputDataReplaced(Rule):
     )
     fix_title = "Copy into the existing memory: `{target}.copy_(new)`"
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.FILE  # ``.data =`` happens outside regions, between replays
     consequence = "replays keep reading the old memory"
 
     def __init__(self, context: RuleContext) -> None:

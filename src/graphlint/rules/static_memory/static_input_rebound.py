@@ -8,7 +8,7 @@ from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import Region
 from graphlint.facts.state import Write
 from graphlint.facts.values import Kind, element_of
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.static_memory._copy import copy_into
 
 MANUAL = frozenset({RegionKind.MANUAL})
@@ -28,6 +28,7 @@ class StaticInputRebound(Rule):
         "`{name}[...] = v`"
     )
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.FILE  # rebinding happens outside regions, between replays
     consequence = "replays keep reading the old tensor"
 
     def __init__(self, context: RuleContext) -> None:

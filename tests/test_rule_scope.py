@@ -1,0 +1,155 @@
+"""What a rule sees (``Rule.sees``): the traversal calls a region-code rule's
+``visit_*``/``leave_*`` methods only for nodes of region code, a file rule's and a
+``@file_wide`` method's for every node."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from graphlint.facts.analysis import FileFacts, analyse
+from graphlint.facts.walk import descendants, walk_batched
+from graphlint.rule import Rule, RuleContext, Scope, file_wide, tree_rules
+
+SOURCE = """\
+import torch
+
+def outside(x):
+    if x:
+        return print(x)
+
+def train(g, x, opt):
+    print("set-up")
+    with torch.cuda.graph(g):
+        y = torch.relu(x)
+        if y:
+            print(y)
+    g.capture_begin()
+    while y:
+        z = y.sum()
+    g.capture_end()
+    opt.step()
+"""
+
+
+class _Probe(Rule):
+    """Records the nodes its methods are called for."""
+
+    abstract = True
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self.seen: list[cst.CSTNode] = []
+        self.left: list[cst.CSTNode] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.seen.append(node)
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.left.append(original_node)
+
+
+class _InRegions(_Probe):
+    """Sees region code (the default)."""
+
+    abstract = True
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self.statements: list[cst.CSTNode] = []
+
+    @file_wide
+    def visit_While(self, node: cst.While) -> None:
+        self.statements.append(node)
+
+
+class _InFile(_Probe):
+    """Sees the whole file."""
+
+    abstract = True
+    sees = Scope.FILE
+
+
+def _walked(*probes: type[_Probe]) -> tuple[cst.Module, FileFacts, list[_Probe]]:
+    module = cst.parse_module(textwrap.dedent(SOURCE))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    facts = analyse(module, positions)
+    context = RuleContext("<test>", facts, positions, {})
+    rules = [probe(context) for probe in probes]
+    walk_batched(module, rules)
+    return module, facts, rules
+
+
+def _of(module: cst.Module, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
+    return [node for node in descendants(module) if isinstance(node, kind)]
+
+
+def test_a_region_code_rule_is_called_for_region_code_only() -> None:
+    module, facts, [rule] = _walked(_InRegions)
+    calls = _of(module, cst.Call)
+    inside = [call for call in calls if facts.region_of(call) is not None]
+    assert rule.seen, "the probe saw nothing: no region found"
+    assert all(facts.region_of(node) is not None for node in rule.seen)
+    assert rule.seen == inside  # every call of region code, in order
+    assert rule.left == inside
+    # not the set-up calls, nor those of ``outside``, nor the capture's own
+    code = cst.Module([]).code_for_node
+    assert [code(node) for node in rule.seen] == [
+        "torch.relu(x)",
+        "print(y)",
+        "y.sum()",
+    ]
+    assert len(calls) == 9
+
+
+def test_a_file_rule_sees_every_node() -> None:
+    module, _, [rule] = _walked(_InFile)
+    calls = _of(module, cst.Call)
+    assert rule.seen == calls
+    assert rule.left == calls
+
+
+def test_a_file_wide_method_of_a_region_code_rule_sees_every_node() -> None:
+    module, facts, [rule] = _walked(_InRegions)
+    whiles = _of(module, cst.While)
+    assert isinstance(rule, _InRegions)
+    assert rule.statements == whiles
+    # the ``while`` between capture_begin() and capture_end(): its test is region
+    # code, the statement is not, which is why such a method sees the file
+    [loop] = whiles
+    assert isinstance(loop, cst.While)
+    assert facts.region_of(loop) is None
+    assert facts.region_of(loop.test) is not None
+
+
+def test_rules_of_both_scopes_in_one_traversal() -> None:
+    module, _, [inside, everywhere] = _walked(_InRegions, _InFile)
+    assert len(inside.seen) < len(everywhere.seen) == len(_of(module, cst.Call))
+
+
+# The rules that look at code around and outside regions: set-up, stores and
+# backwards between replays, schedulers, the options of an optimizer. A rule moved
+# from one list to the other changes what it is shown: say why in its class.
+FILE_RULES = {
+    "GL301",
+    "GL302",
+    "GL303",
+    "GL304",
+    "GL407",
+    "GL701",
+    "GL702",
+    "GL703",
+    "GL704",
+    "GL705",
+    "GL706",
+    "GL707",
+}
+
+
+def test_each_rule_declares_what_it_sees() -> None:
+    scopes = {rule.code: rule.sees for rule in tree_rules()}
+    assert {code for code, scope in scopes.items() if scope is Scope.FILE} == (
+        FILE_RULES
+    )
