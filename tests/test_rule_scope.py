@@ -153,3 +153,67 @@ def test_each_rule_declares_what_it_sees() -> None:
     assert {code for code, scope in scopes.items() if scope is Scope.FILE} == (
         FILE_RULES
     )
+
+
+GUARDED = """\
+import torch
+
+def train(g, x, step):
+    s = torch.cuda.Stream()
+    for step in range(10):
+        if step == 3:
+            with torch.cuda.graph(g):
+                y = torch.relu(x)
+                if step == 0:
+                    print(y)
+"""
+
+
+class _Settled(_Probe):
+    """Sees the region code a capture records (the default), with its region."""
+
+    abstract = True
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self.regions: list[object] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        self.regions.append(self.here)
+
+
+class _AllRegionCode(_Settled):
+    """Sees all region code, recorded at capture or not."""
+
+    abstract = True
+    sees = Scope.REGION_CODE
+
+
+def test_a_region_rule_is_handed_its_region_and_not_called_behind_a_false_test() -> (
+    None
+):
+    module = cst.parse_module(GUARDED)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    facts = analyse(module, positions)
+    context = RuleContext("<test>", facts, positions, {})
+    settled, everything = _Settled(context), _AllRegionCode(context)
+    walk_batched(module, [settled, everything])
+    code = cst.Module([]).code_for_node
+    # ``print(y)`` is region code, behind ``step == 0``: false at the capture made at
+    # ``step == 3``, so Rule.region() is None there and the call is not made
+    [printed] = [n for n in everything.seen if code(n) == "print(y)"]
+    assert facts.region_of(printed) is not None
+    assert settled.region(printed) is None
+    assert printed not in settled.seen
+    assert [code(n) for n in settled.seen] == ["torch.relu(x)"]
+    # each call made is handed the region Rule.region() gives
+    assert settled.regions == [settled.region(n) for n in settled.seen]
+    assert everything.regions == [facts.region_of(n) for n in everything.seen]
+    assert all(region is not None for region in settled.regions)
+
+
+def test_the_default_scope_is_the_settled_region() -> None:
+    assert Rule.sees is Scope.REGION
+    scopes = {rule.sees for rule in tree_rules()}
+    assert scopes <= set(Scope)

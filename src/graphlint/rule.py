@@ -11,17 +11,28 @@ All rules of a file run in one batched LibCST traversal. Two consequences: retur
 capture?" or "is this a tensor?" therefore comes from the file's facts
 (``graphlint.facts``), computed once before the traversal.
 
-What a rule sees is declared, and the engine applies it (``Rule.sees``): a
-``Scope.REGION_CODE`` rule, the default, has its ``visit_*``/``leave_*`` methods
-called only for nodes that are part of a capture region's code
-(``facts.region_of`` is not None), so it never tests for that itself; a
-``Scope.FILE`` rule sees every node of the file, for checks that look at what
-happens around and outside regions (set-up, stores between replays, schedulers).
-A method of a region-code rule that must see the whole file (bookkeeping such as
-the statements a fix may remove, or an ``if`` whose test is region code while the
-statement is not) says so with ``@file_wide``. ``self.region(node)`` still gives
-the region to report, and is None behind a test that is false at capture;
-``self.captured(node)`` also leaves out torch.compile's regions.
+What a rule sees is declared, and the engine applies it (``Rule.sees``). A region
+rule's ``visit_*``/``leave_*`` methods are called only for nodes of a capture region's
+code, with the region already settled in ``self.here``, so the rule neither tests
+for it nor asks for it:
+
+- ``Scope.REGION``, the default: the nodes ``self.region(node)`` gives a region for,
+  region code except behind a test that is false whenever the capture records
+  (``Flow.never_captured``);
+- ``Scope.CAPTURED``: those ``self.captured(node)`` gives one for, the same less
+  torch.compile's regions (a capture that records once for all replays);
+- ``Scope.REGION_CODE``: every node of region code (``facts.region_of`` is not
+  None), recorded or not, for bookkeeping, or a method that asks about another
+  node than the one it is called for (the test of an ``if``);
+- ``Scope.FILE``: every node of the file, for checks that look at what happens
+  around and outside regions (set-up, stores between replays, schedulers);
+  ``self.here`` is not set.
+
+A method that sees otherwise than its rule says so with ``@seeing(scope)``
+(``@file_wide`` is ``@seeing(Scope.FILE)``): the statements a fix may remove, or an
+``if`` whose test is region code while the statement is not. ``self.region(node)``,
+``self.captured(node)`` and ``self.in_region_code(node)`` remain, for questions
+about other nodes than the one visited.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from __future__ import annotations
 import enum
 import importlib
 import pkgutil
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
 
@@ -66,6 +77,8 @@ if TYPE_CHECKING:
 class Scope(enum.Enum):
     """What a rule's ``visit_*``/``leave_*`` methods are called for (``Rule.sees``)."""
 
+    REGION = "region"  # region code, less what is behind a test false at capture
+    CAPTURED = "captured"  # the same, less torch.compile's regions
     REGION_CODE = "region code"  # nodes that are part of a region's code
     FILE = "file"  # every node of the file
 
@@ -73,12 +86,21 @@ class Scope(enum.Enum):
 _Visit = TypeVar("_Visit", bound=Callable[..., None])
 
 
-def file_wide(method: _Visit) -> _Visit:
-    """Mark a ``visit_*``/``leave_*`` method of a region-code rule that must see
-    every node of the file (what it records, or the node it judges, may lie outside
-    region code). A method that overrides it is not marked unless it says so too."""
-    method.sees = Scope.FILE  # type: ignore[attr-defined]
-    return method
+def seeing(scope: Scope) -> Callable[[_Visit], _Visit]:
+    """Mark a ``visit_*``/``leave_*`` method that sees otherwise than its rule
+    (``Rule.sees``). A method that overrides it is not marked unless it says so
+    too."""
+
+    def mark(method: _Visit) -> _Visit:
+        method.sees = scope  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+# a method of a region rule that must see every node of the file (what it records,
+# or the node it judges, may lie outside region code)
+file_wide = seeing(Scope.FILE)
 
 
 # each rule class's visit_/leave_ method names, with the scope each is called in
@@ -151,7 +173,10 @@ class Rule(Check, cst.BatchableCSTVisitor):
 
     abstract: ClassVar[bool] = True
     # which nodes the traversal calls the rule's visit_/leave_ methods for
-    sees: ClassVar[Scope] = Scope.REGION_CODE
+    sees: ClassVar[Scope] = Scope.REGION
+    # the region of the node a region rule's method is called for, as its scope
+    # settles it (not set for a file rule's)
+    here: Region
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
@@ -160,7 +185,8 @@ class Rule(Check, cst.BatchableCSTVisitor):
     def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
         """The ``visit_*``/``leave_*`` methods, found once per class (LibCST's default
         inspects every instance, which cost more than the traversal itself); those
-        that see region code only are called for it alone."""
+        that see region code only are called for it alone, with its region in
+        ``self.here``."""
         kind = type(self)
         names = _VISITOR_NAMES.get(kind)
         if names is None:
@@ -171,13 +197,45 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 and not getattr(getattr(kind, name), "_is_no_op", False)
             )
             _VISITOR_NAMES[kind] = names
-        regions = self.context.facts.regions
         return {
             name: getattr(self, name)
             if scope is Scope.FILE
-            else _in_regions(getattr(self, name), regions)
+            else self._in_regions(getattr(self, name), scope)
             for name, scope in names
         }
+
+    def _in_regions(
+        self, method: Callable[[cst.CSTNode], None], scope: Scope
+    ) -> Callable[[cst.CSTNode], None]:
+        """``method``, called only for the nodes ``scope`` sees, with their region
+        in ``self.here``: one lookup a node (and the guards of the few a test
+        decides, for ``Scope.REGION`` and ``Scope.CAPTURED``)."""
+        regions = self.context.facts.regions
+        if scope is Scope.REGION_CODE:
+
+            def visit(node: cst.CSTNode) -> None:
+                region = regions.get(node)
+                if region is not None:
+                    self.here = region
+                    method(node)
+
+            return visit
+        flow = self.flow
+        captured = scope is Scope.CAPTURED
+
+        def visit_settled(node: cst.CSTNode) -> None:
+            region = regions.get(node)
+            if region is None:
+                return
+            if region.kind.is_compile:
+                if captured:
+                    return
+            elif flow.never_captured(node, region):
+                return
+            self.here = region
+            method(node)
+
+        return visit_settled
 
     # -- facts ---------------------------------------------------------------------
     def region(self, node: cst.CSTNode) -> Region | None:
@@ -354,19 +412,6 @@ class Rule(Check, cst.BatchableCSTVisitor):
         context = self.context
         held = context.source[context.offset(*start) : context.offset(*end)]
         return Edit(*start, *end, text, old=held)
-
-
-def _in_regions(
-    method: Callable[[cst.CSTNode], None], regions: Container[cst.CSTNode]
-) -> Callable[[cst.CSTNode], None]:
-    """``method``, called only for the nodes of region code (``regions`` maps each
-    to its region, never to None: one lookup a node)."""
-
-    def visit(node: cst.CSTNode) -> None:
-        if node in regions:
-            method(node)
-
-    return visit
 
 
 def _rendered(node: cst.CSTNode, indent: str) -> str:

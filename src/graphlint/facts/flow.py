@@ -1036,15 +1036,16 @@ class Flow(cst.CSTVisitor):
         """Whether ``node`` (a call or a write) lies behind a test inside ``region``
         that is false at capture: steadily (a loop counter), or because the block
         behind it settles it and warm-up ran that block first."""
+        tests = self.guard_tests.get(node)
+        if not tests:  # most nodes: asked of each the rules are called for
+            return False
         if self._settled is None:
             self._settled = Settled(self.state, self._conditions)
+        settled = self._settled
         return any(
             self.regions.get(test) is region
-            and (
-                self.steady(test, region) is (not want)
-                or self._settled.settles(test, want)
-            )
-            for test, want in self.guard_tests.get(node, ())
+            and (self.steady(test, region) is (not want) or settled.settles(test, want))
+            for test, want in tests
         )
 
     def in_replay_loop(self, node: cst.CSTNode) -> bool:

@@ -49,8 +49,8 @@ class ReentrantCheckpointInGraphedCallable(Rule):
         self._reported: set[cst.FunctionDef] = set()  # backwards, once each
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None or region.kind is not RegionKind.GRAPHED:
+        region = self.here
+        if region.kind is not RegionKind.GRAPHED:
             return
         name = self.qualname(node.func)
         reentrant = keyword(node, "use_reentrant") if name in _CHECKPOINTS else None
@@ -107,8 +107,8 @@ class ReentrantCheckpointInGraphedCallable(Rule):
             and self.qualname(test.expression.func) == _VALIDITY_CHECK
         ):
             return
-        region = self.region(node)
-        if region is None or region.kind is not RegionKind.GRAPHED:
+        region = self.here
+        if region.kind is not RegionKind.GRAPHED:
             return
         body = node.body  # an indented block, or ``if ...: raise ...`` on one line
         lines = body.body if isinstance(body, cst.IndentedBlock) else [body]

@@ -6,7 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.values import Kind
-from graphlint.rule import Rule, file_wide
+from graphlint.rule import Rule, Scope, file_wide
 
 
 class HostStateBranch(Rule):
@@ -20,6 +20,7 @@ class HostStateBranch(Rule):
     )
     outcome = Outcome.SILENT_WRONG
     consequence = "the branch taken at capture is replayed every time"
+    sees = Scope.REGION_CODE  # it asks about the test, not the node it is called for
 
     # the test of an ``if``/``while`` between ``capture_begin()`` and ``capture_end()``
     # is region code, the statement is not: these see the file and ask about the test

@@ -29,8 +29,8 @@ class TensorLoopBound(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if builtin(self.context.facts, node) != "range":
             return
-        region = self.region(node)
-        if region is not None and any(self.from_tensor(a) for a in positional(node)):
+        region = self.here
+        if any(self.from_tensor(a) for a in positional(node)):
             self.report(node, region, call=self.code_of(node))
 
     def from_tensor(self, expr: cst.BaseExpression) -> bool:

@@ -10,7 +10,7 @@ from graphlint.diagnostics import Applicability, Outcome
 from graphlint.facts import torchapi as api
 from graphlint.facts.values import element_of
 from graphlint.matchers import builtin, keyword, method, on_device, plain, positional
-from graphlint.rule import Replacement, Rule, RuleContext, file_wide
+from graphlint.rule import Replacement, Rule, RuleContext, Scope, file_wide, seeing
 from graphlint.signatures import DATA_DEPENDENT_COMPILE, SYNC
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ class TensorTruthValue(Rule):
     # compiled_fullgraph_tensor_branch)
     capture_failures = (SYNC, DATA_DEPENDENT_COMPILE)
     fullgraph_error = "Data-dependent branching"
+    # most methods ask about a test, not the node they are called for
+    sees = Scope.REGION_CODE
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)
@@ -99,6 +101,7 @@ class TensorTruthValue(Rule):
                 fix = self.selection(owner) if owner is not None else []
                 self.report(expr, region, expr=self.code_of(expr), fix=fix)
 
+    @seeing(Scope.REGION)
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualname(node.func) in _COND:
             self.cond(node)
@@ -108,15 +111,14 @@ class TensorTruthValue(Rule):
         args = positional(node)
         if len(args) != 1:
             return
-        region = self.region(node)
-        if region is not None and on_device(element_of(self.value(args[0]))):
-            self.report(node, region, expr=self.code_of(node))
+        if on_device(element_of(self.value(args[0]))):
+            self.report(node, self.here, expr=self.code_of(node))
 
     def cond(self, node: cst.Call) -> None:
         """``torch.cond(pred, ...)`` evaluates ``pred`` on the host unless compiled."""
-        region = self.region(node)
+        region = self.here
         args = positional(node)
-        if region is None or region.kind.is_compile or not args:
+        if region.kind.is_compile or not args:
             return
         if on_device(self.value(args[0])):
             self.report(args[0], region, expr=self.code_of(args[0]))

@@ -32,9 +32,7 @@ class ClipGradNormErrorIfNonfinite(Rule):
     capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         if self.qualname(node.func) in _CLIPPERS and is_true(
             keyword(node, "error_if_nonfinite")
         ):

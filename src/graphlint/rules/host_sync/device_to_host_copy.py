@@ -9,7 +9,7 @@ from graphlint.facts.regions import Region
 from graphlint.facts.values import Device, Kind
 from graphlint.facts.walk import descendants
 from graphlint.matchers import builtin, is_true, keyword, method, on_device, positional
-from graphlint.rule import Rule, RuleContext, file_wide
+from graphlint.rule import Rule, RuleContext, Scope, file_wide, seeing
 from graphlint.signatures import DATA_DEPENDENT_COMPILE, PAGEABLE_COPY, SYNC
 
 _READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
@@ -41,6 +41,7 @@ class DeviceToHostCopy(Rule):
 
     # the test of an ``if``/``while`` between ``capture_begin()`` and ``capture_end()``
     # is region code, the statement is not: these see the file and ask about the test
+    # (and the next two, all region code, recorded at capture or not)
     @file_wide
     def visit_If(self, node: cst.If) -> None:
         self.tested(node.test)
@@ -49,9 +50,11 @@ class DeviceToHostCopy(Rule):
     def visit_While(self, node: cst.While) -> None:
         self.tested(node.test)
 
+    @seeing(Scope.REGION_CODE)
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self.tested(node.test)
 
+    @seeing(Scope.REGION_CODE)
     def visit_Assert(self, node: cst.Assert) -> None:
         self.tested(node.test)
 
@@ -63,8 +66,8 @@ class DeviceToHostCopy(Rule):
             self._tested.update(n for n in descendants(test) if _item_call(n))
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None or node in self._loop_bounds:
+        region = self.here
+        if node in self._loop_bounds:
             return
         name = builtin(self.context.facts, node)
         if name == "range":

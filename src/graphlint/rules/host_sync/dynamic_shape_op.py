@@ -7,7 +7,7 @@ import libcst as cst
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.values import Kind
 from graphlint.matchers import keyword, method, on_device, positional
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope, seeing
 from graphlint.signatures import SYNC
 
 _FUNCTIONS = frozenset(
@@ -43,9 +43,7 @@ class DynamicShapeOp(Rule):
         self._stores: set[cst.CSTNode] = set()  # x[mask] = v writes in place: fine
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         q = self.qualname(node.func)
         args = positional(node)
         if q in _FUNCTIONS or (q == "torch.where" and len(node.args) == 1):
@@ -80,18 +78,21 @@ class DynamicShapeOp(Rule):
     def tensor_repeats(self, node: cst.Call, repeats: cst.BaseExpression) -> bool:
         return self.value(repeats).is_tensor and keyword(node, "output_size") is None
 
+    # the stores are recorded in all region code, recorded at capture or not
+    @seeing(Scope.REGION_CODE)
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stores.update(t.target for t in node.targets)
 
+    @seeing(Scope.REGION_CODE)
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._stores.add(node.target)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if node in self._stores:
             return
-        region = self.region(node)
-        confidence = self.confidence(node.value) if region is not None else None
-        if region is None or confidence is None:
+        region = self.here
+        confidence = self.confidence(node.value)
+        if confidence is None:
             return
         for element in node.slice:
             index = element.slice

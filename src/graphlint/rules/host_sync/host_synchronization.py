@@ -35,9 +35,7 @@ class HostSynchronization(StatementRemoval):
     capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         if self.qualname(node.func) in _SYNC_FUNCTIONS:
             self.report(
                 node,

@@ -32,8 +32,8 @@ class ScalarTensorIndex(Rule):
     capture_failures = (SYNC,)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        region = self.region(node)
-        if region is None or not self.value(node.value).is_tensor:
+        region = self.here
+        if not self.value(node.value).is_tensor:
             return
         for element in node.slice:
             index = element.slice
@@ -63,9 +63,7 @@ class ScalarTensorIndex(Rule):
             found is None or found[1] != "narrow" or not self.value(found[0]).is_tensor
         ):
             return
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         for name, at in _NARROW_BOUNDS:
             bound = keyword(node, name)
             if bound is None and at < len(args):

@@ -29,9 +29,7 @@ class TensorComparedOnHost(Rule):
     capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         if self.qualname(node.func) in _BOOL_FUNCTIONS:
             self.report(node, region, call=self.code_of(node))
             return

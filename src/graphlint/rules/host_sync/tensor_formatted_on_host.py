@@ -31,9 +31,7 @@ class TensorFormattedOnHost(Rule):
     capture_failures = (SYNC, PAGEABLE_COPY)
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         name = builtin(self.context.facts, node)
         if name in _TEXT_BUILTINS:
             self.check_args(node, node.args, region)
@@ -60,9 +58,7 @@ class TensorFormattedOnHost(Rule):
             self.report(node, region, call=self.code_of(node))
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression) and on_device(
                 self.value(part.expression)
@@ -75,9 +71,7 @@ class TensorFormattedOnHost(Rule):
             return
         if not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
             return
-        region = self.region(node)
-        if region is None:
-            return
+        region = self.here
         right = node.right
         operands = (
             [el.value for el in right.elements]

@@ -8,7 +8,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.torchapi import FACTORIES
 from graphlint.facts.values import Device
 from graphlint.matchers import method
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 
 # Moving data, not computing on it (the transfer rules judge these).
 _NOT_MATH = frozenset(
@@ -23,6 +23,9 @@ class CpuTensorMath(Rule):
     message = "`{expr}` computes on CPU tensors, which the CUDA graph does not record"
     fix_title = "Compute on the device, or outside the region before `replay()`"
     outcome = Outcome.SILENT_WRONG
+    # the operands of a reported expression are recorded before the region is asked,
+    # also behind a test false at capture
+    sees = Scope.REGION_CODE
     host_work = True
     consequence = "replays reuse its result from capture"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 
 _FUNCTIONS = frozenset(
     {
@@ -38,13 +38,12 @@ class HostClockOrRandom(Rule):
         "a static tensor with `.fill_()` before each `replay()`"
     )
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     host_work = True
     consequence = "replays reuse the value from capture"
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.captured(node)
-        if region is None:
-            return
+        region = self.here
         q = self.qualname(node.func)
         if q is not None and (q in _FUNCTIONS or q.startswith(_PREFIXES)):
             self.report(node, region, call=self.code_of(node))

@@ -6,6 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome
 from graphlint.matchers import builtin, method, on_device
+from graphlint.rule import Scope
 from graphlint.rules._removal import StatementRemoval
 
 _BUILTINS = frozenset({"print", "open", "input"})
@@ -42,12 +43,13 @@ class HostIo(StatementRemoval):
     fix_title = "Move it outside the region, after `replay()`"
     fix_applicability = Applicability.UNSAFE
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     host_work = True
     consequence = "replays never run it"
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.captured(node)
-        if region is None or self.formats_tensor(node):
+        region = self.here
+        if self.formats_tensor(node):
             return  # a tensor formatted as text is GL102's
         name = builtin(self.context.facts, node)
         if name in _BUILTINS or self.is_io(node):

@@ -8,7 +8,7 @@ from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
 from graphlint.facts.torchapi import MODULE_ITERATORS
 from graphlint.matchers import builtin, method
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 
 
 class HostIteratorAdvanced(Rule):
@@ -21,12 +21,13 @@ class HostIteratorAdvanced(Rule):
         "with `.copy_()` before each `replay()`"
     )
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     host_work = True
     consequence = "replays reuse the item from capture"
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.captured(node)
-        if region is None or builtin(self.context.facts, node) != "next":
+        region = self.here
+        if builtin(self.context.facts, node) != "next":
             return
         if node.args and self.fresh(node.args[0].value, region):
             return  # ``next(iter(d.values()))``: the first item, nothing advances

@@ -9,7 +9,7 @@ from graphlint.facts.regions import Region
 from graphlint.facts.values import Kind
 from graphlint.files import is_test_module
 from graphlint.matchers import method
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 
 # ``d.setdefault(k, v)`` is not among them: it writes only a missing key, a memo
 # that warm-up fills (``if k not in d: d[k] = v`` in one call)
@@ -41,6 +41,7 @@ class HostStateMutated(Rule):
         "in a device tensor updated in place"
     )
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     host_work = True
     consequence = "replays never run it"
 
@@ -48,19 +49,16 @@ class HostStateMutated(Rule):
         found = method(node)
         if found is None or found[1] not in _MUTATORS:
             return
-        region = self.captured(node)
+        region = self.here
         if (
-            region is not None
-            and self.is_host_container(found[0])
+            self.is_host_container(found[0])
             and not self.scratch_or_memo(found[0], node, region)
             and not self.state.balanced(found[0], region)
         ):
             self.report(node, region, stmt=self.code_of(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        region = self.captured(node)
-        if region is None:
-            return
+        region = self.here
         for target in node.targets:
             t = target.target
             if (
@@ -73,11 +71,9 @@ class HostStateMutated(Rule):
                 return
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        region = self.captured(node)
+        region = self.here
         target = node.target
-        if region is None or not isinstance(
-            target, (cst.Name, cst.Attribute, cst.Subscript)
-        ):
+        if not isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
             return
         if isinstance(target, cst.Subscript) and (  # ``group["step"] += 1``
             not self.is_host_container(target.value)

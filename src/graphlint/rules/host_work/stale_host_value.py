@@ -8,7 +8,7 @@ from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.state import Key
 from graphlint.facts.values import Kind
 from graphlint.matchers import method
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 
 _SCHEDULER_READS = frozenset({"get_last_lr", "get_lr"})
 
@@ -23,6 +23,7 @@ class StaleHostValue(Rule):
         "learning rate: `capturable=True` and a tensor `lr`)"
     )
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     consequence = "replays reuse the value from capture"
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -40,9 +41,9 @@ class StaleHostValue(Rule):
             return
         if node in self.state.in_key:  # ``outs[bs] = y`` files the output: GL404's
             return
-        region = self.captured(node)
+        region = self.here
         value = self.value(node)
-        if region is None or not (
+        if not (
             value.kind is Kind.PYTHON
             or (value.kind is Kind.UNKNOWN and self.python_valued(key))
         ):
@@ -73,9 +74,7 @@ class StaleHostValue(Rule):
         found = method(node)
         if found is None or found[1] not in _SCHEDULER_READS:
             return
-        region = self.captured(node)
-        if region is None:
-            return
+        region = self.here
         is_scheduler = (self.value(found[0]).cls or "").startswith(
             "torch.optim.lr_scheduler."
         )

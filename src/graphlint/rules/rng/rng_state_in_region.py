@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome, Severity
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 from graphlint.signatures import SEED_CHANGED
 
 # Measured on PyTorch 2.11 (ground-truth/h100-torch2.11-rng.jsonl): seeding under
@@ -35,6 +35,7 @@ class RngStateInRegion(Rule):
     message = "`{call}` seeds the RNG while capturing"
     fix_title = "Seed once, before the warm-up and the capture"
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     # what a capture raises at the line (measured: manual_seed_new_not_warmed,
     # seed_inside)
     capture_failures = (SEED_CHANGED,)
@@ -45,6 +46,6 @@ class RngStateInRegion(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.captured(node)
-        if region is not None and self.qualname(node.func) in _SEEDING:
+        region = self.here
+        if self.qualname(node.func) in _SEEDING:
             self.report(node, region, call=self.code_of(node))

@@ -8,7 +8,7 @@ import libcst as cst
 from graphlint.diagnostics import Outcome
 from graphlint.facts.scopes import Binding
 from graphlint.matchers import positional
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 
 # Measured on PyTorch 2.11 (ground-truth/h200-torch2.11-rng-restore.jsonl): setting
 # the CUDA RNG state under capture records nothing that replays: eager draws the
@@ -46,6 +46,7 @@ class RngStateRestored(Rule):
         "registered with the graph (`graphsafe_set_state`)"
     )
     outcome = Outcome.SILENT_WRONG
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     consequence = (
         "replays do not restore it and draw new random numbers, where eager "
         "execution repeats the saved state's"
@@ -54,9 +55,9 @@ class RngStateRestored(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualname(node.func) not in _SETTERS:
             return
-        region = self.captured(node)
+        region = self.here
         args = positional(node)
-        if region is None or not args:
+        if not args:
             return
         saved = self.saved_before(args[0])
         if saved is not None:

@@ -8,7 +8,7 @@ from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region, first_arg, source
 from graphlint.matchers import keyword
-from graphlint.rule import Rule, RuleContext
+from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.signatures import UNREGISTERED_GENERATOR
 
 
@@ -21,6 +21,7 @@ class UnregisteredGenerator(Rule):
     # register_generator_state is missing before PyTorch 2.4 (see the rule's doc)
     fix_applicability = Applicability.UNSAFE
     outcome = Outcome.CAPTURE_ERROR
+    sees = Scope.CAPTURED  # recorded once for all replays: not torch.compile
     # what a capture raises at the line (measured: custom_gen_unregistered)
     capture_failures = (UNREGISTERED_GENERATOR,)
 
@@ -31,8 +32,8 @@ class UnregisteredGenerator(Rule):
         generator = keyword(node, "generator")
         if generator is None:
             return
-        region = self.captured(node)
-        if region is None or self.value(generator).cls != "torch.Generator":
+        region = self.here
+        if self.value(generator).cls != "torch.Generator":
             return
         if not self.state.is_registered(generator, region):
             self.report(

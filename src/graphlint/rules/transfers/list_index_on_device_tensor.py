@@ -26,8 +26,8 @@ class ListIndexOnDeviceTensor(Rule):
     capture_failures = (PAGEABLE_COPY,)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        region = self.region(node)
-        if region is None or not on_device(self.value(node.value)):
+        region = self.here
+        if not on_device(self.value(node.value)):
             return
         if any(self.is_list(element.slice) for element in node.slice):
             self.report(node, region, expr=self.code_of(node))

@@ -7,7 +7,7 @@ import libcst as cst
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.values import Device, Value
 from graphlint.matchers import keyword, method, on_device, positional
-from graphlint.rule import Rule
+from graphlint.rule import Rule, Scope
 from graphlint.signatures import PAGEABLE_COPY, SYNC
 
 _CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
@@ -23,17 +23,16 @@ class PageableHostToDeviceCopy(Rule):
         "region, or copy from a pinned host buffer with `non_blocking=True`"
     )
     outcome = Outcome.CAPTURE_ERROR
+    # torch.compile's CUDA graphs take host copies in their stride (measured:
+    # ``compiled_cpu_vector_input`` replays one graph per call)
+    sees = Scope.CAPTURED
     # what a capture raises at the line (measured: tensor_from_list, cpu_to_cuda,
     # copy_from_pageable, ... (a pageable copy); pinned_to_cuda_blocking (a blocking
     # copy waits))
     capture_failures = (PAGEABLE_COPY, SYNC)
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        # torch.compile's CUDA graphs take host copies in their stride (measured:
-        # ``compiled_cpu_vector_input`` replays one graph per call)
-        if region is None or region.kind.is_compile:
-            return
+        region = self.here
         found = self.copies(node)
         if found is not None:
             self.report(node, region, confidence=found, call=self.code_of(node))

@@ -22,6 +22,6 @@ class TensorSerializedInRegion(Rule):
     capture_failures = (PAGEABLE_COPY,)
 
     def visit_Call(self, node: cst.Call) -> None:
-        region = self.region(node)
-        if region is not None and self.qualname(node.func) in _SERIALIZERS:
+        region = self.here
+        if self.qualname(node.func) in _SERIALIZERS:
             self.report(node, region, call=self.code_of(node))
