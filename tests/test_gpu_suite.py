@@ -27,6 +27,20 @@ def _gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+def _assert_stopped(pid: int) -> None:
+    """Process ``pid`` ends (SIGKILL ends it at once: the wait is a safety limit);
+    killed here if it did not, so that a failing test leaves nothing behind."""
+    try:
+        for _ in range(50):
+            if _gone(pid):
+                break
+            time.sleep(0.1)
+        assert _gone(pid)
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")
 def test_a_file_past_its_limit_is_stopped_with_what_it_started(tmp_path: Path) -> None:
     """The file's test fails with the last progress lines, and the processes the
@@ -52,16 +66,7 @@ def test_a_file_past_its_limit_is_stopped_with_what_it_started(tmp_path: Path) -
         done.problem
     )
     assert done.problem.endswith("capturing step() (a.py:3)")
-    grandchild = int(pid_file.read_text())
-    try:
-        for _ in range(50):  # a safety limit: SIGKILL ends it at once
-            if _gone(grandchild):
-                break
-            time.sleep(0.1)
-        assert _gone(grandchild)
-    finally:
-        if not _gone(grandchild):
-            os.kill(grandchild, signal.SIGKILL)
+    _assert_stopped(int(pid_file.read_text()))
 
 
 def test_the_pool_reports_each_file_or_fails_its_test(tmp_path: Path) -> None:
@@ -129,16 +134,7 @@ def test_a_file_past_its_limit_is_stopped_with_the_scripts_run_too(
         tmp_path / "a.py", env, file_timeout=3, command=(PYTHON, "-c", confirms)
     )
     assert done.problem is not None and "ran past its limit" in done.problem
-    run = int(pid_file.read_text())
-    try:
-        for _ in range(50):
-            if _gone(run):
-                break
-            time.sleep(0.1)
-        assert _gone(run)
-    finally:
-        if not _gone(run):
-            os.kill(run, signal.SIGKILL)
+    _assert_stopped(int(pid_file.read_text()))
 
 
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")
