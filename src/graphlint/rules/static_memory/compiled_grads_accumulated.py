@@ -13,7 +13,6 @@ from graphlint.facts.flow import Function, Position, Site
 from graphlint.facts.regions import Region
 from graphlint.matchers import keyword
 from graphlint.rule import Rule, RuleContext, Scope
-from graphlint.signatures import OUTPUT_OVERWRITTEN
 
 # a call that empties gradients: ``zero_grad()``, ``zero_grad_buffer()``,
 # ``clear_grads()``, ``reset_grad()``
@@ -43,9 +42,9 @@ class CompiledGradsAccumulated(Rule):
     outcome = Outcome.CAPTURE_ERROR
     sees = Scope.FILE  # the backwards and resets it judges run outside regions
     severity = Severity.ERROR
-    capture_failures = (OUTPUT_OVERWRITTEN,)
     # raised inside the backward, from the compiled module's graph: ``confirm``
-    # reports it at the compile, not at the backward's line
+    # reports it at the compile, not at the backward's line (the words of
+    # ``signatures.OUTPUT_OVERWRITTEN``)
     region_failures = (
         "accessing tensor output of CUDAGraphs that has been overwritten",
     )
