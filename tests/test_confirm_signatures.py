@@ -83,9 +83,14 @@ def test_a_sync_is_explained_by_what_it_raises_first_and_last() -> None:
         "during capture"
     )
     older = "RuntimeError: CUDA error: operation not permitted when stream is capturing"
-    for failure in (first, last, older):
+    event = (  # an event recorded in the capture, then waited on
+        "AcceleratorError: CUDA error: operation not permitted on an event last "
+        "recorded in a capturing stream"
+    )
+    for failure in (first, last, older, event):
         assert signatures.SYNC.matches(failure)
         assert _check("GL101").explains(failure)
+    assert _check("GL103").explains(event)
     assert not signatures.SYNC.matches("ValueError: operation not permitted")
 
 
@@ -155,7 +160,7 @@ def test_a_failure_no_finding_on_its_line_predicts_is_missed(tmp_path: Path) -> 
     assert explain(site, RunResult([site])) is None  # unexplained: the trials stop
     assert explain(_failed(a, 3, 9, SYNC, at=5), RunResult([site])) == (
         "neutralised",
-        [str(a.resolve()), 5, "hoisted"],
+        [str(a.resolve()), 5, "hoisted", [[5, 4, 5, 9]]],
     )
 
 

@@ -51,7 +51,14 @@ def test_each_set_has_its_share_missed_and_misattributed_confirmations() -> None
                 _item("GL101", 5, "confirmed", fails),
                 _item("GL701", 5, "confirmed", fails),  # GradScaler's sync: GL702's
                 _item("GL007", 5, "no verdict", "graphlint's own"),
-                _item("GL406", 9, "no verdict", "its region did not run"),
+                _item("GL406", 9, "no verdict", "its region did not run"),  # uncalled
+                _item(
+                    "GL203",
+                    13,
+                    "no verdict",
+                    "its region did not run: the run was stopped at the failed "
+                    "capture of step() first",
+                ),
                 _missed(12),
             ],
         ),
@@ -67,12 +74,15 @@ def test_each_set_has_its_share_missed_and_misattributed_confirmations() -> None
                     "between CPU and CUDA tensors during CUDA graph capture",
                 ),
                 _item("GL406", 4, "not reproduced", "step() captured"),
+                _item("GL201", 11, "not executed", "its line never ran in the run"),
             ],
         ),
     ]
     table = confirm_table.sets_table(runs)
-    assert table[2] == "| fixtures | 1 | 2/3 (67%) | 1 | 1 | 1 |"
-    assert table[3] == "| ../shared/corpus/cases | 1 | 2/2 (100%) | 0 | 0 | 0 |"
+    # the share of all findings, then of those in code the script runs
+    assert table[2] == "| fixtures | 1 | 2/4 (50%) | 2/3 (67%) | 1 | 1 | 1 |"
+    corpus = "| ../shared/corpus/cases | 1 | 2/3 (67%) | 2/2 (100%) | 0 | 0 | 0 |"
+    assert table[3] == corpus
     text = confirm_table.report(runs, 1.0)
     assert "Confirmed by another rule's failure: 1.\n- bad.py:5 GL701: " in text
     assert "Confirmed by a capture failure this table cannot place: 0." in text
@@ -130,14 +140,15 @@ def test_the_count_catches_a_rule_confirmed_by_another_rules_failure(
 ) -> None:
     run = _run("a.py", "fixtures", _table_items(tmp_path))
     assert (
-        confirm_table.sets_table([run])[2] == "| fixtures | 1 | 1/2 (50%) | 0 | 0 | 0 |"
+        confirm_table.sets_table([run])[2]
+        == "| fixtures | 1 | 1/2 (50%) | 1/2 (50%) | 0 | 0 | 0 |"
     )
     # as before issue #30: any failure at the line confirms every finding there
     monkeypatch.setattr(Check, "explains", classmethod(lambda cls, failure: True))
     run = _run("a.py", "fixtures", _table_items(tmp_path))
     assert (
         confirm_table.sets_table([run])[2]
-        == "| fixtures | 1 | 2/2 (100%) | 0 | 1 | 0 |"
+        == "| fixtures | 1 | 2/2 (100%) | 2/2 (100%) | 0 | 1 | 0 |"
     )
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -301,7 +301,9 @@ def test_the_explainer_warms_up_for_gl703_and_takes_out_confirmed_lines(
     warmed = RunResult([graph], warm=[graph.key])
     assert explain(graph, warmed) is None  # at line 5, no finding: unexplained
     synced = _failed(a, 3, 9, SYNC, at=6)
-    assert explain(synced, warmed) == ("neutralised", [str(a.resolve()), 6, "hoisted"])
+    # the finding's own expression moves alone (columns 4 to 9 of line 6)
+    moved = [str(a.resolve()), 6, "hoisted", [[6, 4, 6, 9]]]
+    assert explain(synced, warmed) == ("neutralised", moved)
     merged = _merge([RunResult([graph]), warmed], [warmup], a)
     assert merged.findings[0].status == "confirmed"  # not "not reproduced" warmed
 
@@ -962,3 +964,158 @@ def test_a_comparison_that_fails_leaves_the_programs_call_alone(
     monkeypatch.setattr(capture, "reached_values", broken)
     calls.after((1,), {}, 2)  # does not raise
     assert calls.off and calls.pending == []
+
+
+class _Host:
+    """A value whose ``item()`` waits for the device: it fails while capturing."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def item(self) -> float:
+        _no_sync()
+        return self.value
+
+
+def _rewritten(tmp_path: Path, source: str, spans: neutral.Spans) -> dict[str, Any]:
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    real = str(path.resolve())
+    taken = dict.fromkeys(spans, neutral.HOISTED)
+    tree = neutral.rewrite(ast.parse(source), taken, real, spans)
+    scope: dict[str, Any] = {neutral.HOIST: neutral.hoist}
+    exec(compile(tree, real, "exec"), scope)
+    return scope
+
+
+def test_a_host_read_moves_alone_and_the_rest_of_its_statement_is_captured(
+    tmp_path: Path,
+) -> None:
+    """The finding's expression is hoisted, as a user's fix would hoist it: the
+    statement's other values are computed in the capture (a graphed forward's
+    output keeps its own autograd graph, not the warm-up's)."""
+    source = "def f(y, s):\n    return [y] + [s.item() * 2]\n"
+    scope = _rewritten(tmp_path, source, {2: ((2, 18, 2, 26),)})
+    assert scope["f"](1, _Host(3.0)) == [1, 6.0]  # eagerly: keeps s.item()
+    lines.begin_capture()
+    try:
+        assert scope["f"](5, _Host(4.0)) == [5, 6.0]  # y live, s.item() kept
+    finally:
+        lines.end_capture()
+    whole = _rewritten(tmp_path, source, {})  # no spans: nothing moves
+    assert whole["f"](5, _Host(4.0)) == [5, 8.0]
+
+
+def test_an_expression_that_cannot_move_alone_moves_its_statement(
+    tmp_path: Path,
+) -> None:
+    """Columns count code points (``é`` is two bytes); a span in a comprehension
+    (one value per item) or one that names no expression moves the whole value."""
+    source = "def f(s):\n    return ['é', s.item()]\n"
+    moved = ast.parse(source)
+    real = str((tmp_path / "m.py").resolve())
+    (tmp_path / "m.py").write_text(source, encoding="utf-8")
+    spans: neutral.Spans = {2: ((2, 17, 2, 25),)}
+    out = ast.unparse(neutral.rewrite(moved, {2: neutral.HOISTED}, real, spans))
+    assert "lambda: s.item(), 'value')" in out and f"'{real}:2:" in out
+    for source, span in (
+        ("def f(s):\n    return [t.item() for t in s]\n", (2, 12, 2, 20)),
+        ("def f(s):\n    return [1, s.item()]\n", (2, 99, 2, 100)),
+    ):
+        (tmp_path / "m.py").write_text(source, encoding="utf-8")
+        neutral._text.cache_clear()
+        out = ast.unparse(
+            neutral.rewrite(ast.parse(source), {2: neutral.HOISTED}, real, {2: (span,)})
+        )
+        assert f"'{real}:2', lambda: [" in out  # the statement's whole value
+
+
+def test_a_moved_expression_is_named_with_its_column() -> None:
+    assert neutral.place("/a/b.py:12") == ("/a/b.py", "12")
+    assert neutral.place("/a/b.py:12:8") == ("/a/b.py", "12:8")
+    assert neutral.place("C:/a/b.py:3") == ("C:/a/b.py", "3")
+
+
+def test_a_test_moved_alone_keeps_its_truth_and_a_name_never_moves(
+    tmp_path: Path,
+) -> None:
+    """A comparison read for its truth (``a if h.sum() > 0 else b``) is kept as a
+    bool, so the capture reads no tensor's truth; a name (a generator argument)
+    computes nothing, and a loop's condition never moves alone: the statement moves."""
+    source = "def f(s):\n    return 2 if s.gt() else 3\n"
+
+    class Host:
+        def gt(self) -> Syncing:
+            return Syncing(True)
+
+    scope = _rewritten(tmp_path, source, {2: ((2, 16, 2, 22),)})
+    assert scope["f"](Host()) == 2  # eagerly: keeps bool(s.gt())
+    lines.begin_capture()
+    try:
+        assert scope["f"](Host()) == 2  # no truth read while capturing
+    finally:
+        lines.end_capture()
+    real = str((tmp_path / "m.py").resolve())
+    for source, span in (
+        ("def f(g):\n    return r(4, generator=g)\n", (2, 30, 2, 31)),
+        (
+            "def f(h, i):\n    while h.norm() > 1 and i:\n        i -= 1\n",
+            (2, 10, 2, 24),
+        ),
+    ):
+        (tmp_path / "m.py").write_text(source, encoding="utf-8")
+        neutral._text.cache_clear()
+        out = ast.unparse(
+            neutral.rewrite(ast.parse(source), {2: neutral.HOISTED}, real, {2: (span,)})
+        )
+        assert f"'{real}:2', lambda:" in out  # the statement's whole part moved
+
+
+def test_a_failure_a_moved_statement_caused_moves_too_and_the_trials_go_on(
+    tmp_path: Path,
+) -> None:
+    """``scaler.update()`` fails once ``scaler.step()`` has moved out (no capture's
+    failure: a Python error): it moves too, as a user's fix moves both, so the
+    findings after it are tried; never twice, never in the script as written."""
+    a = tmp_path / "a.py"
+    path = str(a.resolve())
+    explain = report.Explainer(lambda paths: [FileResult(str(a), ())])
+    broken = _failed(a, 3, 9, "AssertionError: No inf checks were recorded", at=6)
+    moved = RunResult([broken], neutralised=[[path, 5, "hoisted"]])
+    assert explain(broken, moved) == ("neutralised", [path, 6, "hoisted"])
+    assert explain(broken, RunResult([broken])) is None  # as written: unexplained
+    again = RunResult(
+        [broken], neutralised=[[path, 5, "hoisted"], [path, 6, "hoisted"]]
+    )
+    assert explain(broken, again) is None
+    captured = _failed(a, 3, 9, SYNC, at=6)  # a capture's own: not a moved one's
+    assert explain(captured, moved) is None
+
+
+class _Scaler:
+    """A GradScaler-like holder: its scale is made on first use."""
+
+    def __init__(self) -> None:
+        self._scale: Any = None
+
+
+def test_an_eager_run_starts_from_the_bindings_its_capture_began_with() -> None:
+    """A capture binds tensors whose values it never computed (a gradient set to
+    None before it, a scale made on first use): the eager run compared with the
+    first replay starts from the bindings the capture began with, and the
+    program's bindings (the graph's tensors) are put back after it."""
+    torch = pytest.importorskip("torch")
+    from graphlint.runtime.tensors import Bindings, reachable  # noqa: PLC0415
+
+    weight = torch.nn.Parameter(torch.ones(2))
+    scaler = _Scaler()
+    began = Bindings(reachable({"weight": weight, "scaler": scaler}))
+    static_grad, static_scale = torch.full((2,), 7.0), torch.tensor(0.0)
+    weight.grad, scaler._scale = static_grad, static_scale  # what the capture bound
+    program = began.now()
+    began.apply()
+    assert weight.grad is None and scaler._scale is None
+    (weight * 3).sum().backward()  # the eager run: a fresh gradient, not 7 + 3
+    assert cast(Any, weight.grad).tolist() == [3.0, 3.0]
+    program.apply()
+    assert weight.grad is static_grad and scaler._scale is static_scale

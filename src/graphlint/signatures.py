@@ -36,10 +36,15 @@ class Signature:
 # raises cudaErrorStreamCaptureInvalidated (901), which is what surfaces from
 # ``torch.cuda.graph`` (item_sync, print_tensor, cuda_synchronize, nonzero, ...). The
 # checker records the first failure of the chain, so either may be the one read.
+# An event recorded inside the capture and then waited on (``done.record()``,
+# ``done.synchronize()``) raises cudaErrorCapturedEvent (907) instead (measured by
+# ``graphlint confirm`` on fixtures/GL103-host-synchronization/bad.py:20, H200,
+# PyTorch 2.11; ground-truth event_synchronize records the chain's end, 901).
 SYNC = Signature(
     "a wait for the device under capture",
     _CUDA_ERROR,
     r"operation not permitted when stream is capturing"
+    r"|operation not permitted on an event last recorded in a capturing stream"
     r"|operation failed due to a previous error during capture",
 )
 # A copy between the device and pageable host memory (cpu_sync, tolist_sync,

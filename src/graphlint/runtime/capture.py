@@ -31,8 +31,8 @@ import os
 import sys
 import time
 import types
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from graphlint.runtime import attribution, compiled, lines, neutral, session
@@ -50,6 +50,7 @@ from graphlint.runtime.sites import (
 )
 from graphlint.runtime.source import Block, block_at, span_at
 from graphlint.runtime.tensors import (
+    Bindings,
     Snapshot,
     compare,
     named_tensors,
@@ -62,8 +63,9 @@ OBSERVED: dict[int, tuple[Any, ObservedCapture]] = {}  # id(CUDAGraph) -> captur
 BLOCKS: dict[str, BlockProbe] = {}  # site key -> the probe of a marked block
 OPEN: dict[int, Site] = {}  # id(CUDAGraph) -> its capture_begin() in the user's code
 # id(CUDAGraph) -> where the moved statements' values of its open capture begin
-# (``neutral.mark``), and the statements up to its capture_end() (None: not a block)
-PAIRS: dict[int, tuple[int, Block | None]] = {}
+# (``neutral.mark``), the statements up to its capture_end() (None: not a block),
+# and what the names they bind held when the capture began (``entry``)
+PAIRS: dict[int, tuple[int, Block | None, Entry]] = {}
 CAPTURED: set[int] = set()  # id(CUDAGraph) of every capture that ended well
 TIMED_RUNS = 20
 
@@ -465,6 +467,30 @@ def _roots(block: Block, env: Mapping[str, Any]) -> dict[str, Any]:
     return {name: env[name] for name in sorted(block.names) if name in env}
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A capture's block as its capture begins. ``names``: what the names it binds
+    hold (the tensors the graph reads where the block reads a name before it
+    rebinds it, ``x = x * 2``; after the capture the name holds the graph's
+    output); ``bound``: what the state it reaches binds (``Bindings``)."""
+
+    names: dict[str, Any]
+    bound: Bindings | None
+
+
+NO_ENTRY = Entry({}, None)
+
+
+def entry(block: Block | None, frame: types.FrameType, site: Site | None) -> Entry:
+    """``block`` as its capture at ``frame`` begins, where replays of ``site`` are
+    compared (``ObservedCapture``)."""
+    if block is None or site is None or not session.is_target(site):
+        return NO_ENTRY
+    env = {**frame.f_globals, **frame.f_locals}
+    names = {name: env[name] for name in sorted(block.assigned) if name in env}
+    return Entry(names, Bindings(reachable(_roots(block, env))))
+
+
 class BlockProbe:
     """A block marked ``with graphlint.capture_region():``.
 
@@ -571,12 +597,16 @@ class ObservedCapture:
         block: Block,
         frame: types.FrameType,
         pins: Mapping[str, Any] | None = None,
+        entry: Entry | None = None,
     ) -> None:
         self.site = site
         self.block = block
         self.frame = frame
         self.env = {**frame.f_globals, **frame.f_locals}  # outputs bound
         self.pins = dict(pins or {})  # what moved statements gave the capture
+        # the block as its capture began (``Entry``): until the program runs on,
+        # the graph's inputs where it rebinds a name it reads, and the bindings
+        self.entry = entry or NO_ENTRY
         self.replays = 0
 
     def replay(self, graph: Any) -> None:
@@ -616,31 +646,38 @@ class ObservedCapture:
                 )
                 return
 
-    def check(self, graph: Any, when: str) -> None:
+    def check(self, graph: Any, when: str, *, first: bool = False) -> None:
         """Compare a replay with eager on the program's values, then on varied
-        inputs; the state is as before afterwards."""
+        inputs; the state is as before afterwards. The ``first`` replay, right
+        after the capture, runs the block eagerly on what its names held as the
+        capture began (the program has not run on yet); a later one on what the
+        program's names hold then, as a replay the program asks for should."""
         for vary in (False, True):
             if not (self.block.code and _wants_comparison(self.site)):
                 return
-            self.compare(graph, f"{when}, varied inputs" if vary else when, vary)
+            when_ = f"{when}, varied inputs" if vary else when
+            self.compare(graph, when_, vary, self.entry if first else NO_ENTRY)
 
-    def compare(self, graph: Any, when: str, vary: bool) -> None:
+    def compare(self, graph: Any, when: str, vary: bool, entry: Entry) -> None:
         code = self.block.code
         assert code is not None
         torch = _torch()
-        env = {**self.frame.f_globals, **self.frame.f_locals}
+        env = {**self.frame.f_globals, **self.frame.f_locals, **entry.names}
         live, captured = _roots(self.block, env), _roots(self.block, self.env)
-        before = Snapshot(reachable(live))
+        # the outputs too: the replay writes them, and the program keeps them
+        kept = {f"output {name}": value for name, value in captured.items()}
+        before = Snapshot(reachable({**kept, **live}))
         rng = torch.cuda.get_rng_state()
         start = before
         if vary:
-            _vary(self.block, env, seed=self.site.compared)
-            start = Snapshot(reachable(live))
+            _vary(self.block, env, seed=self.site.compared, rebound=entry.names)
+            start = Snapshot(reachable({**kept, **live}))
         _replay(graph)
         replayed = reached_values(captured)
         start.restore()
         torch.cuda.set_rng_state(rng)
         scratch = dict(env)
+        program = entry.bound.now() if entry.bound else None
         try:
             with neutral.pinned(self.pins):
                 if self.site.eager_ms is None:
@@ -648,6 +685,8 @@ class ObservedCapture:
                     self.site.replay_ms = _time_ms(lambda: _replay(graph))
                     start.restore()
                     torch.cuda.set_rng_state(rng)
+                if entry.bound:  # from the bindings the capture began with
+                    entry.bound.apply()
                 exec(code, scratch)
         except Exception as error:
             self.block = replace(
@@ -660,6 +699,8 @@ class ObservedCapture:
             self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
             eager = reached_values(_roots(self.block, scratch))
             _judge(self.site, replayed, eager, when)
+        if program is not None:  # the program's bindings: the graph's tensors
+            program.apply()
         before.restore()
         torch.cuda.set_rng_state(rng)
 
@@ -687,12 +728,15 @@ def _view(tensor: Any) -> tuple[Any, ...]:
     return (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
 
 
-def _vary(block: Block, env: Mapping[str, Any], seed: int) -> None:
+def _vary(
+    block: Block, env: Mapping[str, Any], seed: int, rebound: Iterable[str] = ()
+) -> None:
     """Fill the floating-point tensors the block reads and does not bind (its
-    inputs, held by a name or a list, tuple or dict of them) with random values."""
+    inputs, held by a name or a list, tuple or dict of them), and those of the
+    ``rebound`` names it binds, with random values."""
     torch = _torch()
     generator: Any = None
-    for name in sorted(block.names - block.assigned):
+    for name in sorted((block.names - block.assigned) | set(rebound)):
         for _, tensor in named_tensors(env.get(name), name):
             if not tensor.is_floating_point() or not tensor.numel():
                 continue
@@ -756,6 +800,7 @@ def _observed_graph(base: type) -> type:
             elif block is not None:
                 _prime(site, block, frame)
             self._graphlint_mark = neutral.mark()
+            self._graphlint_entry = entry(block, frame, site)
             try:
                 return super().__enter__()
             except Exception as error:  # the capture could not begin
@@ -785,9 +830,11 @@ def _observed_graph(base: type) -> type:
             if error is None and block is not None and session.is_target(site):
                 graph = self.cuda_graph
                 pins = neutral.values_since(self._graphlint_mark)
-                observed = ObservedCapture(site, block, self._graphlint_frame, pins)
+                observed = ObservedCapture(
+                    site, block, self._graphlint_frame, pins, self._graphlint_entry
+                )
                 OBSERVED[id(graph)] = (graph, observed)
-                observed.check(graph, "a replay right after capture")
+                observed.check(graph, "a replay right after capture", first=True)
             return suppressed
 
         def _fail(
@@ -962,7 +1009,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
         raise
     if site is not None:
         OPEN[id(graph)] = site
-        PAIRS[id(graph)] = (start, block)
+        PAIRS[id(graph)] = (start, block, entry(block, frame, site))
     lines.begin_capture()
     attribution.SWALLOWED.clear()
     return began
@@ -971,7 +1018,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
 def _capture_end(graph: Any) -> Any:
     lines.end_capture()
     site = OPEN.pop(id(graph), None)
-    start, block = PAIRS.pop(id(graph), (neutral.mark(), None))
+    start, block, held = PAIRS.pop(id(graph), (neutral.mark(), None, NO_ENTRY))
     frame = sys._getframe(1)
     if site is not None:
         _stood_in(site, start)
@@ -994,9 +1041,10 @@ def _capture_end(graph: Any) -> Any:
                 "are not in one block of statements"
             )
         else:  # compared as a torch.cuda.graph block is, the pair's statements
-            observed = ObservedCapture(site, block, frame, neutral.values_since(start))
+            pins = neutral.values_since(start)
+            observed = ObservedCapture(site, block, frame, pins, held)
             OBSERVED[id(graph)] = (graph, observed)
-            observed.check(graph, "a replay right after capture")
+            observed.check(graph, "a replay right after capture", first=True)
     return ended
 
 
@@ -1006,7 +1054,7 @@ def fail_open(error: BaseException) -> bool:
     if not OPEN:
         return False
     key, site = list(OPEN.items())[-1]
-    _stood_in(site, PAIRS.get(key, (neutral.mark(), None))[0])
+    _stood_in(site, PAIRS.get(key, (neutral.mark(), None, NO_ENTRY))[0])
     OPEN.clear()
     PAIRS.clear()
     with contextlib.suppress(session.StopRun):  # the run has ended already

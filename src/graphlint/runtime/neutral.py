@@ -11,7 +11,10 @@ so the names it binds stay bound, and every line keeps its number, so each later
 failure is attributed as before.
 
 The run's settings name the lines (``neutralised``: ``[[path, line, mode], ...]``,
-the mode ``hoisted``, or ``ungraphed`` for a capture's own call); the script, the
+the mode ``hoisted``, or ``ungraphed`` for a capture's own call; a hoisted line may
+name the expressions to move, ``[path, line, "hoisted", [[line, col, end_line,
+end_col], ...]]``, the findings' own, so only the host read moves, as a user's fix
+would move it, and the rest of the statement is captured); the script, the
 modules it imports from the user's files, and the blocks the checker re-runs
 (``graphlint.runtime.source``) are all compiled from the rewritten source.
 Nothing is written: the bytecode of a rewritten module is never cached.
@@ -38,21 +41,43 @@ HOISTED = "hoisted"  # computed outside the capture, its value reused inside
 UNGRAPHED = "ungraphed"  # a capture's own call: the code runs without it
 
 Taken = dict[int, str]  # line -> how its statement is moved: HOISTED or UNGRAPHED
+# an expression of a hoisted statement to move alone: its first line, first column,
+# last line and end column (columns in code points, as graphlint's findings count)
+Span = tuple[int, int, int, int]
+Spans = dict[int, tuple[Span, ...]]  # line -> the expressions to move there
 
 
 @functools.cache
-def _neutralised() -> dict[str, Taken]:
-    found: dict[str, Taken] = {}
-    for path, line, *mode in session.settings().get("neutralised") or ():
-        found.setdefault(os.path.realpath(path), {})[int(line)] = (
-            mode[0] if mode else HOISTED
-        )
+def _neutralised() -> dict[str, tuple[Taken, Spans]]:
+    found: dict[str, tuple[Taken, Spans]] = {}
+    for path, line, *how in session.settings().get("neutralised") or ():
+        taken, spans = found.setdefault(os.path.realpath(path), ({}, {}))
+        taken[int(line)] = how[0] if how else HOISTED
+        if len(how) > 1 and how[1]:
+            spans[int(line)] = tuple(
+                (int(a), int(b), int(c), int(d)) for a, b, c, d in how[1]
+            )
     return found
 
 
 def lines_of(path: str) -> Taken:
     """The lines of ``path`` whose statements this run moves, and how."""
-    return _neutralised().get(os.path.realpath(path), {})
+    return _neutralised().get(os.path.realpath(path), ({}, {}))[0]
+
+
+def spans_of(path: str) -> Spans:
+    """The expressions of ``path``'s hoisted lines that this run moves alone."""
+    return _neutralised().get(os.path.realpath(path), ({}, {}))[1]
+
+
+def place(key: str) -> tuple[str, str]:
+    """A moved expression's key (``hoist``), "path:line" for a statement or
+    "path:line:col" for an expression of one, as its path and "line[:col]"."""
+    path, _, line = key.rpartition(":")
+    head, _, first = path.rpartition(":")
+    if head and first.isdigit():
+        return head, f"{first}:{line}"
+    return path, line
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -79,7 +104,7 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     return found
 
 
-def span(path: str, line: int, mode: str = HOISTED) -> tuple[int, int]:
+def span(path: str, line: int, mode: str = HOISTED, *_: object) -> tuple[int, int]:
     """The first and last lines of what a run moving the statement of ``path`` that
     holds ``line`` takes out of the capture: a hoisted ``if``, ``while`` or ``for``
     loses its header's expression only (its body, an ``elif``, stay), an ungraphed
@@ -114,7 +139,8 @@ def tree_of(path: str) -> ast.Module | None:
     if not taken:
         return _parsed(path)
     parsed = _parse(path)  # a tree of its own: the rewrite changes it
-    return rewrite(parsed, taken, os.path.realpath(path)) if parsed else None
+    real = os.path.realpath(path)
+    return rewrite(parsed, taken, real, spans_of(path)) if parsed else None
 
 
 HOIST = "__graphlint_hoist__"  # the builtin a rewritten statement calls
@@ -227,17 +253,111 @@ def missing(path: str, first: int, last: int) -> list[str]:
     moves out of the capture and whose value no run outside it has kept yet: a
     capture reaching them would give them stand-ins."""
     taken = lines_of(path)
-    tree = _parsed(os.path.realpath(path)) if taken else None
-    keys = []
+    real = os.path.realpath(path)
+    tree = _parsed(real) if taken else None
+    keys: list[str] = []
     for line, mode in sorted(taken.items()):
         found = statement_at(tree, line) if tree is not None else None
         if mode != HOISTED or found is None or not first <= found.lineno <= last:
             continue
+        alone = _alone(found, spans_of(path).get(line, ()), _text(real))
+        if alone:
+            keys.extend(_key(real, found, e) for e, _ in alone)
+            continue
         kind = _MOVED.get(type(found), ("", "effect"))[1]
-        key = f"{os.path.realpath(path)}:{found.lineno}"
-        if kind not in ("effect", "loop") and key not in VALUES:
-            keys.append(key)
-    return list(dict.fromkeys(keys))
+        if kind not in ("effect", "loop"):
+            keys.append(_key(real, found))
+    return list(dict.fromkeys(k for k in keys if k not in VALUES))
+
+
+def _key(path: str, statement: ast.stmt, alone: ast.expr | None = None) -> str:
+    """What ``hoist`` keeps a moved value under: "path:line" for a statement's,
+    "path:line:col" for one expression of it moved alone."""
+    key = f"{path}:{statement.lineno}"
+    return f"{key}:{alone.col_offset}" if alone is not None else key
+
+
+@functools.lru_cache(maxsize=64)
+def _text(path: str) -> tuple[bytes, ...]:
+    """``path``'s lines, as bytes (``ast`` counts columns in UTF-8 bytes)."""
+    try:
+        with open(path, "rb") as handle:
+            return tuple(handle.read().splitlines())
+    except OSError:
+        return ()
+
+
+def _points(text: tuple[bytes, ...], line: int, offset: int) -> int:
+    """A UTF-8 byte offset on ``line`` (1-based) as code points."""
+    if not 0 < line <= len(text):
+        return offset
+    return len(text[line - 1][:offset].decode("utf-8", "replace"))
+
+
+# Scopes inside an expression: a value computed in one depends on its own names
+# (a comprehension's variable), so no single value kept for it would do.
+_INNER = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# What computes: an expression with none of these (a name, an attribute, a
+# constant) gives what it holds, and moving it out would change nothing.
+_COMPUTES = (ast.Call, ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Subscript)
+
+
+def _alone(
+    statement: ast.stmt, spans: Sequence[Span], text: tuple[bytes, ...]
+) -> list[tuple[ast.expr, str]]:
+    """The expressions of ``statement``'s moved part (``_MOVED``) at ``spans`` that
+    can move alone, each with how its value is used (``hoist``'s kind: a test's,
+    kept as a bool, where its truth is what the statement reads): not the whole
+    part (that moves as the statement does), not in an inner scope or a loop's
+    condition, movable into a lambda, computing something. Empty when any span
+    finds none: the statement then moves whole, as without spans."""
+    field = _MOVED.get(type(statement), ("", ""))[0]
+    part = getattr(statement, field, None) if field else None
+    if not spans or not isinstance(part, ast.expr) or isinstance(statement, ast.While):
+        return []
+    found: dict[Span, tuple[ast.expr, str]] = {}
+    stack: list[tuple[ast.AST, bool]] = [(part, False)]
+    while stack:
+        node, truth = stack.pop()
+        if isinstance(node, _INNER):
+            continue
+        if isinstance(node, ast.expr) and node is not part:
+            where = (
+                node.lineno,
+                _points(text, node.lineno, node.col_offset),
+                node.end_lineno or node.lineno,
+                _points(text, node.end_lineno or node.lineno, node.end_col_offset or 0),
+            )
+            if (
+                where in spans
+                and _movable(node)
+                and not _stored(node)
+                and any(isinstance(n, _COMPUTES) for n in ast.walk(node))
+            ):
+                found.setdefault(where, (node, "test" if truth else "value"))
+        stack.extend(
+            (child, _read_as_truth(node, child)) for child in ast.iter_child_nodes(node)
+        )
+    if any(s not in found for s in spans):
+        return []
+    return list(found.values())
+
+
+def _read_as_truth(parent: ast.AST, child: ast.AST) -> bool:
+    """Whether ``parent`` reads only the truth of ``child``: an operand of ``and``,
+    ``or``, ``not``, the test of ``a if test else b``."""
+    return (
+        isinstance(parent, ast.BoolOp)
+        or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
+        or (isinstance(parent, ast.IfExp) and child is parent.test)
+    )
+
+
+def _stored(node: ast.expr) -> bool:
+    """A target, or a starred item: not a value to keep."""
+    return isinstance(node, ast.Starred) or isinstance(
+        getattr(node, "ctx", None), (ast.Store, ast.Del)
+    )
 
 
 # Expressions that cannot move into a lambda unchanged: they bind or read names of
@@ -267,17 +387,27 @@ class _TakeOut(ast.NodeTransformer):
     the names it binds stay bound and the code after it runs on. A statement with
     nothing that can move stays as it is, and fails again where it failed."""
 
-    def __init__(self, statements: dict[int, tuple[str, int]], path: str) -> None:
+    def __init__(
+        self,
+        statements: dict[int, tuple[str, int]],
+        path: str,
+        alone: Mapping[int, list[tuple[ast.expr, str]]] | None = None,
+    ) -> None:
         self.modes = statements  # id(statement) -> (HOISTED or UNGRAPHED, line)
         self.path = path
+        self.alone = alone or {}  # id(statement) -> its expressions moved alone
 
     def _hoisted(
-        self, node: ast.stmt, value: ast.expr, kind: str = "value"
+        self,
+        node: ast.stmt,
+        value: ast.expr,
+        kind: str = "value",
+        alone: ast.expr | None = None,
     ) -> ast.expr:
         call = ast.Call(
             func=ast.Name(HOIST, ast.Load()),
             args=[
-                ast.Constant(f"{self.path}:{node.lineno}"),
+                ast.Constant(_key(self.path, node, alone)),
                 ast.Lambda(
                     ast.arguments(
                         posonlyargs=[],
@@ -301,6 +431,12 @@ class _TakeOut(ast.NodeTransformer):
         if mode[0] == UNGRAPHED:
             return _ungraphed(node, mode[1])
         self.generic_visit(node)  # statements inside it may move too (an elif)
+        alone = self.alone.get(id(node))
+        if alone and isinstance(node, ast.stmt):
+            _Replace(
+                {id(e): self._hoisted(node, e, kind, alone=e) for e, kind in alone}
+            ).visit(node)
+            return node
         field, kind = _MOVED.get(type(node), ("", ""))
         value = getattr(node, field, None) if field else None
         if (
@@ -310,6 +446,17 @@ class _TakeOut(ast.NodeTransformer):
         ):
             setattr(node, field, self._hoisted(node, value, kind))
         return node  # nothing it computes can move: the variant changes nothing
+
+
+class _Replace(ast.NodeTransformer):
+    """Puts each expression of ``by`` (by id) in place of the one it was made for."""
+
+    def __init__(self, by: Mapping[int, ast.expr]) -> None:
+        self.by = by
+
+    def visit(self, node: ast.AST) -> Any:
+        made = self.by.get(id(node))
+        return made if made is not None else self.generic_visit(node)
 
 
 # What moves out of each kind of statement, and how its value is used.
@@ -377,14 +524,22 @@ def _capture_end_of(tree: ast.Module, begin: ast.stmt) -> ast.stmt | None:
     return min(ends, key=lambda node: node.lineno, default=None)
 
 
-def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
+def rewrite(
+    tree: ast.Module, taken: Taken, path: str = "", spans: Spans | None = None
+) -> ast.Module:
     """``tree`` with the statement holding each line of ``taken`` moved out of the
-    capture (``_TakeOut``)."""
+    capture (``_TakeOut``); of a hoisted line with ``spans``, the expressions
+    there alone, where they can move alone."""
     statements = {
         id(found): (mode, line)
         for line, mode in taken.items()
         if (found := statement_at(tree, line)) is not None
     }
+    alone: dict[int, list[tuple[ast.expr, str]]] = {}
+    for line, where in (spans or {}).items():
+        found = statement_at(tree, line)
+        if found is not None and taken.get(line) == HOISTED:
+            alone[id(found)] = _alone(found, where, _text(path) if path else ())
     if not statements:
         return tree
     for line, mode in taken.items():  # a capture_begin() goes with its capture_end()
@@ -392,7 +547,7 @@ def rewrite(tree: ast.Module, taken: Taken, path: str = "") -> ast.Module:
         end = _capture_end_of(tree, begin) if mode == UNGRAPHED and begin else None
         if end is not None:
             statements[id(end)] = (UNGRAPHED, end.lineno)
-    changed = _TakeOut(statements, path).visit(tree)
+    changed = _TakeOut(statements, path, alone).visit(tree)
     assert isinstance(changed, ast.Module)
     return ast.fix_missing_locations(changed)
 

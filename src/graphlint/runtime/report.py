@@ -189,6 +189,14 @@ def _captures(site: Site) -> bool:
     return bool(_CAPTURE_WORDS.search(site.detail))
 
 
+def _taken(trial: RunResult, site: Site) -> bool:
+    """Whether ``trial`` moved the line ``site`` failed at already."""
+    return any(
+        _real(where) == _real(site.error_path or "") and line == site.error_line
+        for where, line, *_ in trial.neutralised
+    )
+
+
 def _failed_here(d: Diagnostic, site: Site) -> bool:
     return site.status == CAPTURE_ERROR and (site.error_path, site.error_line) in (
         _lines(d)
@@ -341,7 +349,7 @@ def _stood_in(d: Diagnostic, trial: RunResult) -> str:
     if site is None or not site.stand_ins:
         return ""
     places = ", ".join(
-        f"{display(k.rsplit(':', 1)[0])}:{k.rsplit(':', 1)[1]}" for k in site.stand_ins
+        f"{display(path)}:{where}" for path, where in map(neutral.place, site.stand_ins)
     )
     return (
         f"; {site.name} ran with a stand-in for {places} (moved out of the "
@@ -493,8 +501,20 @@ class Explainer:
             _failed_here(d, site) and _explains(d, site) for d in findings
         ):
             own = (site.error_path, site.error_line) == (site.path, site.line)
-            mode = "ungraphed" if own else "hoisted"  # the capture's own call
-            return "neutralised", [site.error_path, site.error_line, mode]
+            if own:  # the capture's own call
+                return "neutralised", [site.error_path, site.error_line, "ungraphed"]
+            spans = [  # the host reads the findings name move alone, where they can
+                [d.line, d.col, d.end_line, d.end_col]
+                for d in findings
+                if _failed_here(d, site) and _explains(d, site)
+            ]
+            moved = [site.error_path, site.error_line, "hoisted"]
+            return "neutralised", [*moved, spans] if spans else moved
+        if trial.neutralised and not _captures(site) and not _taken(trial, site):
+            # not a capture's failure, in a run that moved statements: a moved
+            # statement's doing (``scaler.update()`` once ``scaler.step()`` has
+            # moved), as a user's fix moves both: it moves too, and the trials go on
+            return "neutralised", [site.error_path, site.error_line, "hoisted"]
         return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_DEPTH = 4  # how deep plain objects, lists and dicts are searched for tensors
@@ -40,6 +40,7 @@ class State:
     tensors: dict[str, Any]
     holders: list[Any]
     generators: list[Any]  # torch.Generator objects: random draws are state too
+    leaves: list[Any] = field(default_factory=list)  # tensors that take a .grad
 
 
 def reachable(roots: Mapping[str, Any]) -> State:
@@ -57,6 +58,8 @@ def reachable(roots: Mapping[str, Any]) -> State:
         if isinstance(value, torch.Tensor):
             seen.add(id(value))
             state.tensors[path] = value
+            if value.is_leaf and value.requires_grad:
+                state.leaves.append(value)
             if value.is_leaf and value.requires_grad and value.grad is not None:
                 visit(f"{path}.grad", value.grad, depth)
             return
@@ -164,18 +167,47 @@ class Snapshot:
         import torch  # noqa: PLC0415
 
         for holder, saved in self.bindings if bindings else ():
-            if isinstance(holder, list):
-                holder[:] = saved
-            else:
-                target = holder if isinstance(holder, dict) else vars(holder)
-                target.clear()
-                target.update(saved)
+            _rebind(holder, saved)
         for generator, seed_and_offset in self.generators:
             generator.set_state(seed_and_offset)
         with torch.no_grad():
             for tensor, value in self.saved:
                 if tensor.shape == value.shape:
                     tensor.copy_(value)
+
+
+class Bindings:
+    """What each holder of a state binds, and each leaf's gradient (None
+    included), at one moment: a capture binds new tensors whose values it never
+    computed (a gradient that was None, a GradScaler's scale made on first use),
+    so an eager run to compare with its first replay starts from the bindings the
+    capture began with, and the program's are put back after it."""
+
+    def __init__(self, state: State) -> None:
+        self.holders = [(h, _bindings(h)) for h in state.holders]
+        self.grads = [(t, t.grad) for t in state.leaves]
+
+    def now(self) -> Bindings:
+        """The same holders' and leaves' bindings as they are now."""
+        later = Bindings(State({}, [], []))
+        later.holders = [(h, _bindings(h)) for h, _ in self.holders]
+        later.grads = [(t, t.grad) for t, _ in self.grads]
+        return later
+
+    def apply(self) -> None:
+        for holder, saved in self.holders:
+            _rebind(holder, saved)
+        for tensor, grad in self.grads:
+            tensor.grad = grad
+
+
+def _rebind(holder: Any, saved: Any) -> None:
+    if isinstance(holder, list):
+        holder[:] = saved
+    else:
+        target = holder if isinstance(holder, dict) else vars(holder)
+        target.clear()
+        target.update(saved)
 
 
 def _bindings(holder: Any) -> Any:
