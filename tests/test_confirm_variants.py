@@ -1119,3 +1119,29 @@ def test_an_eager_run_starts_from_the_bindings_its_capture_began_with() -> None:
     assert cast(Any, weight.grad).tolist() == [3.0, 3.0]
     program.apply()
     assert weight.grad is static_grad and scaler._scale is static_scale
+
+
+def test_a_compiled_function_is_driven_only_when_its_parameters_are_tensors() -> None:
+    """``compiled.drive`` calls what the program never called only where it knows
+    what to give: every parameter without a default annotated as a tensor."""
+    torch = pytest.importorskip("torch")
+    from graphlint.runtime.compiled import _tensor_parameters  # noqa: PLC0415
+
+    scope: dict[str, Any] = {}
+    source = (  # annotations as objects and as words
+        "import torch\n"
+        "def kernels(x: torch.Tensor, w: 'torch.Tensor', scale: float = 2.0): ...\n"
+        "def step(model, batch: torch.Tensor): ...\n"
+        "def count(n: int): ...\n"
+    )
+    exec(compile(source, "kernels.py", "exec", dont_inherit=True), scope)
+    kernels, step, count = scope["kernels"], scope["step"], scope["count"]
+    assert _tensor_parameters(kernels, torch) == ("x", "w")
+    assert _tensor_parameters(step, torch) is None
+    assert _tensor_parameters(count, torch) is None
+    postponed: dict[str, Any] = {}  # from __future__ import annotations: all words
+    exec(
+        compile(f"from __future__ import annotations\n{source}", "k.py", "exec"),
+        postponed,
+    )
+    assert _tensor_parameters(postponed["kernels"], torch) == ("x", "w")

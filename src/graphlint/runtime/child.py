@@ -52,6 +52,10 @@ def run(script: str, args: list[str]) -> str | None:
         last = traceback.extract_tb(error.__traceback__)[-1]
         path, line = found if found is not None else (last.filename, last.lineno)
         return f"the script raised {first_line(error)} ({path}:{line})"
+    try:
+        compiled.drive()  # what it compiled and never called
+    except session.StopRun:
+        return STOPPED
     return None
 
 

@@ -10,7 +10,11 @@ confirm``. What confirms a finding there follows the measurements
   CUDAGraphs that has been overwritten": the site that made it is silently wrong;
 - in a run that targets the site, each call is compared with the function (or
   module) run eagerly on the same inputs first (``capture.CallComparison``): a
-  difference is silently wrong too.
+  difference is silently wrong too;
+- a compiled function the program never calls (a module of compiled kernels that
+  only defines them) is called by the checker once the program has ended well,
+  when every parameter it needs is annotated as a tensor: on random CUDA tensors
+  (``drive``), and the verdicts it gives say so.
 
 A site is the ``torch.compile(...)`` call (or decorator) of the user's code that asks
 for CUDA graphs; its calls are counted through the callable it returns.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 import os
 import re
@@ -29,7 +34,13 @@ from typing import Any
 
 from graphlint.runtime import session
 from graphlint.runtime.attribution import first_line, is_user_file
-from graphlint.runtime.sites import CAPTURE_ERROR, COMPILED, SILENT_WRONG, Site
+from graphlint.runtime.sites import (
+    CAPTURE_ERROR,
+    CAPTURED,
+    COMPILED,
+    SILENT_WRONG,
+    Site,
+)
 
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 OVERWRITTEN = "accessing tensor output of CUDAGraphs that has been overwritten"
@@ -41,6 +52,11 @@ _ARTIFACT = "__graph_breaks"  # torch._logging's artifact logger for graph break
 SITES: list[Site] = []  # compiled sites, in the order they were made
 _CALLING: list[Site] = []  # the compiled callables running now, innermost last
 _LAST: list[Site] = []  # the compiled site called last
+# compiled callables the checker may call itself (``drive``): by site key, the
+# site, the callable the program got, the tensor parameters it needs, its name
+DRIVABLE: dict[str, tuple[Site, Callable[..., Any], tuple[str, ...], str]] = {}
+DRIVEN_SHAPE = (16, 16)  # each synthesized input: float32, on the current device
+DRIVEN_CALLS = 3  # cudagraph trees warm up, record, then replay
 
 
 def uses_cudagraphs(kwargs: dict[str, Any], torch: Any) -> bool:
@@ -192,17 +208,77 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
                 site.body.append(max(last, code.co_firstlineno))
             made = original(target, **kwargs)
             comparison = _comparison(site, target)
+            needs = _tensor_parameters(getattr(target, "forward", target), torch)
             if isinstance(made, torch.nn.Module):
                 if comparison is not None:
                     comparison.hook(made)
-                return _module_counted(site, made)
-            if comparison is not None:
-                made = comparison.wrap(made)
-            return _counted(site, made)
+                given = _module_counted(site, made)
+            else:
+                if comparison is not None:
+                    made = comparison.wrap(made)
+                given = _counted(site, made)
+            if needs is not None:
+                name = getattr(target, "__qualname__", type(target).__qualname__)
+                DRIVABLE[site.key] = (site, given, needs, name)
+            return given
 
         return wrap if model is None else wrap(model)
 
     return compile
+
+
+def _tensor_parameters(target: Any, torch: Any) -> tuple[str, ...] | None:
+    """The parameters ``target`` needs (those without a default), when each is
+    annotated as a tensor (``torch.Tensor``, as an object or as words); None when
+    one is not, or when its signature cannot be read."""
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    needed: list[str] = []
+    for parameter in signature.parameters.values():
+        if parameter.default is not inspect.Parameter.empty or parameter.kind in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ):
+            continue
+        annotation = parameter.annotation
+        if isinstance(annotation, str):  # postponed: "'torch.Tensor'" when quoted
+            annotation = annotation.strip("'\"")
+        if annotation is not torch.Tensor and annotation not in (
+            "torch.Tensor",
+            "Tensor",
+        ):
+            return None
+        needed.append(parameter.name)
+    return tuple(needed)
+
+
+def drive() -> None:
+    """Call each compiled callable the program made and never called, when its
+    parameters are all tensors (``DRIVABLE``): ``DRIVEN_CALLS`` times on random
+    float32 CUDA tensors of ``DRIVEN_SHAPE``. The site says so (``Site.driven``); a
+    call that fails other than by compiling leaves the site as not run, with why."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    shape = "x".join(map(str, DRIVEN_SHAPE))
+    for site, call, needs, name in list(DRIVABLE.values()):
+        if site.calls or site.status != CAPTURED:
+            continue
+        site.driven = (
+            f"`{name}` is never called by the program: graphlint confirm called "
+            f"it {DRIVEN_CALLS} times on random {shape} float32 CUDA tensors"
+        )
+        inputs = [torch.randn(*DRIVEN_SHAPE, device="cuda") for _ in needs]
+        try:
+            for _ in range(DRIVEN_CALLS):
+                call(*inputs)
+            torch.cuda.synchronize()
+        except Exception as error:
+            if not escaped(error):  # a compile error, an overwritten output: said
+                site.calls = 0
+                site.driven += f", which it rejected ({first_line(error)})"
 
 
 def install(torch: Any) -> None:
@@ -221,4 +297,4 @@ def install(torch: Any) -> None:
         logging.getLogger("torch._dynamo").addHandler(handler)
 
 
-__all__ = ["SITES", "escaped", "install", "record_break", "user_lines"]
+__all__ = ["SITES", "drive", "escaped", "install", "record_break", "user_lines"]

@@ -383,6 +383,9 @@ def _judge(
         status, note = _judge_in(d, trial, every)
         if status == NO_VERDICT:
             note += _stood_in(d, trial)
+        driven = _site_of(d, trial.sites)
+        if driven is not None and driven.driven:  # not the program's own calls
+            note += f" ({driven.driven})"
         if number:
             note = f"{note} (run with {trial.variant})"
         if status in (CONFIRMED, NOT_REPRODUCED):

@@ -58,6 +58,9 @@ class Site:
     # moved statements ("path:line", ``neutral``) that the capture gave a stand-in:
     # no run outside the capture kept their value
     stand_ins: list[str] = field(default_factory=list)
+    # how the checker called it itself, where the program never did
+    # (``compiled.drive``); empty when only the program called it
+    driven: str = ""
 
     @property
     def key(self) -> str:
