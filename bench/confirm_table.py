@@ -256,7 +256,10 @@ def never_ran(finding: dict[str, Any]) -> bool:
     note = str(runtime["note"])
     return (
         runtime["status"] == "not executed" and note.startswith("its line never ran")
-    ) or note == "its region did not run"
+    ) or (  # not "its region did not run: the run was stopped at ..."
+        note.startswith("its region did not run")
+        and not note.startswith("its region did not run:")
+    )
 
 
 def share(judged: int, findings: int) -> str:

@@ -160,3 +160,13 @@ def test_sets_are_the_paths_given(tmp_path: Path) -> None:
     assert files[0] == (str(tmp_path / "cases"), (tmp_path / "cases" / "p01.py"))
     assert {group for group, _ in files[1:]} == {"fixtures"}
     assert len(files) == 1 + len(confirm_table.default_files())
+
+
+def test_code_the_script_never_runs_is_told_from_a_region_it_stopped_before() -> None:
+    uncalled = "its region did not run (`f` is never called by the program: ...)"
+    stopped = "its region did not run: the run was stopped at the failed capture"
+    assert confirm_table.never_ran(_item("GL101", 3, "no verdict", uncalled))
+    assert confirm_table.never_ran(
+        _item("GL101", 3, "not executed", "its line never ran in the run")
+    )
+    assert not confirm_table.never_ran(_item("GL101", 3, "no verdict", stopped))

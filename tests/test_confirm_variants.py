@@ -1030,10 +1030,13 @@ def test_an_expression_that_cannot_move_alone_moves_its_statement(
         assert f"'{real}:2', lambda: [" in out  # the statement's whole value
 
 
-def test_a_moved_expression_is_named_with_its_column() -> None:
+def test_a_moved_value_is_named_by_its_line() -> None:
+    """A statement's key is its line; an expression's, its own line and columns,
+    shown as its line."""
     assert neutral.place("/a/b.py:12") == ("/a/b.py", "12")
-    assert neutral.place("/a/b.py:12:8") == ("/a/b.py", "12:8")
+    assert neutral.place("/a/b.py:13:8:13:20") == ("/a/b.py", "13")
     assert neutral.place("C:/a/b.py:3") == ("C:/a/b.py", "3")
+    assert neutral.place("/a/12:3/b.py:7") == ("/a/12:3/b.py", "7")
 
 
 def test_a_test_moved_alone_keeps_its_truth_and_a_name_never_moves(
@@ -1145,3 +1148,72 @@ def test_a_compiled_function_is_driven_only_when_its_parameters_are_tensors() ->
         postponed,
     )
     assert _tensor_parameters(postponed["kernels"], torch) == ("x", "w")
+
+
+def _spans_in(tmp_path: Path, source: str, spans: neutral.Spans) -> str:
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    real = str(path.resolve())
+    neutral._text.cache_clear()
+    taken = dict.fromkeys(spans, neutral.HOISTED)
+    return ast.unparse(neutral.rewrite(ast.parse(source), taken, real, spans))
+
+
+def test_an_operand_of_or_keeps_its_value_unless_only_the_truth_is_read(
+    tmp_path: Path,
+) -> None:
+    """``z = a.item() or 1.0`` uses the value: kept as computed; in ``if a.item()
+    or b:`` only the truth is read: kept as a bool."""
+    value = _spans_in(tmp_path, "z = a.item() or 1.0\n", {1: ((1, 4, 1, 12),)})
+    assert "lambda: a.item(), 'value')" in value
+    test = _spans_in(tmp_path, "if a.item() or b:\n    pass\n", {1: ((1, 3, 1, 11),)})
+    assert "lambda: a.item(), 'test')" in test
+
+
+def test_expressions_of_one_statement_have_keys_of_their_own(tmp_path: Path) -> None:
+    """Two host reads of a statement written over several lines, moved by two
+    trials (one line each), move together, each under its own key; a line of it
+    named without spans moves the whole statement."""
+    source = "y = (\n    a.item(),\n    b.item(),\n)\n"
+    spans: neutral.Spans = {2: ((2, 4, 2, 12),), 3: ((3, 4, 3, 12),)}
+    out = _spans_in(tmp_path, source, spans)
+    assert out.count("__graphlint_hoist__") == 2
+    assert ":2:4:2:12'" in out and ":3:4:3:12'" in out
+    path = tmp_path / "m.py"
+    real = str(path.resolve())
+    whole = neutral.rewrite(
+        ast.parse(source), {2: neutral.HOISTED, 3: neutral.HOISTED}, real, {2: spans[2]}
+    )
+    assert f"'{real}:1', lambda: (a.item(), b.item())" in ast.unparse(whole)
+
+
+def test_a_span_inside_a_moved_expression_moves_with_it(tmp_path: Path) -> None:
+    """Nested spans (``float(a.item())`` and its ``a.item()``): the outer one
+    moves, and the keys the run waits for are the ones it fills."""
+    out = _spans_in(
+        tmp_path, "z = float(a.item()) + 1\n", {1: ((1, 4, 1, 19), (1, 10, 1, 18))}
+    )
+    assert out.count("__graphlint_hoist__") == 1
+    assert "lambda: float(a.item()), 'value')" in out
+
+
+def test_the_values_a_run_waits_for_are_the_ones_its_rewrite_fills(
+    tmp_path: Path, settings: Any
+) -> None:
+    """``missing`` (what an eager run of the region must give before the capture)
+    names the keys the rewritten statements compute, no other."""
+    path = tmp_path / "m.py"
+    path.write_text("y = (\n    a.item(),\n    b.item(),\n)\nz = float(c.item()) + 1\n")
+    real = str(path.resolve())
+    neutral._text.cache_clear()
+    settings(
+        neutralised=[
+            [real, 2, "hoisted", [[2, 4, 2, 12]]],
+            [real, 3, "hoisted", [[3, 4, 3, 12]]],
+            [real, 5, "hoisted", [[5, 4, 5, 19], [5, 10, 5, 18]]],
+        ]
+    )
+    keys = neutral.missing(real, 1, 5)
+    rewritten = ast.unparse(neutral.tree_of(real) or ast.Module([], []))
+    assert keys == [f"{real}:2:4:2:12", f"{real}:3:4:3:12", f"{real}:5:4:5:19"]
+    assert all(f"'{key}'" in rewritten for key in keys)

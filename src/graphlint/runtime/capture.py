@@ -654,9 +654,11 @@ class ObservedCapture:
         program's names hold then, as a replay the program asks for should."""
         for vary in (False, True):
             if not (self.block.code and _wants_comparison(self.site)):
-                return
+                break
             when_ = f"{when}, varied inputs" if vary else when
             self.compare(graph, when_, vary, self.entry if first else NO_ENTRY)
+        if first:  # held no longer: the entry's tensors, its old gradients
+            self.entry = NO_ENTRY
 
     def compare(self, graph: Any, when: str, vary: bool, entry: Entry) -> None:
         code = self.block.code
@@ -679,15 +681,7 @@ class ObservedCapture:
         scratch = dict(env)
         program = entry.bound.now() if entry.bound else None
         try:
-            with neutral.pinned(self.pins):
-                if self.site.eager_ms is None:
-                    self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
-                    self.site.replay_ms = _time_ms(lambda: _replay(graph))
-                    start.restore()
-                    torch.cuda.set_rng_state(rng)
-                if entry.bound:  # from the bindings the capture began with
-                    entry.bound.apply()
-                exec(code, scratch)
+            self._eager(code, graph, env, scratch, start, rng, entry)
         except Exception as error:
             self.block = replace(
                 self.block,
@@ -699,10 +693,34 @@ class ObservedCapture:
             self.site.random |= not torch.equal(rng, torch.cuda.get_rng_state())
             eager = reached_values(_roots(self.block, scratch))
             _judge(self.site, replayed, eager, when)
-        if program is not None:  # the program's bindings: the graph's tensors
-            program.apply()
-        before.restore()
-        torch.cuda.set_rng_state(rng)
+        finally:  # the program goes on as it would have: its bindings, its values
+            if program is not None:
+                program.apply()
+            before.restore()
+            torch.cuda.set_rng_state(rng)
+
+    def _eager(
+        self,
+        code: types.CodeType,
+        graph: Any,
+        env: dict[str, Any],
+        scratch: dict[str, Any],
+        start: Snapshot,
+        rng: Any,
+        entry: Entry,
+    ) -> None:
+        """The block run eagerly into ``scratch`` (timed against a replay once),
+        from the bindings the capture began with where ``entry`` has them."""
+        torch = _torch()
+        with neutral.pinned(self.pins):
+            if self.site.eager_ms is None:
+                self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
+                self.site.replay_ms = _time_ms(lambda: _replay(graph))
+                start.restore()
+                torch.cuda.set_rng_state(rng)
+            if entry.bound:  # from the bindings the capture began with
+                entry.bound.apply()
+            exec(code, scratch)
 
 
 def _held(

@@ -30,6 +30,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from graphlint.runtime import session
@@ -52,9 +53,21 @@ _ARTIFACT = "__graph_breaks"  # torch._logging's artifact logger for graph break
 SITES: list[Site] = []  # compiled sites, in the order they were made
 _CALLING: list[Site] = []  # the compiled callables running now, innermost last
 _LAST: list[Site] = []  # the compiled site called last
-# compiled callables the checker may call itself (``drive``): by site key, the
-# site, the callable the program got, the tensor parameters it needs, its name
-DRIVABLE: dict[str, tuple[Site, Callable[..., Any], tuple[str, ...], str]] = {}
+
+
+@dataclass(frozen=True)
+class Drivable:
+    """A compiled callable the checker may call itself (``drive``)."""
+
+    site: Site
+    given: Callable[..., Any]  # what the program got from torch.compile
+    eager: Callable[..., Any]  # what it compiled
+    positional: tuple[str, ...]  # the tensor parameters it needs, by position
+    keywords: tuple[str, ...]  # and by keyword
+    name: str
+
+
+DRIVABLE: dict[str, Drivable] = {}  # by site key
 DRIVEN_SHAPE = (16, 16)  # each synthesized input: float32, on the current device
 DRIVEN_CALLS = 3  # cudagraph trees warm up, record, then replay
 
@@ -209,6 +222,7 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
             made = original(target, **kwargs)
             comparison = _comparison(site, target)
             needs = _tensor_parameters(getattr(target, "forward", target), torch)
+            keywords = _keyword_only(getattr(target, "forward", target))
             if isinstance(made, torch.nn.Module):
                 if comparison is not None:
                     comparison.hook(made)
@@ -217,9 +231,13 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
                 if comparison is not None:
                     made = comparison.wrap(made)
                 given = _counted(site, made)
-            if needs is not None:
+            if needs:  # a function of no parameters is not guessed at
                 name = getattr(target, "__qualname__", type(target).__qualname__)
-                DRIVABLE[site.key] = (site, given, needs, name)
+                positional = tuple(n for n in needs if n not in keywords)
+                named = tuple(n for n in needs if n in keywords)
+                DRIVABLE[site.key] = Drivable(
+                    site, given, target, positional, named, name
+                )
             return given
 
         return wrap if model is None else wrap(model)
@@ -254,31 +272,63 @@ def _tensor_parameters(target: Any, torch: Any) -> tuple[str, ...] | None:
     return tuple(needed)
 
 
+def _keyword_only(target: Any) -> frozenset[str]:
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(
+        p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY
+    )
+
+
 def drive() -> None:
     """Call each compiled callable the program made and never called, when its
     parameters are all tensors (``DRIVABLE``): ``DRIVEN_CALLS`` times on random
-    float32 CUDA tensors of ``DRIVEN_SHAPE``. The site says so (``Site.driven``); a
-    call that fails other than by compiling leaves the site as not run, with why."""
+    float32 CUDA tensors of ``DRIVEN_SHAPE``, once it has run eagerly on them (an
+    input it cannot take is its error, not the compiler's). The site says so
+    (``Site.driven``); inputs the function rejects leave the site as not run."""
     torch = sys.modules.get("torch")
     if torch is None:
         return
     shape = "x".join(map(str, DRIVEN_SHAPE))
-    for site, call, needs, name in list(DRIVABLE.values()):
+    for drivable in list(DRIVABLE.values()):
+        site = drivable.site
         if site.calls or site.status != CAPTURED:
             continue
         site.driven = (
-            f"`{name}` is never called by the program: graphlint confirm called "
-            f"it {DRIVEN_CALLS} times on random {shape} float32 CUDA tensors"
+            f"`{drivable.name}` is never called by the program: graphlint confirm "
+            f"called it {DRIVEN_CALLS} times on random {shape} float32 CUDA tensors"
         )
-        inputs = [torch.randn(*DRIVEN_SHAPE, device="cuda") for _ in needs]
         try:
-            for _ in range(DRIVEN_CALLS):
-                call(*inputs)
-            torch.cuda.synchronize()
-        except Exception as error:
-            if not escaped(error):  # a compile error, an overwritten output: said
-                site.calls = 0
-                site.driven += f", which it rejected ({first_line(error)})"
+            _drive(drivable, torch)
+        except session.StopRun:
+            raise
+        except BaseException as error:  # the function's own: the run goes on
+            site.calls = 0
+            site.driven += f", which it rejected ({first_line(error)})"
+
+
+def _drive(drivable: Drivable, torch: Any) -> None:
+    def inputs() -> tuple[list[Any], dict[str, Any]]:
+        made = {
+            name: torch.randn(*DRIVEN_SHAPE, device="cuda")
+            for name in (*drivable.positional, *drivable.keywords)
+        }
+        positional = [made[name] for name in drivable.positional]
+        return positional, {name: made[name] for name in drivable.keywords}
+
+    args, kwargs = inputs()
+    drivable.eager(*args, **kwargs)  # raises what these inputs do to it
+    torch.cuda.synchronize()
+    try:
+        for _ in range(DRIVEN_CALLS):
+            drivable.given(*args, **kwargs)
+        torch.cuda.synchronize()
+    except Exception as error:
+        # Dynamo's run of the graph on fake tensors failing is these inputs' doing
+        if type(error).__name__ == "TorchRuntimeError" or not escaped(error):
+            raise
 
 
 def install(torch: Any) -> None:

@@ -71,13 +71,13 @@ def spans_of(path: str) -> Spans:
 
 
 def place(key: str) -> tuple[str, str]:
-    """A moved expression's key (``hoist``), "path:line" for a statement or
-    "path:line:col" for an expression of one, as its path and "line[:col]"."""
-    path, _, line = key.rpartition(":")
-    head, _, first = path.rpartition(":")
-    if head and first.isdigit():
-        return head, f"{first}:{line}"
-    return path, line
+    """A moved value's key (``_key``) as its path and line."""
+    parts = key.split(":")
+    numbers = 0
+    while numbers < min(4, len(parts) - 1) and parts[-1 - numbers].isdigit():
+        numbers += 1
+    count = 4 if numbers == 4 else 1  # an expression's: line, col, end line, end col
+    return ":".join(parts[:-count]), parts[-count]
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -255,14 +255,16 @@ def missing(path: str, first: int, last: int) -> list[str]:
     taken = lines_of(path)
     real = os.path.realpath(path)
     tree = _parsed(real) if taken else None
+    if tree is None:
+        return []
     keys: list[str] = []
+    alone = _moved_alone(tree, taken, spans_of(path), real)
     for line, mode in sorted(taken.items()):
-        found = statement_at(tree, line) if tree is not None else None
+        found = statement_at(tree, line)
         if mode != HOISTED or found is None or not first <= found.lineno <= last:
             continue
-        alone = _alone(found, spans_of(path).get(line, ()), _text(real))
-        if alone:
-            keys.extend(_key(real, found, e) for e, _ in alone)
+        if id(found) in alone:
+            keys.extend(_key(real, found, e) for e, _ in alone[id(found)])
             continue
         kind = _MOVED.get(type(found), ("", "effect"))[1]
         if kind not in ("effect", "loop"):
@@ -271,10 +273,38 @@ def missing(path: str, first: int, last: int) -> list[str]:
 
 
 def _key(path: str, statement: ast.stmt, alone: ast.expr | None = None) -> str:
-    """What ``hoist`` keeps a moved value under: "path:line" for a statement's,
-    "path:line:col" for one expression of it moved alone."""
-    key = f"{path}:{statement.lineno}"
-    return f"{key}:{alone.col_offset}" if alone is not None else key
+    """What ``hoist`` keeps a moved value under: "path:line" for a statement's;
+    for one expression of it moved alone, "path:line:col:end_line:end_col" (its
+    own lines, columns in bytes: no two expressions share them)."""
+    if alone is None:
+        return f"{path}:{statement.lineno}"
+    end = f"{alone.end_lineno or alone.lineno}:{alone.end_col_offset or 0}"
+    return f"{path}:{alone.lineno}:{alone.col_offset}:{end}"
+
+
+def _moved_alone(
+    tree: ast.Module, taken: Taken, spans: Spans, path: str
+) -> dict[int, list[tuple[ast.expr, str]]]:
+    """By statement (its id), the expressions of each hoisted statement that move
+    alone (``_alone``): the spans of all its lines together; none where a line of
+    it names no span (the whole statement moves)."""
+    named: dict[int, tuple[ast.stmt, list[Span]]] = {}
+    whole: set[int] = set()
+    for line, mode in taken.items():
+        found = statement_at(tree, line)
+        if found is None or mode != HOISTED:
+            continue
+        where = spans.get(line, ())
+        if not where:
+            whole.add(id(found))
+        named.setdefault(id(found), (found, []))[1].extend(where)
+    text = _text(path) if path else ()
+    moved = {
+        key: _alone(found, where, text)
+        for key, (found, where) in named.items()
+        if key not in whole
+    }
+    return {key: found for key, found in moved.items() if found}
 
 
 @functools.lru_cache(maxsize=64)
@@ -316,11 +346,14 @@ def _alone(
     if not spans or not isinstance(part, ast.expr) or isinstance(statement, ast.While):
         return []
     found: dict[Span, tuple[ast.expr, str]] = {}
-    stack: list[tuple[ast.AST, bool]] = [(part, False)]
+    inside: set[Span] = set()  # spans in an expression that moves: they move with it
+    truth = _MOVED[type(statement)][1] in ("test", "assert")  # the part's truth read
+    stack: list[tuple[ast.AST, bool, bool]] = [(part, truth, False)]
     while stack:
-        node, truth = stack.pop()
+        node, truth, moved = stack.pop()
         if isinstance(node, _INNER):
             continue
+        matched = False
         if isinstance(node, ast.expr) and node is not part:
             where = (
                 node.lineno,
@@ -328,29 +361,35 @@ def _alone(
                 node.end_lineno or node.lineno,
                 _points(text, node.end_lineno or node.lineno, node.end_col_offset or 0),
             )
-            if (
+            if where in spans and moved:
+                inside.add(where)
+            elif (
                 where in spans
                 and _movable(node)
                 and not _stored(node)
                 and any(isinstance(n, _COMPUTES) for n in ast.walk(node))
             ):
                 found.setdefault(where, (node, "test" if truth else "value"))
+                matched = True
         stack.extend(
-            (child, _read_as_truth(node, child)) for child in ast.iter_child_nodes(node)
+            (child, _read_as_truth(node, child, truth), moved or matched)
+            for child in ast.iter_child_nodes(node)
         )
-    if any(s not in found for s in spans):
+    if any(s not in found and s not in inside for s in spans):
         return []
-    return list(found.values())
+    return sorted(found.values(), key=lambda e: (e[0].lineno, e[0].col_offset))
 
 
-def _read_as_truth(parent: ast.AST, child: ast.AST) -> bool:
-    """Whether ``parent`` reads only the truth of ``child``: an operand of ``and``,
-    ``or``, ``not``, the test of ``a if test else b``."""
-    return (
-        isinstance(parent, ast.BoolOp)
-        or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
-        or (isinstance(parent, ast.IfExp) and child is parent.test)
-    )
+def _read_as_truth(parent: ast.AST, child: ast.AST, truth: bool) -> bool:
+    """Whether only the truth of ``child`` is read, ``truth`` saying whether only
+    ``parent``'s is: the operand of ``not``, the test of ``a if test else b``; an
+    operand of ``and``/``or`` (or a branch of ``a if t else b``) where only the
+    whole one's truth is read (``z = a.item() or 1.0`` keeps the value)."""
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, ast.IfExp):
+        return child is parent.test or truth
+    return isinstance(parent, ast.BoolOp) and truth
 
 
 def _stored(node: ast.expr) -> bool:
@@ -535,11 +574,7 @@ def rewrite(
         for line, mode in taken.items()
         if (found := statement_at(tree, line)) is not None
     }
-    alone: dict[int, list[tuple[ast.expr, str]]] = {}
-    for line, where in (spans or {}).items():
-        found = statement_at(tree, line)
-        if found is not None and taken.get(line) == HOISTED:
-            alone[id(found)] = _alone(found, where, _text(path) if path else ())
+    alone = _moved_alone(tree, taken, spans or {}, path)
     if not statements:
         return tree
     for line, mode in taken.items():  # a capture_begin() goes with its capture_end()
