@@ -1159,15 +1159,35 @@ def _spans_in(tmp_path: Path, source: str, spans: neutral.Spans) -> str:
     return ast.unparse(neutral.rewrite(ast.parse(source), taken, real, spans))
 
 
+class _DeviceFlag:
+    """A tensor-like value whose truth is a read of the device."""
+
+    numel = device = None
+
+    def __bool__(self) -> bool:
+        _no_sync()
+        return True
+
+
 def test_an_operand_of_or_keeps_its_value_unless_only_the_truth_is_read(
     tmp_path: Path,
 ) -> None:
-    """``z = a.item() or 1.0`` uses the value: kept as computed; in ``if a.item()
-    or b:`` only the truth is read: kept as a bool."""
-    value = _spans_in(tmp_path, "z = a.item() or 1.0\n", {1: ((1, 4, 1, 12),)})
-    assert "lambda: a.item(), 'value')" in value
+    """``z = a.item() or 1.0`` may give the operand's value: a host value is kept
+    as computed, a tensor (whose truth Python reads there) as a bool; the last
+    operand keeps its value; in ``if a.item() or b:`` only the truth is read."""
+    value = _spans_in(tmp_path, "z = a.item() or b.item()\n", {1: ((1, 4, 1, 12),)})
+    assert "lambda: a.item(), 'operand')" in value
+    last = _spans_in(tmp_path, "z = a or b.item()\n", {1: ((1, 9, 1, 17),)})
+    assert "lambda: b.item(), 'value')" in last
     test = _spans_in(tmp_path, "if a.item() or b:\n    pass\n", {1: ((1, 3, 1, 11),)})
     assert "lambda: a.item(), 'test')" in test
+    assert neutral.hoist("operand-test:1", lambda: 3.5, neutral.OPERAND) == 3.5
+    assert neutral.hoist("operand-test:2", _DeviceFlag, neutral.OPERAND) is True
+    lines.begin_capture()
+    try:  # the capture reads neither value's truth from the device
+        assert neutral.hoist("operand-test:2", _DeviceFlag, neutral.OPERAND) is True
+    finally:
+        lines.end_capture()
 
 
 def test_expressions_of_one_statement_have_keys_of_their_own(tmp_path: Path) -> None:

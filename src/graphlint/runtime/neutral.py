@@ -152,6 +152,10 @@ VALUES: dict[str, Any] = {}  # by "path:line": the value last computed eagerly
 # (a loop that ends), no value. A failure that a stand-in causes is not a capture's
 # failure, and confirms nothing (``report``).
 _AS_IS = ("value", "iter")  # kinds whose value is kept as computed, not as a bool
+# an operand of ``and``/``or`` before the last, whose value may be the result: Python
+# reads its truth, so a tensor is kept as a bool (that read is the sync), a host
+# value (``a.item() or 1.0``) as computed
+OPERAND = "operand"
 _STAND_IN: dict[str, Any] = {"test": False, "assert": True, "iter": ()}
 
 
@@ -189,11 +193,17 @@ def hoist(key: str, compute: Callable[[], Any], kind: str = "value") -> Any:
         if not _EAGER_CHECK:
             raise
         return _as_captured(key, kind)
-    if kind in _AS_IS:
+    if kind == OPERAND:  # a tensor's truth is read where it stands, a scalar's not
+        VALUES[key] = value = bool(value) if _is_tensor(value) else value
+    elif kind in _AS_IS:
         VALUES[key] = value
     elif kind != "effect":  # a dropped value need not be kept
         VALUES[key] = value = bool(value)
     return value
+
+
+def _is_tensor(value: Any) -> bool:
+    return hasattr(value, "numel") and hasattr(value, "device")
 
 
 def _as_captured(key: str, kind: str) -> Any:
@@ -347,10 +357,11 @@ def _alone(
         return []
     found: dict[Span, tuple[ast.expr, str]] = {}
     inside: set[Span] = set()  # spans in an expression that moves: they move with it
-    truth = _MOVED[type(statement)][1] in ("test", "assert")  # the part's truth read
-    stack: list[tuple[ast.AST, bool, bool]] = [(part, truth, False)]
+    # how the part's value is used: only its truth, or its value
+    use = "test" if _MOVED[type(statement)][1] in ("test", "assert") else "value"
+    stack: list[tuple[ast.AST, str, bool]] = [(part, use, False)]
     while stack:
-        node, truth, moved = stack.pop()
+        node, use, moved = stack.pop()
         if isinstance(node, _INNER):
             continue
         matched = False
@@ -369,10 +380,10 @@ def _alone(
                 and not _stored(node)
                 and any(isinstance(n, _COMPUTES) for n in ast.walk(node))
             ):
-                found.setdefault(where, (node, "test" if truth else "value"))
+                found.setdefault(where, (node, use))
                 matched = True
         stack.extend(
-            (child, _read_as_truth(node, child, truth), moved or matched)
+            (child, _use(node, child, use), moved or matched)
             for child in ast.iter_child_nodes(node)
         )
     if any(s not in found and s not in inside for s in spans):
@@ -380,16 +391,21 @@ def _alone(
     return sorted(found.values(), key=lambda e: (e[0].lineno, e[0].col_offset))
 
 
-def _read_as_truth(parent: ast.AST, child: ast.AST, truth: bool) -> bool:
-    """Whether only the truth of ``child`` is read, ``truth`` saying whether only
-    ``parent``'s is: the operand of ``not``, the test of ``a if test else b``; an
-    operand of ``and``/``or`` (or a branch of ``a if t else b``) where only the
-    whole one's truth is read (``z = a.item() or 1.0`` keeps the value)."""
+def _use(parent: ast.AST, child: ast.AST, use: str) -> str:
+    """How ``child``'s value is used, ``use`` saying how ``parent``'s is: only its
+    truth ("test": the operand of ``not``, the test of ``a if t else b``, every
+    operand of an ``and``/``or`` whose truth alone is read); as an ``and``/``or``
+    operand before the last, whose value may be the result (``OPERAND``); else as a
+    value (the last operand, a branch of ``a if t else b``, as ``parent``'s)."""
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-        return True
+        return "test"
     if isinstance(parent, ast.IfExp):
-        return child is parent.test or truth
-    return isinstance(parent, ast.BoolOp) and truth
+        return "test" if child is parent.test else use
+    if isinstance(parent, ast.BoolOp):
+        if use == "test":
+            return "test"
+        return "value" if child is parent.values[-1] else OPERAND
+    return "value"
 
 
 def _stored(node: ast.expr) -> bool:
