@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -1237,3 +1238,21 @@ def test_the_values_a_run_waits_for_are_the_ones_its_rewrite_fills(
     rewritten = ast.unparse(neutral.tree_of(real) or ast.Module([], []))
     assert keys == [f"{real}:2:4:2:12", f"{real}:3:4:3:12", f"{real}:5:4:5:19"]
     assert all(f"'{key}'" in rewritten for key in keys)
+
+
+def test_a_trial_passes_over_only_the_code_it_moved(tmp_path: Path) -> None:
+    """Where a re-run moved one expression of a statement, another finding on the
+    rest of the statement, still captured, is judged there; where it moved the
+    statement whole, neither is."""
+    a = tmp_path / "a.py"
+    a.write_text("with g:\n    y = a.item() + b.item()\n")
+    path = str(a.resolve())
+    neutral._text.cache_clear()
+    first = replace(
+        _finding(a, 2, "GL101", Outcome.CAPTURE_ERROR, 1), col=8, end_col=16
+    )
+    second = replace(first, col=19, end_col=27)
+    alone = RunResult([], neutralised=[[path, 2, "hoisted", [[2, 8, 2, 16]]]])
+    assert report._moved(alone, first) and not report._moved(alone, second)
+    whole = RunResult([], neutralised=[[path, 2, "hoisted"]])
+    assert report._moved(whole, first) and report._moved(whole, second)

@@ -119,6 +119,48 @@ def span(path: str, line: int, mode: str = HOISTED, *_: object) -> tuple[int, in
     return _first_line(found), found.end_lineno or found.lineno
 
 
+def takes_out(path: str, moves: Sequence[Sequence[Any]], where: Span) -> bool:
+    """Whether the moves of a trial in ``path`` (``[line, mode, spans]`` each, as
+    the run's ``neutralised`` names them) take the code at ``where`` (first line,
+    column, last line, end column; code points) out of the capture: it is inside
+    an expression moved alone, or in a statement moved whole (``span``)."""
+    real = os.path.realpath(path)
+    taken: Taken = {int(m[0]): str(m[1]) if len(m) > 1 else HOISTED for m in moves}
+    spans: Spans = {
+        int(m[0]): tuple((int(a), int(b), int(c), int(d)) for a, b, c, d in m[2])
+        for m in moves
+        if len(m) > 2 and m[2]
+    }
+    tree = _parsed(real)
+    alone = _moved_alone(tree, taken, spans, real) if tree is not None else {}
+    text = _text(real)
+    for line, mode in taken.items():
+        found = statement_at(tree, line) if tree is not None else None
+        if found is not None and id(found) in alone:
+            if any(_inside(where, _span(e, text)) for e, _ in alone[id(found)]):
+                return True
+            continue
+        first, last = span(path, line, mode)
+        if first <= where[0] <= last:
+            return True
+    return False
+
+
+def _span(node: ast.expr, text: tuple[bytes, ...]) -> Span:
+    """Where ``node`` is, its columns in code points."""
+    end = node.end_lineno or node.lineno
+    return (
+        node.lineno,
+        _points(text, node.lineno, node.col_offset),
+        end,
+        _points(text, end, node.end_col_offset or 0),
+    )
+
+
+def _inside(inner: Span, outer: Span) -> bool:
+    return outer[:2] <= inner[:2] and inner[2:] <= outer[2:]
+
+
 def _parse(path: str) -> ast.Module | None:
     try:
         with open(path, "rb") as handle:
@@ -366,12 +408,7 @@ def _alone(
             continue
         matched = False
         if isinstance(node, ast.expr) and node is not part:
-            where = (
-                node.lineno,
-                _points(text, node.lineno, node.col_offset),
-                node.end_lineno or node.lineno,
-                _points(text, node.end_lineno or node.lineno, node.end_col_offset or 0),
-            )
+            where = _span(node, text)
             if where in spans and moved:
                 inside.add(where)
             elif (

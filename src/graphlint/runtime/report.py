@@ -204,15 +204,15 @@ def _failed_here(d: Diagnostic, site: Site) -> bool:
 
 
 def _moved(trial: RunResult, d: Diagnostic) -> bool:
-    """Whether ``trial`` moved the statement holding ``d``'s line out of the
-    capture (its code no longer runs there)."""
+    """Whether ``trial`` moved ``d``'s code out of the capture (its statement, or
+    an expression of it that holds ``d``): that code no longer runs there."""
     path = _real(d.path)
-    for where, line, *mode in trial.neutralised:
-        if _real(where) == path:
-            first, last = neutral.span(where, line, *mode)
-            if first <= d.line <= last:
-                return True
-    return False
+    moves = [
+        [line, *how] for where, line, *how in trial.neutralised if _real(where) == path
+    ]
+    return bool(moves) and neutral.takes_out(
+        path, moves, (d.line, d.col, d.end_line, d.end_col)
+    )
 
 
 def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str] | None:
