@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from graphlint.facts.names import argument_of, is_true, keyword
-from graphlint.facts.values import Device, Value
-
-if TYPE_CHECKING:
-    from graphlint.facts.analysis import FileFacts
+from graphlint.facts.values import Device, Value, Values
 
 
 def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
@@ -21,12 +17,13 @@ def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
     return None
 
 
-def builtin(facts: FileFacts, call: cst.Call) -> str | None:
-    """The builtin a call invokes (``float`` in ``float(t)``), unless shadowed."""
+def builtin(values: Values, call: cst.Call) -> str | None:
+    """The builtin a call invokes (``float`` in ``float(t)``), unless shadowed in
+    the file ``values`` are of."""
     func = call.func
     if not isinstance(func, cst.Name):
         return None
-    scope = facts.values.scope_of.get(func)
+    scope = values.scope_of.get(func)
     if scope is not None and scope.lookup(func.value) is not None:
         return None
     return func.value

@@ -27,7 +27,7 @@ class TensorLoopBound(Rule):
     capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if builtin(self.context.facts, node) != "range":
+        if builtin(self.context.facts.values, node) != "range":
             return
         region = self.here
         if any(self.from_tensor(a) for a in positional(node)):
@@ -38,7 +38,7 @@ class TensorLoopBound(Rule):
             return True
         if not isinstance(expr, cst.Call):
             return False
-        if builtin(self.context.facts, expr) in _CONVERSIONS:
+        if builtin(self.context.facts.values, expr) in _CONVERSIONS:
             args = positional(expr)
             return len(args) == 1 and on_device(self.value(args[0]))
         found = method(expr)

@@ -106,7 +106,7 @@ class TensorTruthValue(Rule):
         if self.qualname(node.func) in _COND:
             self.cond(node)
             return
-        if builtin(self.context.facts, node) not in ("any", "all"):
+        if builtin(self.context.facts.values, node) not in ("any", "all"):
             return
         args = positional(node)
         if len(args) != 1:

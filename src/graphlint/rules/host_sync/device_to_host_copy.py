@@ -69,7 +69,7 @@ class DeviceToHostCopy(Rule):
         region = self.here
         if node in self._loop_bounds:
             return
-        name = builtin(self.context.facts, node)
+        name = builtin(self.context.facts.values, node)
         if name == "range":
             self._loop_bounds.update(positional(node))
             return

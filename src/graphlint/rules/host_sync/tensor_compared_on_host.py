@@ -33,7 +33,7 @@ class TensorComparedOnHost(Rule):
         if self.qualname(node.func) in _BOOL_FUNCTIONS:
             self.report(node, region, call=self.code_of(node))
             return
-        name = builtin(self.context.facts, node)
+        name = builtin(self.context.facts.values, node)
         if name in ("max", "min"):
             args = [self.value(a) for a in positional(node)]
             compared = args if len(args) > 1 else [element_of(a) for a in args]

@@ -32,7 +32,7 @@ class TensorFormattedOnHost(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.here
-        name = builtin(self.context.facts, node)
+        name = builtin(self.context.facts.values, node)
         if name in _TEXT_BUILTINS:
             self.check_args(node, node.args, region)
             return

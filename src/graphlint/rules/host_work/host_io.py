@@ -51,7 +51,7 @@ class HostIo(StatementRemoval):
         region = self.here
         if self.formats_tensor(node):
             return  # a tensor formatted as text is GL102's
-        name = builtin(self.context.facts, node)
+        name = builtin(self.context.facts.values, node)
         if name in _BUILTINS or self.is_io(node):
             # printing and logging only show text; other I/O reads or writes data
             shown = name == "print" or self.is_logging(node)

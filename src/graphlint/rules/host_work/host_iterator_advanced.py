@@ -27,7 +27,7 @@ class HostIteratorAdvanced(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.here
-        if builtin(self.context.facts, node) != "next":
+        if builtin(self.context.facts.values, node) != "next":
             return
         if node.args and self.fresh(node.args[0].value, region):
             return  # ``next(iter(d.values()))``: the first item, nothing advances
@@ -41,7 +41,7 @@ class HostIteratorAdvanced(Rule):
             return True
         if isinstance(iterator, cst.Call):
             found = method(iterator)
-            return builtin(self.context.facts, iterator) in _FRESH or (
+            return builtin(self.context.facts.values, iterator) in _FRESH or (
                 found is not None and found[1] in MODULE_ITERATORS
             )
         key = self.state.key_of(iterator)

@@ -459,7 +459,9 @@ class LearningRateChanged(Rule):
         found = method(params)
         if found is not None and found[1] == "parameters":
             return True
-        wrapper = builtin(self.context.facts, params) or self.qualname(params.func)
+        wrapper = builtin(self.context.facts.values, params) or self.qualname(
+            params.func
+        )
         return (
             wrapper in ("list", "tuple", "itertools.chain")
             and bool(params.args)
