@@ -302,7 +302,7 @@ def drive() -> None:
         )
         try:
             _drive(drivable, torch)
-        except session.StopRun:
+        except (session.StopRun, KeyboardInterrupt):
             raise
         except BaseException as error:  # the function's own: the run goes on
             site.calls = 0
@@ -310,15 +310,11 @@ def drive() -> None:
 
 
 def _drive(drivable: Drivable, torch: Any) -> None:
-    def inputs() -> tuple[list[Any], dict[str, Any]]:
-        made = {
-            name: torch.randn(*DRIVEN_SHAPE, device="cuda")
-            for name in (*drivable.positional, *drivable.keywords)
-        }
-        positional = [made[name] for name in drivable.positional]
-        return positional, {name: made[name] for name in drivable.keywords}
+    def made() -> Any:
+        return torch.randn(*DRIVEN_SHAPE, device="cuda")
 
-    args, kwargs = inputs()
+    args = [made() for _ in drivable.positional]
+    kwargs = {name: made() for name in drivable.keywords}
     drivable.eager(*args, **kwargs)  # raises what these inputs do to it
     torch.cuda.synchronize()
     try:
