@@ -681,7 +681,15 @@ class ObservedCapture:
         scratch = dict(env)
         program = entry.bound.now() if entry.bound else None
         try:
-            self._eager(code, graph, env, scratch, start, rng, entry)
+            with neutral.pinned(self.pins):
+                if self.site.eager_ms is None:
+                    self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
+                    self.site.replay_ms = _time_ms(lambda: _replay(graph))
+                    start.restore()
+                    torch.cuda.set_rng_state(rng)
+                if entry.bound:  # from the bindings the capture began with
+                    entry.bound.apply()
+                exec(code, scratch)
         except Exception as error:
             self.block = replace(
                 self.block,
@@ -698,29 +706,6 @@ class ObservedCapture:
                 program.apply()
             before.restore()
             torch.cuda.set_rng_state(rng)
-
-    def _eager(
-        self,
-        code: types.CodeType,
-        graph: Any,
-        env: dict[str, Any],
-        scratch: dict[str, Any],
-        start: Snapshot,
-        rng: Any,
-        entry: Entry,
-    ) -> None:
-        """The block run eagerly into ``scratch`` (timed against a replay once),
-        from the bindings the capture began with where ``entry`` has them."""
-        torch = _torch()
-        with neutral.pinned(self.pins):
-            if self.site.eager_ms is None:
-                self.site.eager_ms = _time_ms(lambda: exec(code, dict(env)))
-                self.site.replay_ms = _time_ms(lambda: _replay(graph))
-                start.restore()
-                torch.cuda.set_rng_state(rng)
-            if entry.bound:  # from the bindings the capture began with
-                entry.bound.apply()
-            exec(code, scratch)
 
 
 def _held(

@@ -62,8 +62,7 @@ class Drivable:
     site: Site
     given: Callable[..., Any]  # what the program got from torch.compile
     eager: Callable[..., Any]  # what it compiled
-    positional: tuple[str, ...]  # the tensor parameters it needs, by position
-    keywords: tuple[str, ...]  # and by keyword
+    needs: tuple[str, ...]  # the tensor parameters it needs, passed by name
     name: str
 
 
@@ -222,7 +221,6 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
             made = original(target, **kwargs)
             comparison = _comparison(site, target)
             needs = _tensor_parameters(getattr(target, "forward", target), torch)
-            keywords = _keyword_only(getattr(target, "forward", target))
             if isinstance(made, torch.nn.Module):
                 if comparison is not None:
                     comparison.hook(made)
@@ -233,11 +231,7 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
                 given = _counted(site, made)
             if needs:  # a function of no parameters is not guessed at
                 name = getattr(target, "__qualname__", type(target).__qualname__)
-                positional = tuple(n for n in needs if n not in keywords)
-                named = tuple(n for n in needs if n in keywords)
-                DRIVABLE[site.key] = Drivable(
-                    site, given, target, positional, named, name
-                )
+                DRIVABLE[site.key] = Drivable(site, given, target, needs, name)
             return given
 
         return wrap if model is None else wrap(model)
@@ -247,8 +241,8 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
 
 def _tensor_parameters(target: Any, torch: Any) -> tuple[str, ...] | None:
     """The parameters ``target`` needs (those without a default), when each is
-    annotated as a tensor (``torch.Tensor``, as an object or as words); None when
-    one is not, or when its signature cannot be read."""
+    annotated as a tensor (``torch.Tensor``, as an object or as words) and can be
+    passed by name; None when one is not, or when its signature cannot be read."""
     try:
         signature = inspect.signature(target)
     except (TypeError, ValueError):
@@ -260,6 +254,8 @@ def _tensor_parameters(target: Any, torch: Any) -> tuple[str, ...] | None:
             inspect.Parameter.VAR_KEYWORD,
         ):
             continue
+        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+            return None
         annotation = parameter.annotation
         if isinstance(annotation, str):  # postponed: "'torch.Tensor'" when quoted
             annotation = annotation.strip("'\"")
@@ -270,16 +266,6 @@ def _tensor_parameters(target: Any, torch: Any) -> tuple[str, ...] | None:
             return None
         needed.append(parameter.name)
     return tuple(needed)
-
-
-def _keyword_only(target: Any) -> frozenset[str]:
-    try:
-        parameters = inspect.signature(target).parameters.values()
-    except (TypeError, ValueError):
-        return frozenset()
-    return frozenset(
-        p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY
-    )
 
 
 def drive() -> None:
@@ -310,16 +296,12 @@ def drive() -> None:
 
 
 def _drive(drivable: Drivable, torch: Any) -> None:
-    def made() -> Any:
-        return torch.randn(*DRIVEN_SHAPE, device="cuda")
-
-    args = [made() for _ in drivable.positional]
-    kwargs = {name: made() for name in drivable.keywords}
-    drivable.eager(*args, **kwargs)  # raises what these inputs do to it
+    inputs = {n: torch.randn(*DRIVEN_SHAPE, device="cuda") for n in drivable.needs}
+    drivable.eager(**inputs)  # raises what these inputs do to it
     torch.cuda.synchronize()
     try:
         for _ in range(DRIVEN_CALLS):
-            drivable.given(*args, **kwargs)
+            drivable.given(**inputs)
         torch.cuda.synchronize()
     except Exception as error:
         # Dynamo's run of the graph on fake tensors failing is these inputs' doing

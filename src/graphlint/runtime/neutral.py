@@ -104,7 +104,7 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     return found
 
 
-def span(path: str, line: int, mode: str = HOISTED, *_: object) -> tuple[int, int]:
+def span(path: str, line: int, mode: str = HOISTED) -> tuple[int, int]:
     """The first and last lines of what a run moving the statement of ``path`` that
     holds ``line`` takes out of the capture: a hoisted ``if``, ``while`` or ``for``
     loses its header's expression only (its body, an ``elif``, stay), an ungraphed
