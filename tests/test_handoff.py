@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from graphlint import runner
-from graphlint.project import check
+from graphlint.project import check, reach
 from graphlint.project.check import check_project
 from graphlint.project.reach import imported_words
 from graphlint.settings import Settings
@@ -612,3 +612,174 @@ def test_the_modules_a_reached_function_calls_into_are_summarised_together(
     assert found == [("b.py", "GL101"), ("c.py", "GL101")]
     assert any({"b.py", "c.py"} <= set(batch) for batch in batches)
     assert "b.py" not in alone and "c.py" not in alone
+
+
+INSTALLED = {  # dedented below, so that tests can add to a file
+    "pkg/__init__.py": "",
+    "pkg/grads.py": """\
+        import torch
+
+
+        def finalize(grads):
+            torch.cuda.synchronize()
+
+
+        def log_grads(grads):
+            print(len(grads))
+        """,
+    "pkg/sched.py": """\
+        import torch
+
+
+        def config_of(model):
+            return getattr(model, "config")
+
+
+        def step(model, x):
+            config = config_of(model)
+            y = x * 2
+            config.finalize_func(y)
+            return y
+
+
+        def capture(model, x):
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                out = step(model, x)
+            return out
+        """,
+    "pkg/train.py": """\
+        from pkg.grads import finalize, log_grads
+        from pkg.sched import capture
+
+
+        def main(model, x):
+            model.config.finalize_func = finalize
+            model.config.log_func = log_grads
+            return capture(model, x)
+        """,
+}
+INSTALLED = {name: textwrap.dedent(text) for name, text in INSTALLED.items()}
+
+
+def test_a_callback_installed_on_an_untyped_object_is_followed(
+    tmp_path: Path,
+) -> None:
+    """``config.finalize_func(y)`` on an object nothing types runs what the project
+    installs as ``finalize_func`` (``model.config.finalize_func = finalize``): the
+    finding names the write in its chain and is inferred (medium confidence), in
+    preview only; what is installed as another attribute is not followed."""
+    _write(tmp_path, INSTALLED)
+    code, out, _ = run("check", "--preview", "--show-reach", ".", cwd=tmp_path)
+    assert code == 1
+    (finding,) = [line for line in out.splitlines() if ": GL" in line]
+    assert finding.startswith("pkg/grads.py:5:5: GL103")
+    assert (
+        "via step() -> model.config.finalize_func = finalize at pkg/train.py:6 "
+        "-> finalize()] (inferred)"
+    ) in finding
+    assert "handed over by model.config.finalize_func = finalize at" in out
+    assert "log_grads" not in out
+    code, out, _ = run("check", "--show-reach", ".", cwd=tmp_path)
+    assert code == 0 and "`config.finalize_func` not followed" in out
+
+
+@pytest.mark.parametrize(
+    "installed",
+    [
+        # a class (a layer spec) or an instance is not a callback
+        "model.config.finalize_func = Grads",
+        "model.config.finalize_func = Grads()",
+        # on the method's own object: the class's attributes say what it holds
+        "self.finalize_func = finalize",
+        # a value the file neither defines nor imports (a parameter copied over)
+        "model.config.finalize_func = fn",
+    ],
+)
+def test_what_is_not_an_installed_callback(tmp_path: Path, installed: str) -> None:
+    files = dict(INSTALLED)
+    files["pkg/grads.py"] += textwrap.dedent(
+        """\
+
+
+        class Grads:
+            def __call__(self, grads):
+                torch.cuda.synchronize()
+        """
+    )
+    files["pkg/train.py"] = textwrap.dedent(
+        f"""\
+        from pkg.grads import Grads, finalize
+        from pkg.sched import capture
+
+
+        class Trainer:
+            def main(self, model, x, fn):
+                {installed}
+                return capture(model, x)
+        """
+    )
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
+    assert code == 0 and "GL103" not in out
+
+
+def test_an_attribute_installed_with_many_callables_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """An attribute the project installs more than four callables as is too common
+    to tell which one a call runs: not followed."""
+    files = dict(INSTALLED)
+    names = [f"hook{i}" for i in range(5)]
+    files["pkg/grads.py"] += "".join(
+        f"\n\ndef {name}(grads):\n    torch.cuda.synchronize()\n" for name in names
+    )
+    files["pkg/train.py"] = (
+        f"from pkg.grads import {', '.join(names)}\n"
+        "from pkg.sched import capture\n\n\n"
+        "def main(model, x):\n"
+        + "".join(f"    model.config.finalize_func = {name}\n" for name in names)
+        + "    return capture(model, x)\n"
+    )
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
+    assert code == 0 and "GL103" not in out
+    files["pkg/train.py"] = files["pkg/train.py"].replace(
+        "    model.config.finalize_func = hook4\n", ""
+    )
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
+    assert code == 1 and out.count("GL103") == 4
+
+
+@pytest.mark.parametrize(
+    ("source", "written"),
+    [
+        ("cfg.hook = finish\n", [(b"hook", b"finish")]),
+        ("a.b.hook = mod.finish  # installed\n", [(b"hook", b"mod.finish")]),
+        ("cfg.hook = lambda y: y\n", [(b"hook", b"lambda")]),
+        ("self.hook = finish\n", []),
+        ("myself.hook = finish\n", [(b"hook", b"finish")]),
+        ("cfg.hook = make()\n", []),
+        ("cfg.hook == finish\n", []),
+        ("cfg.hook += finish\n", []),
+    ],
+)
+def test_the_attribute_writes_a_scan_finds(
+    source: str, written: list[tuple[bytes, bytes]]
+) -> None:
+    assert reach._installs(source.encode()) == written
+
+
+def test_an_attribute_some_class_has_as_a_method_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """``x.finalize_func()`` on an object nothing types may be a method of any class
+    that defines one by that name: what is installed as it is not followed then."""
+    files = dict(INSTALLED)
+    files["pkg/other.py"] = (
+        "class Other:\n    def finalize_func(self, y):\n        return y\n"
+    )
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
+    assert code == 0 and "GL103" not in out

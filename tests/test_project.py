@@ -1811,3 +1811,29 @@ def test_gl407_says_the_same_of_setters_in_the_file_and_in_another_module(
         "decay(opt)",
     ]
     assert found == {"one.py": expected, "pkg/train.py": expected}
+
+
+def test_a_package_that_rebinds_a_module_name_gives_the_function(
+    tmp_path: Path,
+) -> None:
+    """``from pkg import grads`` where ``pkg/__init__.py`` does ``from .grads
+    import grads``: the function, as Python gives it, not the module ``pkg.grads``
+    (a package re-exporting a function under the name of its module)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .grads import grads\n")
+    (pkg / "grads.py").write_text(
+        "import torch\n\n\ndef grads(x):\n    return x.sum().item()\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom pkg import grads\n\n\n"
+        "def step(x):\n"
+        "    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n"
+        "        y = grads(x)\n"
+        "    return y\n"
+    )
+    code, out, _ = run("check", ".", cwd=tmp_path)
+    assert code == 1
+    assert "pkg/grads.py:5:12: GL101" in out and "via grads()" in out

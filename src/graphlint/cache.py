@@ -89,8 +89,9 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # (``Diagnostic.anchor`` and ``wide``, ``FileResult.wide``); 28 adds suppressions of
 # a whole file (``Suppression.whole_file``), and keeps each version's entries in a
 # folder of its own; 29 reads a notebook as the script of its code cells, and adds
-# the cells of places in notebooks (``cell`` of ``Diagnostic``, ``Wide`` and the rest)
-FORMAT = 29
+# the cells of places in notebooks (``cell`` of ``Diagnostic``, ``Wide`` and the rest);
+# 30 adds the callables a module installs on other objects (``Store``)
+FORMAT = 30
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

@@ -308,6 +308,22 @@ _MAX_SUPER = 4  # ``super().__init__`` calls GL407 follows up from a constructor
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
 _LIBRARY = "library"  # ``_Fn.applied`` of code a library's callable runs
+# why a call ``x.attr(...)`` resolved to nothing that may be because the resolver
+# cannot type ``x``: then what the project installs as ``attr`` is asked (preview)
+_UNTYPED = frozenset(
+    {Reason.PARAMETER, Reason.UNTRACKED, Reason.UNRESOLVED, Reason.ATTRIBUTE}
+)
+_MAX_INSTALLED = 4  # callables installed as one attribute, at most, to follow it
+# ``receiver.attr = value`` of a dotted name or a lambda (each pattern begins with a
+# literal, and the receiver is read back only for a match: a scan of every file
+# costs little)
+_WRITTEN = re.compile(
+    rb"\.(\w+)[ \t]*=[ \t]*"
+    rb"(lambda(?=\W)|[A-Za-z_][\w.]*+(?=[ \t]*+(?:#[^\n]*)?\r?\n))"
+)
+_SELF = re.compile(rb"(?<![\w.])self\Z")
+_METHOD = re.compile(rb"def[ \t]+(\w+)[ \t]*\([ \t]*self\b")
+_DEFINED = re.compile(rb"def[ \t]+(\w+)")  # and ``undef x``: a name more, no harm
 
 # a binding: ("local", module, function, name), ("global", module, name), ("import",
 # module, name), ("attribute", module, class, name) or ("parameter", module,
@@ -543,6 +559,11 @@ class Project:
         self._searched: set[tuple[str, str]] = set()
         self._rounds = 0
         self._by_path: dict[str, ModuleSummary] = {}
+        # installed callables, by attribute (``_installed``), and the hand-offs
+        # that installed them (what they reach is inferred: medium confidence)
+        self._installs: dict[str, list[_Fn]] = {}
+        self._installing: set[Hop] = set()
+        self._writes: dict[bytes, list[Path]] | None = None  # ``_writers``
         self.handed: dict[tuple[str, str], list[Hop]] = {}
         self._import_words: dict[Path, frozenset[bytes]] | None = None  # by ``_naming``
 
@@ -978,12 +999,22 @@ class Project:
         prefer: Path | None = None,
     ) -> list[object]:
         """A dotted name from an import: the longest prefix that is a project module,
-        then attributes inside it."""
+        then attributes inside it. Where the whole name is a module of a package
+        that binds the module's name to something else (``from .grads import
+        grads`` in its ``__init__``), it is that, as ``from pkg import grads`` gives
+        it in Python: the attribute, not the module."""
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
             found = self.module(".".join(parts[:cut]), near, prefer=prefer)
             if found is not None:
                 values: list[object] = [_Mod(found)]
+                package = (  # ``from pkg import grads``: the module, or not
+                    self.module(".".join(parts[: cut - 1]), near, prefer=prefer)
+                    if 1 < cut == len(parts)
+                    else None
+                )
+                if package is not None and _rebinds(package, found.name):
+                    values = self.attribute(_Mod(package), parts[cut - 1], depth + 1)
                 for attr in parts[cut:]:
                     values = [
                         v
@@ -1632,15 +1663,113 @@ class Project:
         found = [t for value in values for t in self.called(value)]
         if not found and library is not None:
             found = library(values)
+        why = None
+        if not found:
+            if not values:  # ``h = h.float()`` only, ``fn: Callable[...]``
+                values = [self._ran_out(module, fn, callee)]
+            why = _why(values, callee)
+            if why is not None and why.reason in _UNTYPED and "." in callee:
+                found = self._installed(callee.rpartition(".")[2])
         handed = [hop for t in found for hop in t.handoff]
         if handed and self._reading is not None:  # each, though targets are one
             known = self.handed.setdefault(self._reading, [])
             known.extend(hop for hop in dict.fromkeys(handed) if hop not in known)
         if found:
             return list(dict.fromkeys(found)), None
-        if not values:  # ``h = h.float()`` only, ``fn: Callable[...]``
-            values = [self._ran_out(module, fn, callee)]
-        return [], _why(values, callee)
+        return [], why
+
+    def _installed(self, attribute: str) -> list[_Fn]:
+        """In preview, what the project installs as ``attribute`` on objects other
+        than a method's own ``self`` (``config.finalize_func = finalize``, in any
+        file): the callables a call of that attribute on an object the resolver
+        cannot type may run, each with the write as a hand-off. Asked once per
+        attribute, of the files whose text writes it; none where the writes are
+        more than ``_MAX_INSTALLED`` callables (an attribute too common to tell)."""
+        if not self.handoffs:
+            return []
+        found = self._installs.get(attribute)
+        if found is not None:
+            return found
+        found = self._installs[attribute] = []  # a cycle through it finds nothing
+        saved = self._reading, self._steps, self._bindings
+        # the search captures nothing, and has budgets of its own
+        self._reading, self._steps = None, None
+        try:
+            for path in self._scan()[1].get(attribute.encode(), ()):
+                root = self.root_of_file(str(path))
+                module = self.module(module_of(path), prefer=root)
+                if module is not None:
+                    found.extend(self._installs_in(module, attribute))
+        finally:
+            self._reading, self._steps, self._bindings = saved
+        if len({(t.module.path, t.fn.path) for t in found}) > _MAX_INSTALLED:
+            found.clear()
+        return found
+
+    def _installs_in(self, module: ModuleSummary, attribute: str) -> Iterator[_Fn]:
+        """The project functions that ``module``'s writes of ``attribute`` install,
+        each with its write as a hand-off; each resolved within a budget."""
+        for fn in [None, *module.functions.values()]:
+            stores = module.stores if fn is None else fn.stores
+            for store in stores.get(attribute, ()):
+                hop = Hop(
+                    module.path,
+                    store.line,
+                    store.col,
+                    f"{store.written} = {_shown(store.ref)}",
+                    handoff=True,
+                )
+                self._installing.add(hop)
+
+                def values(
+                    ref: Ref = store.ref, where: FunctionSummary | None = fn
+                ) -> list[object]:
+                    return self.ref(module, where, ref, 0)
+
+                self._steps, self._bindings = None, _Bindings()
+                for value in self._budgeted(values, None, lambda why: []):
+                    # a function, a bound method or a lambda's calls: a callback
+                    # (a class or an instance installed is a spec or an object)
+                    items = value.items if isinstance(value, _Items) else (value,)
+                    for target in items:
+                        if isinstance(target, _Fn):
+                            yield replace(target, handoff=(*target.handoff, hop))
+
+    def _scan(self) -> tuple[dict[Path, frozenset[bytes]], dict[bytes, list[Path]]]:
+        """The project's files read once a run, for the searches of hand-offs: the
+        words of each file's imports (``imported_words``), and the files by the
+        attributes their text installs a callable as: ``x.attr = name`` (``x`` not
+        ``self``) of a function the file defines or imports, or a lambda, where no
+        class of the project has a method of that name (``x.run()`` on an object
+        nothing types is far more often some class's ``run`` than a callback)."""
+        if self._import_words is None or self._writes is None:
+            self._import_words = {}
+            writes: dict[bytes, dict[Path, None]] = {}
+            methods: set[bytes] = set()
+            for path in self.sources:
+                data = self._read(path)
+                if data is None:
+                    continue
+                words = self._import_words[path] = imported_words(data)
+                known = words.union(_DEFINED.findall(data), (b"lambda",))
+                methods.update(_METHOD.findall(data))
+                for attribute, value in _installs(data):
+                    if value.partition(b".")[0] in known:
+                        writes.setdefault(attribute, {})[path] = None
+            self._writes = {
+                attribute: list(paths)
+                for attribute, paths in writes.items()
+                if attribute not in methods
+            }
+        return self._import_words, self._writes
+
+    def _inferred(self, how: Reached, target: _Fn) -> Reached:
+        """``how``, of medium confidence where ``target`` came through an installed
+        callable (``_installed``): that the object it was installed on is the one
+        called is inferred from the attribute's name alone."""
+        if any(hop in self._installing for hop in target.handoff):
+            return replace(how, confidence=Confidence.MEDIUM.value)
+        return how
 
     @staticmethod
     def _ran_out(
@@ -2349,7 +2478,7 @@ class Project:
                 (*target.handoff, hop),
                 entry.confidence,
             )
-            found.append((target, how))
+            found.append((target, self._inferred(how, target)))
         return found
 
     def _again(
@@ -2479,17 +2608,14 @@ class Project:
         of a class) summarises no more."""
         if not names:
             return
-        if self._import_words is None:
-            self._import_words = {}
-            for path in self.sources:
-                data = self._read(path)
-                if data is not None:
-                    self._import_words[path] = imported_words(data)
+        words = self._scan()[0]
         asked = {n.encode(): {w.encode() for w in ws} for n, ws in names.items()}
         hits: list[tuple[str, Path | None]] = []
-        for path, words in self._import_words.items():
-            star = b"*" in words
-            named = [n for n, ws in asked.items() if star or not ws.isdisjoint(words)]
+        for path, imported in words.items():
+            star = b"*" in imported
+            named = [
+                n for n, ws in asked.items() if star or not ws.isdisjoint(imported)
+            ]
             if not named:
                 continue
             data = self._read(path)
@@ -2553,7 +2679,10 @@ class Project:
                     target.module, target.fn, site, key[0], unfollowed, site, how
                 )
                 edges.extend((c.module.path, c.fn.path) for c in callees)
-                found.extend((c, _through(how, key[0], site, c)) for c in callees)
+                found.extend(
+                    (c, self._inferred(_through(how, key[0], site, c), c))
+                    for c in callees
+                )
         finally:
             self._reading = None
         return found
@@ -2720,6 +2849,25 @@ def _through(how: Reached, path: str, site: CallSite | Entry, callee: _Fn) -> Re
     file ``path``) is, then through that call."""
     hop = Hop(path, site.line, site.col, f"{callee.fn.path}()")
     return replace(how, via=(*how.via, *callee.handoff, hop))
+
+
+def _rebinds(package: ModuleSummary, name: str) -> bool:
+    """Whether ``package`` binds the last part of its module ``name`` to something
+    other than that module (a function it imports from it, under its name)."""
+    attr = name.rpartition(".")[2]
+    if attr in package.functions or attr in package.classes or attr in package.names:
+        return True
+    return package.imports.get(attr, name) != name
+
+
+def _installs(data: bytes) -> list[tuple[bytes, bytes]]:
+    """The attribute writes of a dotted name or a lambda in ``data`` (``_WRITTEN``),
+    as (attribute, value), but those on ``self``."""
+    return [
+        (match[1], match[2])
+        for match in _WRITTEN.finditer(data)
+        if _SELF.search(data, max(0, match.start() - 5), match.start()) is None
+    ]
 
 
 # an import statement, from ``import``'s right: ``from a.b import (c, d as e)``

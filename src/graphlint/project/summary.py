@@ -166,6 +166,19 @@ class CallSite:
     host: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Store:
+    """A value written to an attribute of an object other than the method's own
+    ``self`` (``config.finalize_func = finalize``): a callable installed where a
+    call of that attribute elsewhere, on an object the resolver cannot type, may
+    find it. ``written``: the target as written, for the chain."""
+
+    ref: Ref
+    line: int
+    col: int
+    written: str
+
+
 @dataclass(eq=False)
 class FunctionSummary:
     path: str  # "fn", "Cls.method", "outer.inner"
@@ -217,6 +230,8 @@ class FunctionSummary:
     sets_hyperparameters: dict[str, int] = field(default_factory=dict)
     # the class its return annotation names (``-> MegatronOptimizer``), if any
     returns_class: str = ""
+    # callables it installs on other objects, by attribute name (``Store``)
+    stores: dict[str, list[Store]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -255,6 +270,8 @@ class ModuleSummary:
     # module-level names bound to a CUDA-graph compiler (``compile_fn =
     # functools.partial(torch.compile, mode="reduce-overhead")``): their labels
     compilers: dict[str, str] = field(default_factory=dict)
+    # callables module-level code installs on other objects (``Store``)
+    stores: dict[str, list[Store]] = field(default_factory=dict)
 
 
 def dotted(node: ast.expr) -> str | None:
@@ -293,6 +310,11 @@ def _getattr_literal(node: ast.expr) -> str | None:
     if base is None or not name.value.isidentifier():
         return None
     return f"{base}.{name.value}"
+
+
+# the values an attribute write records (``Store``): those that may be a callback
+# (a function or bound method by name, a lambda)
+_STORED = frozenset({"name", "calls"})
 
 
 def ref_of(node: ast.expr) -> Ref | None:
@@ -524,6 +546,8 @@ class _Summarizer(ast.NodeVisitor):
                     cls.attrs_at.setdefault(target.attr, []).append(at)
                 elif target.attr not in cls.untracked:
                     cls.untracked.append(target.attr)
+            elif ref is not None and ref.kind in _STORED:
+                self.store(target, ref)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             elements = target.elts if not isinstance(target, ast.Starred) else [target]
             for element in elements:
@@ -531,6 +555,14 @@ class _Summarizer(ast.NodeVisitor):
                     element.value if isinstance(element, ast.Starred) else element,
                     None,
                 )
+
+    def store(self, target: ast.Attribute, ref: Ref) -> None:
+        """``obj.attr = value`` of a value that may be project code (``Store``)."""
+        written = dotted(target) or f"(...).{target.attr}"
+        col = self.columns(target.lineno, target.col_offset)
+        store = Store(ref, target.lineno, col, written)
+        where = self.functions[-1].stores if self.functions else self.module.stores
+        where.setdefault(target.attr, []).append(store)
 
     def untracked(self, name: str) -> None:
         """A local bound to a value that is not modelled (kept to say why a call of
@@ -1884,6 +1916,7 @@ __all__ = [
     "ModuleSummary",
     "Nullness",
     "Ref",
+    "Store",
     "dotted",
     "imported",
     "summarize",
