@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from graphlint.codes import CODES, code_of
 from graphlint.diagnostics import Diagnostic, FileResult, Suppression
 from graphlint.read import tool_diagnostic
-from graphlint.rules.tool.file_checks import UnknownSuppression, UnusedSuppression
+from graphlint.tool_codes import UnknownSuppression, UnusedSuppression
 
 _IGNORE = re.compile(
     r"#\s*graphlint:\s*ignore(?!-file\b)(?:\[(?P<codes>[^\]]*)\])?", re.I

@@ -62,8 +62,8 @@ from graphlint.read import (
     tool_diagnostic,
 )
 from graphlint.rule import RuleContext, tree_rules
-from graphlint.rules.tool.file_checks import ParserLimitExceeded
 from graphlint.settings import Job, Setter, Settings
+from graphlint.tool_codes import ParserLimitExceeded
 
 
 def lint_source(

@@ -39,8 +39,8 @@ from graphlint.read import (
     real_path,
     tool_diagnostic,
 )
-from graphlint.rules.tool.file_checks import UnreadableFile
 from graphlint.settings import Settings
+from graphlint.tool_codes import UnreadableFile
 
 
 class LintError(Exception):

@@ -30,7 +30,7 @@ from graphlint.checks import Check
 from graphlint.diagnostics import Confidence, Diagnostic, Severity
 from graphlint.notebook import Cells, NotebookError, Script, is_notebook
 from graphlint.notebook import script as notebook_script
-from graphlint.rules.tool.file_checks import (
+from graphlint.tool_codes import (
     EmptyFile,
     OversizedFile,
     ParserLimitExceeded,

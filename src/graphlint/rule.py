@@ -425,8 +425,10 @@ def _rendered(node: cst.CSTNode, indent: str) -> str:
 
 
 def all_checks() -> dict[str, type[Check]]:
-    """Every code graphlint knows, by code, discovered from ``graphlint.rules``."""
+    """Every code graphlint knows, by code: discovered from ``graphlint.rules``, and
+    graphlint's own GL0xx (``graphlint.tool_codes``)."""
     import graphlint.rules as package  # noqa: PLC0415 - rules import this module
+    import graphlint.tool_codes  # noqa: F401, PLC0415 - registers the GL0xx codes
 
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)

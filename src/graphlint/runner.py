@@ -50,8 +50,8 @@ from types import TracebackType
 from graphlint.diagnostics import FileResult
 from graphlint.project.summary import ModuleSummary, summarize_source
 from graphlint.read import overlay_contents, set_overlay, tool_diagnostic
-from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 from graphlint.settings import Job, Settings
+from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
 _STACK_SIZE = 256 * 1024 * 1024  # deep but legal code must not overflow the C stack
 _RECURSION_LIMIT = 20_000

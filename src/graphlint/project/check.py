@@ -64,7 +64,6 @@ from graphlint.read import (
     source_root,
     tool_diagnostic,
 )
-from graphlint.rules.tool.file_checks import UNANALYSED, ParserLimitExceeded
 from graphlint.runner import (
     Inline,
     SummaryJob,
@@ -74,6 +73,7 @@ from graphlint.runner import (
     run_files,
 )
 from graphlint.settings import Job, Setter, Settings
+from graphlint.tool_codes import UNANALYSED, ParserLimitExceeded
 
 P = ParamSpec("P")
 

@@ -17,8 +17,8 @@ from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
 from graphlint.read import overlaid
-from graphlint.rules.tool.file_checks import InternalError, ParserLimitExceeded
 from graphlint.settings import Settings
+from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
 # outcomes that depend on the machine or on a bug, not on the file: never kept
 UNSTABLE = frozenset({ParserLimitExceeded.code, InternalError.code})

@@ -44,7 +44,7 @@ from graphlint.read import (
     too_deep,
     tool_diagnostic,
 )
-from graphlint.rules.tool.file_checks import ParserLimitExceeded
+from graphlint.tool_codes import ParserLimitExceeded
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from graphlint.diagnostics import (
     RegionReach,
     WarmupVerdict,
 )
-from graphlint.rules.apis.warmup_wording import CODE, settled_message
+from graphlint.warmup_wording import CODE, settled_message
 
 Place = tuple[str, int]  # a file, a line
 

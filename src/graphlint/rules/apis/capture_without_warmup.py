@@ -22,7 +22,7 @@ from graphlint.facts.warmup import Op, Verdict, Warmup
 from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.apis._warmup_fix import captured_statements, warmup_text
 from graphlint.rules.apis.ddp_warmup_too_short import DDP_WARMUP, captures_ddp
-from graphlint.rules.apis.warmup_wording import (
+from graphlint.warmup_wording import (
     CODE,
     FAILS,
     NEED,

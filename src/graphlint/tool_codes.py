@@ -1,8 +1,9 @@
 """GL0xx codes: the outcomes of files graphlint could not analyse, and comments
 that tell it something it cannot use.
 
-These carry no detection logic (the engine decides them while reading and parsing a
-file), so they share one module instead of one each.
+These carry no detection logic (reading, parsing and the engine decide them), so they
+share one module instead of one each, outside ``graphlint.rules``: the modules that
+report them import no rule (``rule.all_checks`` registers them with the rules).
 """
 
 from __future__ import annotations

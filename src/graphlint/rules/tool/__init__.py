@@ -1,1 +1,0 @@
-"""GL0xx: files graphlint could not analyse, reported by the engine."""
