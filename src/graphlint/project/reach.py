@@ -1739,7 +1739,8 @@ class Project:
         """The project's files read once a run, for the searches of hand-offs: the
         words of each file's imports (``imported_words``), and the files by the
         attributes their text installs a callable as: ``x.attr = name`` (``x`` not
-        ``self``) of a function the file defines or imports, or a lambda, where no
+        ``self``) of a function the file defines or imports (not a CapWords class
+        name), or a lambda, where no
         class of the project has a method of that name (``x.run()`` on an object
         nothing types is far more often some class's ``run`` than a callback)."""
         if self._import_words is None or self._writes is None:
@@ -1754,7 +1755,9 @@ class Project:
                 known = words.union(_DEFINED.findall(data), (b"lambda",))
                 methods.update(_METHOD.findall(data))
                 for attribute, value in _installs(data):
-                    if value.partition(b".")[0] in known:
+                    # a CapWords name is a class (a spec, not a callback): not read
+                    callback = not value.rpartition(b".")[2][:1].isupper()
+                    if callback and value.partition(b".")[0] in known:
                         writes.setdefault(attribute, {})[path] = None
             self._writes = {
                 attribute: list(paths)
