@@ -563,9 +563,9 @@ class Project:
         # that installed them (what they reach is inferred: medium confidence)
         self._installs: dict[str, list[_Fn]] = {}
         self._installing: set[Hop] = set()
-        self._writes: dict[bytes, list[Path]] | None = None  # ``_writers``
+        self._writes: dict[bytes, list[Path]] | None = None  # by ``_scan``
         self.handed: dict[tuple[str, str], list[Hop]] = {}
-        self._import_words: dict[Path, frozenset[bytes]] | None = None  # by ``_naming``
+        self._import_words: dict[Path, frozenset[bytes]] | None = None  # by ``_scan``
 
     # -- loading ---------------------------------------------------------------------
     def module(
@@ -1726,7 +1726,6 @@ class Project:
                 ) -> list[object]:
                     return self.ref(module, where, ref, 0)
 
-                self._steps, self._bindings = None, _Bindings()
                 for value in self._budgeted(values, None, lambda why: []):
                     # a function, a bound method or a lambda's calls: a callback
                     # (a class or an instance installed is a spec or an object)
@@ -1740,9 +1739,9 @@ class Project:
         words of each file's imports (``imported_words``), and the files by the
         attributes their text installs a callable as: ``x.attr = name`` (``x`` not
         ``self``) of a function the file defines or imports (not a CapWords class
-        name), or a lambda, where no
-        class of the project has a method of that name (``x.run()`` on an object
-        nothing types is far more often some class's ``run`` than a callback)."""
+        name), or a lambda, where no class of the project has a method of that name
+        (``x.run()`` on an object nothing types is far more often some class's
+        ``run`` than a callback)."""
         if self._import_words is None or self._writes is None:
             self._import_words = {}
             writes: dict[bytes, dict[Path, None]] = {}
