@@ -30,7 +30,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any
@@ -49,15 +49,24 @@ Spans = dict[int, tuple[Span, ...]]  # line -> the expressions to move there
 
 @functools.cache
 def _neutralised() -> dict[str, tuple[Taken, Spans]]:
-    found: dict[str, tuple[Taken, Spans]] = {}
-    for path, line, *how in session.settings().get("neutralised") or ():
-        taken, spans = found.setdefault(os.path.realpath(path), ({}, {}))
-        taken[int(line)] = how[0] if how else HOISTED
+    grouped: dict[str, list[Sequence[Any]]] = {}
+    for path, *move in session.settings().get("neutralised") or ():
+        grouped.setdefault(os.path.realpath(path), []).append(move)
+    return {path: _moves(moves) for path, moves in grouped.items()}
+
+
+def _moves(moves: Iterable[Sequence[Any]]) -> tuple[Taken, Spans]:
+    """What moves in one file, from ``[line, mode, spans]`` entries (as the run's
+    ``neutralised`` names them, without the path; mode and spans optional)."""
+    taken: Taken = {}
+    spans: Spans = {}
+    for line, *how in moves:
+        taken[int(line)] = str(how[0]) if how else HOISTED
         if len(how) > 1 and how[1]:
             spans[int(line)] = tuple(
                 (int(a), int(b), int(c), int(d)) for a, b, c, d in how[1]
             )
-    return found
+    return taken, spans
 
 
 def lines_of(path: str) -> Taken:
@@ -125,12 +134,7 @@ def takes_out(path: str, moves: Sequence[Sequence[Any]], where: Span) -> bool:
     column, last line, end column; code points) out of the capture: it is inside
     an expression moved alone, or in a statement moved whole (``span``)."""
     real = os.path.realpath(path)
-    taken: Taken = {int(m[0]): str(m[1]) if len(m) > 1 else HOISTED for m in moves}
-    spans: Spans = {
-        int(m[0]): tuple((int(a), int(b), int(c), int(d)) for a, b, c, d in m[2])
-        for m in moves
-        if len(m) > 2 and m[2]
-    }
+    taken, spans = _moves(moves)
     tree = _parsed(real)
     alone = _moved_alone(tree, taken, spans, real) if tree is not None else {}
     text = _text(real)
