@@ -686,9 +686,10 @@ def test_a_capture_records_what_moved_statements_gave_it_and_which_stood_in() ->
 def test_the_moved_statements_a_region_would_stand_in_for_are_known_before_it(
     tmp_path: Path, settings: object
 ) -> None:
-    """Before a capture of lines 2-4 begins, the run knows which statements it
-    moved there have no kept value yet (so an eager run of the region can compute
-    them first); a value kept, a dropped value or another region's are not."""
+    """Before a capture of lines 1-8 begins, the run knows which statements it
+    moved there have no kept value yet that the region reads (so an eager run of
+    the region can compute them first); a value kept, a dropped value, a name the
+    region never reads again or another region's are not."""
     script = tmp_path / "unwarmed.py"
     script.write_text(
         "with graph(g):\n"  # 1
@@ -696,16 +697,20 @@ def test_the_moved_statements_a_region_would_stand_in_for_are_known_before_it(
         "    print(x.item())\n"  # 3: an effect, its value dropped
         "    m = (x *\n"  # 4
         "         n).max().item()\n"  # 5
-        "k = x.item()\n"  # 6
+        "    y = m + 1\n"  # 6
+        "    k = x.item()\n"  # 7: nothing in the region reads k
+        "    s.total = x.item()\n"  # 8: state, which anything may read
+        "k = x.item()\n"  # 9
     )
     path = str(script)
     real = str(script.resolve())
-    settings(neutralised=[[path, 2], [path, 3], [path, 5], [path, 6]])  # type: ignore[operator]
-    assert neutral.missing(path, 1, 5) == [f"{real}:2", f"{real}:4"]
+    moved = [[path, line] for line in (2, 3, 5, 7, 8, 9)]
+    settings(neutralised=moved)  # type: ignore[operator]
+    assert neutral.missing(path, 1, 8) == [f"{real}:2", f"{real}:4", f"{real}:8"]
     neutral.VALUES[f"{real}:2"] = 4.0
     try:
-        assert neutral.missing(path, 1, 5) == [f"{real}:4"]
-        assert neutral.missing(path, 6, 6) == [f"{real}:6"]
+        assert neutral.missing(path, 1, 8) == [f"{real}:4", f"{real}:8"]
+        assert neutral.missing(path, 7, 9) == [f"{real}:8"]
     finally:
         del neutral.VALUES[f"{real}:2"]
 

@@ -1023,7 +1023,7 @@ def confirm(
     Needs torch-graphlint[runtime] and a CUDA GPU.
     """
     from graphlint.runtime import confirm as runtime  # noqa: PLC0415
-    from graphlint.runtime import report  # noqa: PLC0415
+    from graphlint.runtime import report, uncalled  # noqa: PLC0415
 
     if not script.is_file():
         fail(f"no such file: {script}")
@@ -1031,7 +1031,14 @@ def confirm(
         device = runtime.require_cuda()
     except runtime.ConfirmError as error:
         fail(str(error))
-    settings = {"warmup": warmup, "atol": atol, "rtol": rtol, "compare": compare}
+    settings = {
+        "warmup": warmup,
+        "atol": atol,
+        "rtol": rtol,
+        "compare": compare,
+        # functions holding a region, called on stand-ins if the program never does
+        "drive": uncalled.targets(_lint([script]).results, script),
+    }
     explain = report.Explainer(lambda paths: _lint(paths).results)
     trials, runs = runtime.run_all(
         script,

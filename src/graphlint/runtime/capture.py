@@ -208,9 +208,11 @@ def _variant() -> bool:
 
 
 class FunctionProbe:
-    """A function marked ``@graphlint.capture_region``."""
+    """A function marked ``@graphlint.capture_region`` (or between
+    ``# graphlint: capture-begin`` and ``capture-end`` comments, which begin its
+    region at line ``first``: ``uncalled``)."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], first: int | None = None) -> None:
         functools.update_wrapper(self, fn)
         code = fn.__code__
         last = max((line for *_, line in code.co_lines() if line), default=0)
@@ -218,7 +220,7 @@ class FunctionProbe:
         self.site = session.site_of(
             MARKED_FUNCTION,
             code.co_filename,
-            code.co_firstlineno,
+            first or code.co_firstlineno,
             max(last, code.co_firstlineno),
             f"{fn.__qualname__}()",
         )

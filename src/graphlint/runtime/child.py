@@ -13,6 +13,7 @@ import traceback
 import types
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 from graphlint.read import package_of, source_root
 from graphlint.runtime import lines, neutral, session
@@ -21,8 +22,10 @@ from graphlint.runtime.sites import STOPPED
 
 
 def run(script: str, args: list[str]) -> str | None:
-    """Run ``script`` as ``__main__``; how it ended, when it did not end well."""
-    from graphlint.runtime import compiled  # noqa: PLC0415 - torch
+    """Run ``script`` as ``__main__``; how it ended, when it did not end well. Once
+    it ended well, the checker calls what holds a region the program never ran
+    (``uncalled``) and what it compiled and never called (``compiled``)."""
+    from graphlint.runtime import compiled, uncalled  # noqa: PLC0415 - torch
     from graphlint.runtime.capture import fail_open, install  # noqa: PLC0415
 
     install()
@@ -34,16 +37,17 @@ def run(script: str, args: list[str]) -> str | None:
     try:
         rewritten = neutral.compile_file(script)
         if module is not None:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            namespace = runpy.run_module(module, run_name="__main__", alter_sys=True)
         elif rewritten is not None:
-            _run_code(rewritten, script)
+            namespace = _run_code(rewritten, script)
         else:
-            runpy.run_path(script, run_name="__main__")
+            namespace = runpy.run_path(script, run_name="__main__")
     except session.StopRun:  # recorded on its site
         return STOPPED
     except SystemExit as stop:
         if stop.code not in (None, 0):
             return f"the script exited with {stop.code}"
+        namespace = {}
     except BaseException as error:  # the script's own failure, reported
         if fail_open(error):  # between capture_begin() and capture_end()
             return STOPPED
@@ -53,19 +57,22 @@ def run(script: str, args: list[str]) -> str | None:
         path, line = found if found is not None else (last.filename, last.lineno)
         return f"the script raised {first_line(error)} ({path}:{line})"
     try:
-        compiled.drive()  # what it compiled and never called
+        uncalled.drive(namespace, script)
+        compiled.drive()
     except session.StopRun:
         return STOPPED
     return None
 
 
-def _run_code(code: CodeType, script: str) -> None:
-    """Run ``code`` as ``__main__``, as ``runpy.run_path`` runs a script's file."""
+def _run_code(code: CodeType, script: str) -> dict[str, Any]:
+    """Run ``code`` as ``__main__``, as ``runpy.run_path`` runs a script's file;
+    its globals."""
     main = types.ModuleType("__main__")
     main.__file__ = script
     main.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
     exec(code, vars(main))
+    return vars(main)
 
 
 def entry(script: str) -> tuple[str | None, list[str]]:

@@ -221,6 +221,11 @@ def _failed_at(d: Diagnostic, site: Site, trial: RunResult) -> tuple[str, str] |
     The eager check comes first: run eagerly, moved statements compute their own
     values, so no stand-in of a variant run is to blame for the same failure there."""
     where = "here" if site.error_line == d.line else f"at {site.error_line}"
+    if site.eager and site.driven:
+        return NO_VERDICT, (
+            f"the capture of {site.name} fails {where}, but so does the region run "
+            f"eagerly on the same stand-ins ({site.eager}): the stand-ins may be why"
+        )
     if site.eager:
         return NOT_REPRODUCED, (
             f"the capture of {site.name} fails {where}, but the region fails "
@@ -260,6 +265,15 @@ def _did_not_run(trial: RunResult) -> str:
     return "its region did not run"
 
 
+def _called_here(d: Diagnostic, trial: RunResult) -> str:
+    """What the checker's own call of the function around ``d``'s region did,
+    when that call never reached the region (``uncalled``)."""
+    if d.region is None:
+        return ""
+    said = trial.driven.get(f"{_real(d.region.path or d.path)}:{d.region.line}")
+    return f" ({said})" if said else ""
+
+
 def _region_ran(d: Diagnostic, trial: RunResult) -> bool:
     region = _site_of(d, trial.sites)
     return region is not None and region.calls > 0
@@ -295,7 +309,7 @@ def _judge_in(
         return unexplained
     region = _site_of(d, sites)
     if region is None or region.calls == 0:
-        return NO_VERDICT, _did_not_run(trial)
+        return NO_VERDICT, _did_not_run(trial) + _called_here(d, trial)
     site = region
     # a line that did not run made nothing of its region go wrong
     ran = trial.ran(d.path, d.line) is not False or site.compiles(d.path, d.line)
@@ -322,6 +336,12 @@ def _judge_in(
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
         return NO_VERDICT, f"no replay of {site.name} was compared with eager{why}"
+    if site.driven and d.outcome is Outcome.SILENT_WRONG:
+        return NO_VERDICT, (
+            f"{site.name} ran only on the checker's own call, and its replays "
+            "matched eager there: a finding about what the program does between "
+            "replays needs the program's own calls"
+        )
     if site.status == SILENT_WRONG:  # wrong, but not in the way this finding says
         return NOT_REPRODUCED, (
             f"{site.name} captured; its replays differ from eager ({site.detail}), "
@@ -429,14 +449,16 @@ def _missed(
     that moved statements out of the capture, only a failure that reads as a
     capture's own counts: another may be a moved statement's stand-in value; and
     a replay that differs from eager, unless the region ran on a stand-in (its
-    eager runs reuse what the moved statements gave the capture, ``neutral``)."""
+    eager runs reuse what the moved statements gave the capture, ``neutral``).
+    The same holds for a function the checker called on stand-in arguments
+    (``uncalled``): a failure that is not a capture's may be theirs."""
     found: list[Missed] = []
     findings = [d for result in results for d in result.diagnostics]
     shown = f" (in the re-run with {variant})" if variant else ""
     for site in trial.sites:
         if site.eager or any(_predicts(d, site, trial) for d in findings):
             continue
-        if trial.neutralised and not (
+        if (trial.neutralised or site.driven) and not (
             (site.status == CAPTURE_ERROR and _captures(site))
             or (site.status == SILENT_WRONG and not site.stand_ins)
         ):

@@ -26,9 +26,14 @@ DEFAULTS: dict[str, Any] = {
     "compare": 10,  # replays compared with eager, per site
     "neutralised": [],  # [path, line, mode]: statements this run moves (``neutral``)
     "warm": [],  # keys of the program's captures this run warms up first
+    # functions holding a region, to call when the program never does (``uncalled``)
+    "drive": [],
 }
 SITES: dict[str, Site] = {}
 PRIMED: list[str] = []  # keys of captures whose region this run ran eagerly first
+# what the checker's own call of a function did, by the key of a region in it
+# (``uncalled``): for the verdicts of a region the call did not reach
+DRIVEN: dict[str, str] = {}
 
 
 class StopRun(BaseException):
@@ -88,4 +93,5 @@ def result(ended: str | None) -> RunResult:
         lines.by_file(lines.CAPTURED),
         list(settings()["neutralised"]),
         list(dict.fromkeys([*settings()["warm"], *PRIMED])),
+        dict(DRIVEN),
     )

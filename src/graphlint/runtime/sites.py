@@ -104,6 +104,8 @@ class RunResult:
     # warmed up first (keys)
     neutralised: list[list[Any]] = field(default_factory=list)
     warm: list[str] = field(default_factory=list)
+    # functions the checker called itself: what each call did, by region key
+    driven: dict[str, str] = field(default_factory=dict)
 
     def dump(self) -> str:
         return json.dumps({**asdict(self), "sites": [asdict(s) for s in self.sites]})
@@ -122,6 +124,7 @@ class RunResult:
             data.get("captured") or {},
             data.get("neutralised") or [],
             data.get("warm") or [],
+            data.get("driven") or {},
         )
 
     def ran(self, path: str, line: int) -> bool | None:

@@ -1,0 +1,293 @@
+"""``graphlint confirm`` calls the functions holding a region that the program never
+runs (``graphlint.runtime.uncalled``): which ones, with what, and what the verdicts
+say of such a call. The calls themselves run on a GPU: the runtime scenarios
+``fixtures/runtime/gl1_uncalled_*.py`` (``test_confirm.test_gpu_scenario``)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from graphlint.diagnostics import FileResult, Outcome
+from graphlint.lint import lint
+from graphlint.runtime import report, uncalled
+from graphlint.runtime.sites import RunResult
+from tests.test_confirm import SYNC, _failed, _finding, _site
+
+
+def _targets(
+    tmp_path: Path, source: str, name: str = "m.py"
+) -> list[dict[str, object]]:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    uncalled._tree.cache_clear()
+    return uncalled.targets(lint([path]).results, path)
+
+
+def _kinds(source: str) -> dict[str, str | None]:
+    (function,) = ast.parse(textwrap.dedent(source)).body
+    assert isinstance(function, ast.FunctionDef)
+    return uncalled.parameters(function, skip_first=False)
+
+
+def test_the_function_or_method_around_each_region_is_a_target(tmp_path: Path) -> None:
+    targets = _targets(
+        tmp_path,
+        """
+        import torch
+
+        g = torch.cuda.CUDAGraph()
+        x = torch.ones(4, device="cuda")
+        with torch.cuda.graph(g):  # module level: the script runs it, or nothing
+            y = x * 2
+
+        def step(model, x):
+            with torch.cuda.graph(g):
+                return model(x)
+
+        class Runner:
+            def __init__(self, size: int, scale=2.0):
+                self.x = torch.ones(size)
+
+            def capture(self):
+                def inner():
+                    with torch.cuda.graph(g):
+                        self.x.add_(1)
+                inner()
+
+            @staticmethod
+            def helper(x: torch.Tensor):
+                with torch.cuda.graph(g):
+                    x.add_(1)
+        """,
+    )
+    path = str((tmp_path / "m.py").resolve())
+    assert [(t["name"], t["regions"], t["needs"], t["init"]) for t in targets] == [
+        ("step", [10], {"model": "module", "x": "tensor"}, None),
+        # a nested function is called through the method that defines it
+        ("Runner.capture", [19], {}, {"size": "int"}),
+        ("Runner.helper", [25], {"x": "tensor"}, None),
+    ]
+    assert {t["path"] for t in targets} == {path}
+
+
+def test_a_region_its_findings_are_reached_from_is_a_target(tmp_path: Path) -> None:
+    """A file of layers, checked alone, has no region: the finding's region, in the
+    file that captures them, names the function to call."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(
+        "def norm(x):\n    if x.sum() > 0:\n        return x\n    return -x\n"
+    )
+    (pkg / "runner.py").write_text(
+        "import torch\n\nfrom .layers import norm\n\n\n"
+        "def run(x: torch.Tensor):\n    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n        norm(x)\n"
+    )
+    uncalled._tree.cache_clear()
+    layers = pkg / "layers.py"
+    results = lint([layers, pkg / "runner.py"]).results
+    (target,) = uncalled.targets(results, layers)
+    assert target["name"] == "run" and target["regions"] == [8]
+    assert target["path"] == str((pkg / "runner.py").resolve())
+
+
+def test_each_parameter_gets_a_stand_in_by_annotation_default_or_use() -> None:
+    assert _kinds(
+        """
+        def f(a: torch.Tensor, b: "Tensor", c: nn.Module, d: int, e: float,
+              g: Optional[torch.Tensor], h: torch.Tensor | None, i: list[torch.Tensor],
+              j: bool, k=3, *rest, l, m=1, **more):
+            pass
+        """
+    ) == {
+        "a": "tensor",
+        "b": "tensor",
+        "c": "module",
+        "d": "int",
+        "e": "float",
+        "g": "none",
+        "h": "none",
+        "i": "tensors",
+        "j": "bool",
+        "l": "tensor",
+    }
+    assert _kinds(
+        """
+        def f(model, batches, n, x, opt: torch.optim.Optimizer, kind: str):
+            for batch in batches:
+                model(batch)
+            for _ in range(n):
+                x.add_(1)
+        """
+    ) == {
+        "model": "module",
+        "batches": "tensors",
+        "n": "int",
+        "x": "tensor",
+        "opt": None,
+        "kind": None,
+    }
+
+
+def test_stand_ins_are_said_as_the_verdicts_say_them() -> None:
+    said = uncalled.described({"model": "module", "x": "tensor", "opt": None})
+    assert said == (
+        "`model`: a module that scales its input by a learnable scalar, "
+        "`x`: a random 16x16 float32 CUDA tensor"
+    )
+
+
+def test_a_call_on_stand_ins_that_fails_eagerly_too_gives_no_verdict(
+    tmp_path: Path,
+) -> None:
+    """A capture of a called function that fails the same way run eagerly says
+    nothing of the code when the inputs were stand-ins: they may be why."""
+    a = tmp_path / "a.py"
+    shapes = "RuntimeError: mat1 and mat2 shapes cannot be multiplied"
+    site = _failed(a, 3, 9, shapes, at=5)
+    site.eager, site.driven = shapes, "`step` is never called by the program"
+    finding = _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)
+    result = FileResult(str(a), (finding,))
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    (judged,) = merged.findings
+    assert judged.status == "no verdict"
+    assert "the stand-ins may be why" in judged.note
+    assert merged.missed == ()  # not a capture's failure: not counted as missed
+    site.driven = ""  # the program's own inputs: the code's failure, not a hazard
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    assert merged.findings[0].status == "not reproduced"
+
+
+def test_a_verdict_names_the_call_on_stand_ins(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    said = "`step` is never called by the program: graphlint confirm called it"
+    site = _failed(a, 3, 9, SYNC, at=5)
+    site.driven = said
+    finding = _finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)
+    result = FileResult(str(a), (finding,))
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    assert merged.findings[0].status == "confirmed"
+    assert said in merged.findings[0].note
+    # a call that never reached the region: its verdict says what the call did
+    failed = f"{said}, which failed (TypeError: bad)"
+    unrun = RunResult([], driven={f"{a.resolve()}:3": failed})
+    merged = report.merge([result], [unrun], device="GPU", runs=1)
+    assert merged.findings[0].status == "no verdict"
+    assert failed in merged.findings[0].note
+    ran = _site(a, 3, 9, compared=2)  # and a capture that matched: not reproduced
+    ran.driven = said
+    merged = report.merge([result], [RunResult([ran])], device="GPU", runs=2)
+    assert merged.findings[0].status == "not reproduced"
+    assert said in merged.findings[0].note
+
+
+def test_a_method_is_followed_by_the_methods_that_replay_on_its_instance(
+    tmp_path: Path,
+) -> None:
+    """A trainer captures in one method and replays in another: both run, on one
+    instance, and a batch copied into the static input is made like it."""
+    (target,) = _targets(
+        tmp_path,
+        """
+        import torch
+
+        class Trainer:
+            def __init__(self, model: torch.nn.Module):
+                self.x = torch.zeros(8, 16, device="cuda")
+                self.graph = torch.cuda.CUDAGraph()
+
+            def capture(self):
+                with torch.cuda.graph(self.graph):
+                    self.out = self.x * 2
+
+            def train(self, batches):
+                for batch in batches:
+                    self.x.copy_(batch)
+                    self.graph.replay()
+
+            def step(self, x):
+                self.x.copy_(x)
+                self.graph.replay()
+
+            def report(self):
+                print(self.out)
+
+            @property
+            def replayed(self):
+                return self.graph.replay()
+        """,
+    )
+    assert target["name"] == "Trainer.capture"
+    assert target["init"] == {"model": "module"}
+    assert target["then"] == [
+        {"name": "train", "needs": {"batches": "tensors like self.x"}},
+        {"name": "step", "needs": {"x": "tensor like self.x"}},
+    ]
+    assert uncalled.described({"batches": "tensors like self.x"}) == (
+        "`batches`: a list of 3 random tensors like `self.x`"
+    )
+
+
+def test_a_buffer_is_a_dotted_name_never_a_call() -> None:
+    assert _kinds("def f(x):\n    buf.copy_(x)\n") == {"x": "tensor like buf"}
+    assert _kinds("def f(x):\n    make().copy_(x)\n") == {"x": "tensor"}
+    assert _kinds("def f(x):\n    bufs[0].copy_(x)\n") == {"x": "tensor"}
+
+
+def test_a_silent_finding_is_not_cleared_by_the_checkers_own_call(
+    tmp_path: Path,
+) -> None:
+    """A stale host value shows only when the program changes it between replays:
+    replays that matched on the checker's call of the capturing method say
+    nothing of it."""
+    a = tmp_path / "a.py"
+    site = _site(a, 3, 9, compared=2)
+    site.driven = "`Trainer.capture` is never called by the program"
+    finding = _finding(a, 5, "GL406", Outcome.SILENT_WRONG, 3)
+    result = FileResult(str(a), (finding,))
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    (judged,) = merged.findings
+    assert judged.status == "no verdict"
+    assert "needs the program's own calls" in judged.note
+    site.driven = ""
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    assert merged.findings[0].status == "not reproduced"
+
+
+def test_a_function_between_capture_comments_is_called_as_a_marked_one(
+    tmp_path: Path,
+) -> None:
+    """A step marked with comments is a region the program never runs: the
+    checker calls it, captured as ``@graphlint.capture_region`` would be, on an
+    optimizer of the stand-in model's parameters for the ``opt`` it steps."""
+    (target,) = _targets(
+        tmp_path,
+        """
+        import torch
+
+        # graphlint: capture-begin
+        def train_step(model, batch, opt):
+            loss = model(batch).sum()
+            loss.backward()
+            opt.step()
+            return loss.item()
+        # graphlint: capture-end
+
+
+        # graphlint: capture-begin
+        x = 1
+        # graphlint: capture-end
+        """,
+    )
+    assert target["name"] == "train_step" and target["marked"] == 4
+    assert target["needs"] == {
+        "model": "module",
+        "batch": "tensor",
+        "opt": "optimizer",
+    }
+    assert "`opt`: an SGD optimizer of the stand-in module's parameters" in (
+        uncalled.described(target["needs"])
+    )
