@@ -160,12 +160,31 @@ class ConfirmPool:
             pytest.fail(confirmed.problem, pytrace=False)
         return confirmed
 
-    def slowest(self, count: int) -> list[Confirmation]:
-        """The ``count`` files that took longest, of those that ended."""
-        done = [
+    def ended(self) -> list[Confirmation]:
+        """The confirmations that ended, in the order they were asked for."""
+        return [
             f.result() for f in self._futures.values() if f.done() and not f.cancelled()
         ]
-        return sorted(done, key=lambda c: -c.seconds)[:count]
+
+    def slowest(self, count: int) -> list[Confirmation]:
+        """The ``count`` files that took longest, of those that ended."""
+        return sorted(self.ended(), key=lambda c: -c.seconds)[:count]
+
+    def table(self) -> list[dict[str, Any]]:
+        """What ended, as ``bench/confirm_table.py --json`` writes it (the set
+        ``fixtures``), so that one GPU run gives the tests and the table
+        (``--gpu-json``; the table reads it back with ``--from``)."""
+        return [
+            {
+                "path": str(done.path),
+                "set": "fixtures",
+                "seconds": done.seconds,
+                "code": done.code,
+                "error": done.problem or "",
+                "items": done.items,
+            }
+            for done in self.ended()
+        ]
 
     def close(self) -> None:
         """Stop what has not run yet, and kill what still runs (an interrupted

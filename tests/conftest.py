@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -108,6 +109,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: the CPUs, at most 16)",
     )
     parser.addoption(
+        "--gpu-json",
+        type=Path,
+        metavar="FILE",
+        help="GPU tests: write what graphlint confirm said of each file here, as "
+        "bench/confirm_table.py --json does (read it with --from)",
+    )
+    parser.addoption(
         "--gpu-shard",
         metavar="K/N",
         help="GPU tests: run the Kth of N parts only, to split the suite over "
@@ -177,6 +185,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     pool = config.stash.get(POOL, None)
     if pool is None:
         return
+    saved = config.getoption("--gpu-json")
+    if saved is not None:
+        saved.write_text(json.dumps(pool.table(), indent=1), encoding="utf-8")
     slowest = pool.slowest(10)
     if slowest:
         terminalreporter.section("slowest graphlint confirm files")

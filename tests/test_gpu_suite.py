@@ -92,6 +92,12 @@ def test_the_pool_reports_each_file_or_fails_its_test(tmp_path: Path) -> None:
         assert "(exit code 0):\nTraceback: boom" in str(failed.value)
         extra = tmp_path / "extra_report.py"  # not started: runs when asked for
         assert pool(extra).code == 1
+        # what ended, as the verdict table reads it back (--gpu-json, then --from)
+        table = {entry["path"]: entry for entry in pool.table()}
+        assert set(table) == {str(report), str(silent), str(extra)}
+        assert table[str(report)]["items"] == [{"code": "script"}]
+        assert table[str(report)]["set"] == "fixtures"
+        assert "gave no report" in table[str(silent)]["error"]
     finally:
         pool.close()
 
