@@ -7,11 +7,11 @@ import ast
 import textwrap
 from pathlib import Path
 
-from graphlint.diagnostics import Hop, RegionKind
+from graphlint.diagnostics import Hop, RegionKind, RegionRef
 from graphlint.engine import analyse_source
 from graphlint.facts.guards import Settled
 from graphlint.project.check import check_project, survey_project
-from graphlint.project.reach import Reached, _Fn, _memoises
+from graphlint.project.reach import _Fn, _memoises
 from graphlint.project.summary import Nullness, summarize
 from graphlint.settings import Settings
 from tests.conftest import expectations
@@ -237,11 +237,11 @@ def test_settled_tests_count_under_the_region_that_settles_them_only() -> None:
         """
     )
     hop = Hop("other.py", 3, 4, "step()")
-    how = Reached(
-        RegionKind.MANUAL.value,
+    how = RegionRef(
+        RegionKind.MANUAL,
+        2,
         "torch.cuda.graph",
         "other.py",
-        2,
         (hop,),
         settled=(Settled("sizes", none=True),),
     )

@@ -90,8 +90,10 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # a whole file (``Suppression.whole_file``), and keeps each version's entries in a
 # folder of its own; 29 reads a notebook as the script of its code cells, and adds
 # the cells of places in notebooks (``cell`` of ``Diagnostic``, ``Wide`` and the rest);
-# 30 adds the callables a module installs on other objects (``Store``)
-FORMAT = 30
+# 30 adds the callables a module installs on other objects (``Store``); 31 gives a
+# region one type, also how a function is reached (``RegionRef`` with the facts its
+# calls settle)
+FORMAT = 31
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

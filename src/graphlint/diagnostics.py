@@ -104,8 +104,26 @@ class Hop:
 
 
 @dataclass(frozen=True, slots=True)
+class Settled:
+    """A parameter of a function that regions reach, to which every call under
+    capture passes None (``none``) or else a value that cannot be None; it holds
+    what was passed before the line ``until`` (0: in the whole function), where the
+    function may rebind it."""
+
+    name: str
+    none: bool
+    until: int = 0
+
+    def holds(self, line: int) -> bool:
+        return not self.until or line < self.until
+
+
+@dataclass(frozen=True, slots=True)
 class RegionRef:
-    """The capture region a diagnostic sits in, as reported to the user."""
+    """A capture region: the one a diagnostic sits in, as reported to the user, and
+    how a function in another place comes to run under it (the project pass: its
+    ``via`` ends at that function, and the facts the calls there settle travel
+    with it to the function's analysis)."""
 
     kind: RegionKind
     line: int  # 1-based line where the region starts
@@ -113,6 +131,18 @@ class RegionRef:
     path: str | None = None  # the region's file, when it is not the diagnostic's
     via: tuple[Hop, ...] = ()  # the calls from the region to the diagnostic's code
     cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
+    # how sure the reach is (a hand-off inferred from an attribute's name: medium)
+    confidence: Confidence = Confidence.HIGH
+    # a reached function's parameters that the calls under capture settle as None
+    # or not None, and those that every such call passes a device tensor
+    settled: tuple[Settled, ...] = ()
+    tensors: tuple[str, ...] = ()
+
+    @property
+    def shown(self) -> RegionRef:
+        """As a diagnostic shows it: without the facts a reached function's
+        analysis was given."""
+        return replace(self, confidence=Confidence.HIGH, settled=(), tensors=())
 
     @property
     def chain(self) -> str:

@@ -21,10 +21,8 @@ from graphlint.candidates import (
 from graphlint.columns import placed
 from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import (
-    Confidence,
     Diagnostic,
     FileResult,
-    RegionKind,
     RegionRef,
     RegionSite,
     Suppression,
@@ -44,7 +42,6 @@ from graphlint.project.reach import (
     MODULE_MARK,
     TENSORS_MARK,
     Entry,
-    Reached,
 )
 from graphlint.project.sites import CompileSite, compile_sites
 from graphlint.project.sparse import function_spans, sparse_source
@@ -102,7 +99,7 @@ def analyse_source(
     *,
     package: str | None = None,
     module_name: str = "",
-    external: Mapping[str, Reached] | None = None,
+    external: Mapping[str, RegionRef] | None = None,
     checks: frozenset[str] = frozenset(),
     declared: frozenset[str] = frozenset(),
     setters: frozenset[Setter] = frozenset(),
@@ -293,7 +290,7 @@ def _skip_deep(
 
 
 def _reached_notes(
-    notes: list[Diagnostic], tree: ast.Module | None, external: Mapping[str, Reached]
+    notes: list[Diagnostic], tree: ast.Module | None, external: Mapping[str, RegionRef]
 ) -> list[Diagnostic]:
     """The notes of statements skipped in the functions regions elsewhere reach,
     each with the region that reaches its function (the project pass reports
@@ -307,11 +304,7 @@ def _reached_notes(
         if not holders:
             continue
         _, path = max(holders)  # the innermost: the latest start
-        how = external[path]
-        region = RegionRef(
-            RegionKind(how.kind), how.region_line, how.label, how.region_path, how.via
-        )
-        found.append(replace(note, region=region))
+        found.append(replace(note, region=external[path].shown))
     return found
 
 
@@ -345,13 +338,13 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _region(how: Reached) -> Region:
+def _region(how: RegionRef) -> Region:
     return Region(
-        RegionKind(how.kind),
-        how.region_line,
+        how.kind,
+        how.line,
         how.label,
-        Confidence(how.confidence),
-        origin=how.region_path,
+        how.confidence,
+        origin=how.path,
         via=how.via,
         settled=how.settled,
         tensors=how.tensors,

@@ -15,7 +15,7 @@ from graphlint.codes import default_enabled
 from graphlint.read import RUNNING, Version
 
 if TYPE_CHECKING:  # an empty run needs no project pass
-    from graphlint.project.reach import Reached
+    from graphlint.diagnostics import RegionRef
 
 DEFAULT_MAX_FILE_SIZE = 1_048_576  # LibCST took 40 s and 4.8 GB on a 5 MB file
 DEFAULT_TIMEOUT = 60.0
@@ -64,7 +64,7 @@ class Job:
     optimizer's hyper-parameters (``FileResult.asks``)."""
 
     path: Path
-    external: Mapping[str, Reached] | None = None
+    external: Mapping[str, RegionRef] | None = None
     checks: frozenset[str] = frozenset()
     declared: frozenset[str] = frozenset()
     setters: frozenset[Setter] = frozenset()

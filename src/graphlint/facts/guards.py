@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final, TypeAlias
+
+from graphlint.diagnostics import Settled
 
 Formula: TypeAlias = list[object]
 
@@ -53,21 +54,6 @@ TRUE_WHILE_CAPTURING: Final = frozenset(
 
 UNKNOWN: Final[Formula] = ["unknown"]
 MAX_DEPTH: Final = 32  # deeper tests are unknown: formulas stay small and shallow
-
-
-@dataclass(frozen=True)
-class Settled:
-    """A parameter of a function that regions reach, to which every call under
-    capture passes None (``none``) or else a value that cannot be None; it holds
-    what was passed before the line ``until`` (0: in the whole function), where the
-    function may rebind it."""
-
-    name: str
-    none: bool
-    until: int = 0
-
-    def holds(self, line: int) -> bool:
-        return not self.until or line < self.until
 
 
 IsNone = Callable[[str], "bool | None"]  # a parameter's None-ness under capture

@@ -49,7 +49,7 @@ from graphlint.facts import guards
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
 from graphlint.project.library import library_of
-from graphlint.project.reach import Dropped, Entry, Project, Reached
+from graphlint.project.reach import Dropped, Entry, Project
 from graphlint.project.sites import CompileSite, defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups
@@ -760,16 +760,16 @@ def _abandoned(calls: list[Dropped]) -> Diagnostic:
     return replace(found, message=message, fix_hint=hint)
 
 
-def _reached_by(result: FileResult, hows: Iterable[Reached]) -> FileResult:
+def _reached_by(result: FileResult, hows: Iterable[RegionRef]) -> FileResult:
     """A reached file's result with each of its outcomes that says it could not be
     analysed (GL001-GL005, ``UNANALYSED``) given the region that reaches it: once
     for each file whose regions do (the first of them, by the shortest chain), so
     that a check of one of those files alone shows it (``Checked.about``). An
     outcome that already has a region (a statement skipped in a reached function)
     keeps it."""
-    firsts: dict[str, Reached] = {}
+    firsts: dict[str, RegionRef] = {}
     for how in sorted(hows, key=_chain_order):
-        firsts.setdefault(how.region_path, how)
+        firsts.setdefault(how.path or "", how)
     if not firsts:
         return result
     diagnostics: list[Diagnostic] = []
@@ -777,25 +777,15 @@ def _reached_by(result: FileResult, hows: Iterable[Reached]) -> FileResult:
         if found.code not in UNANALYSED or found.region is not None:
             diagnostics.append(found)
             continue
-        diagnostics.extend(
-            replace(
-                found,
-                region=RegionRef(
-                    RegionKind(how.kind),
-                    how.region_line,
-                    how.label,
-                    how.region_path,
-                    how.via,
-                ),
-            )
-            for how in firsts.values()
-        )
+        diagnostics.extend(replace(found, region=how.shown) for how in firsts.values())
     return replace(result, diagnostics=tuple(diagnostics))
 
 
-def _chain_order(how: Reached) -> tuple[str, int, int, str, list[tuple[str, int, int]]]:
+def _chain_order(
+    how: RegionRef,
+) -> tuple[str, int, int, str, list[tuple[str, int, int]]]:
     hops = [(hop.path, hop.line, hop.col) for hop in how.via]
-    return (how.region_path, len(how.via), how.region_line, how.label, hops)
+    return (how.path or "", len(how.via), how.line, how.label, hops)
 
 
 def _reached_first(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

@@ -19,7 +19,7 @@ The same union says whether a parameter is None under capture: where every call
 followed passes None (or omits it, with a default of None), or every one passes a
 value that cannot be None, a test of it is settled (``guards.Settled``): a call
 behind ``if grid is None:`` is not followed when the capturing callers always pass
-a grid, and the lines there are not reported (the facts travel with ``Reached``).
+a grid, and the lines there are not reported (the facts travel with ``RegionRef``).
 A function whose parameter gets a new kind of argument is followed again.
 """
 
@@ -45,6 +45,7 @@ from graphlint.diagnostics import (
     Reason,
     RegionKind,
     RegionReach,
+    RegionRef,
     RegionSite,
     Unfollowed,
 )
@@ -140,22 +141,6 @@ class Dropped:
     col: int
     callee: str  # dotted, as written
     guard: bool = False
-
-
-@dataclass(frozen=True)
-class Reached:
-    """How a function comes to run under capture: its region and the calls to it."""
-
-    kind: str
-    label: str
-    region_path: str
-    region_line: int
-    via: tuple[Hop, ...]
-    confidence: str = "high"
-    # its parameters that the calls under capture settle as None or not None
-    settled: tuple[guards.Settled, ...] = ()
-    # its parameters that every call under capture passes a device tensor
-    tensors: tuple[str, ...] = ()
 
 
 # -- values of the tiny resolver -------------------------------------------------------
@@ -496,8 +481,8 @@ class Project:
         # how regions reach what could not be analysed, for its GL0xx: the calls
         # into each module that could not be summarised, by its file, and the
         # calls over the budget in reached code, by the file that makes them
-        self.blocked: dict[Path, list[Reached]] = {}
-        self.abandoned_by: dict[str, list[Reached]] = {}
+        self.blocked: dict[Path, list[RegionRef]] = {}
+        self.abandoned_by: dict[str, list[RegionRef]] = {}
         # what ``reach`` saw: the calls it did not follow, and the project functions
         # each reached function calls (its edges), by (file, function path)
         self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -517,7 +502,7 @@ class Project:
         self._readers: dict[_Param, set[tuple[str, str]]] = {}
         self._reading: tuple[str, str] | None = None
         self._bindings = _Bindings()
-        self._stale: dict[tuple[str, str], Reached | None] = {}
+        self._stale: dict[tuple[str, str], RegionRef | None] = {}
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
         # whether what each call followed passes a parameter may be None
         self._nulls: dict[_Param, set[_Null]] = {}
@@ -937,7 +922,7 @@ class Project:
         arguments: Arguments | None,
         module: ModuleSummary,
         fn: FunctionSummary | None,
-        chain: Reached | None = None,
+        chain: RegionRef | None = None,
         handoff: _Handoff = (),
     ) -> None:
         """Record what a call of ``target`` made in ``fn`` passes to its
@@ -1765,12 +1750,12 @@ class Project:
             }
         return self._import_words, self._writes
 
-    def _inferred(self, how: Reached, target: _Fn) -> Reached:
+    def _inferred(self, how: RegionRef, target: _Fn) -> RegionRef:
         """``how``, of medium confidence where ``target`` came through an installed
         callable (``_installed``): that the object it was installed on is the one
         called is inferred from the attribute's name alone."""
         if any(hop in self._installing for hop in target.handoff):
-            return replace(how, confidence=Confidence.MEDIUM.value)
+            return replace(how, confidence=Confidence.MEDIUM)
         return how
 
     @staticmethod
@@ -2195,7 +2180,7 @@ class Project:
         path: str,
         into: list[Unfollowed],
         call: CallSite | None = None,
-        how: Reached | None = None,
+        how: RegionRef | None = None,
     ) -> list[_Fn]:
         """The project functions a call site runs, after recording what it passes
         them (``call``: the summary's record of the site, if known); one that runs
@@ -2348,7 +2333,7 @@ class Project:
         return (target.module.name, target.fn.path) in self._capturing
 
     def _cut(
-        self, why: _Opaque, path: str, site: CallSite | Entry, how: Reached | None
+        self, why: _Opaque, path: str, site: CallSite | Entry, how: RegionRef | None
     ) -> None:
         """Remember how a region reaches a call that stopped at something graphlint
         could not analyse: a module it could not summarise (``blocked``), or, in
@@ -2360,13 +2345,13 @@ class Project:
                 reached = replace(how, via=(*how.via, hop))
             else:  # a call in the region itself
                 assert isinstance(site, Entry)
-                reached = Reached(
-                    site.kind,
+                reached = RegionRef(
+                    RegionKind(site.kind),
+                    site.region_line,
                     site.label,
                     site.path,
-                    site.region_line,
                     (hop,),
-                    site.confidence,
+                    confidence=Confidence(site.confidence),
                 )
             self.blocked.setdefault(why.blocked, []).append(reached)
         elif (
@@ -2383,13 +2368,13 @@ class Project:
 
     def reach(
         self, entries: Iterable[Entry], roots: set[tuple[str, str]]
-    ) -> dict[str, dict[str, Reached]]:
+    ) -> dict[str, dict[str, RegionRef]]:
         """Breadth first from the region calls: file -> function path -> how reached.
         ``roots`` are (module, function) pairs already analysed as regions. Records
         the calls not followed (``unfollowed``), the calls each region's own code
         makes (``starts``) and those of each reached function (``edges``). A reached
         function whose parameters get a new argument is followed again."""
-        queue: deque[tuple[_Fn, Reached]] = deque()
+        queue: deque[tuple[_Fn, RegionRef]] = deque()
         # the functions holding regions whose callers were read (``_pass_to_region``)
         bound: set[tuple[str, str]] = set()
         self._entries = list(entries)
@@ -2403,8 +2388,8 @@ class Project:
                 self._pass_to_region(module, entry.function)
         for index in range(len(self._entries)):
             queue.extend(self._enter(index))
-        reached: dict[str, dict[str, Reached]] = {}
-        followed: dict[tuple[str, str], tuple[_Fn, Reached]] = {}
+        reached: dict[str, dict[str, RegionRef]] = {}
+        followed: dict[tuple[str, str], tuple[_Fn, RegionRef]] = {}
         guessed: set[tuple[str, str]] = set()  # their callees' modules prefetched
         while True:
             if not queue:  # what got new arguments, or was handed over
@@ -2437,7 +2422,7 @@ class Project:
                 )
         return reached
 
-    def _enter(self, index: int) -> list[tuple[_Fn, Reached]]:
+    def _enter(self, index: int) -> list[tuple[_Fn, RegionRef]]:
         """The functions the region call ``index`` runs, each with how it is
         reached; the calls it does not follow are recorded anew (it is followed
         again when a parameter it reads gets a new argument)."""
@@ -2469,29 +2454,29 @@ class Project:
         self.starts.setdefault(entry.region, []).extend(
             (t.module.path, t.fn.path) for t in targets
         )
-        found: list[tuple[_Fn, Reached]] = []
+        found: list[tuple[_Fn, RegionRef]] = []
         for target in targets:
             hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
-            how = Reached(
-                entry.kind,
+            how = RegionRef(
+                RegionKind(entry.kind),
+                entry.region_line,
                 entry.label,
                 entry.path,
-                entry.region_line,
                 (*target.handoff, hop),
-                entry.confidence,
+                confidence=Confidence(entry.confidence),
             )
             found.append((target, self._inferred(how, target)))
         return found
 
     def _again(
-        self, followed: dict[tuple[str, str], tuple[_Fn, Reached]]
-    ) -> list[tuple[_Fn, Reached]]:
+        self, followed: dict[tuple[str, str], tuple[_Fn, RegionRef]]
+    ) -> list[tuple[_Fn, RegionRef]]:
         """What to follow once the queue is empty: the reached functions and region
         calls that read a parameter that got a new argument, again; when there are
         none, the next round of hand-offs (``_hand_over``), then those."""
         while True:
             stale, self._stale = self._stale, {}
-            found: list[tuple[_Fn, Reached]] = []
+            found: list[tuple[_Fn, RegionRef]] = []
             for again, chain in sorted(stale.items(), key=lambda kv: kv[0]):
                 if again[0] == _ENTRY:
                     found.extend(self._enter(int(again[1])))
@@ -2656,13 +2641,13 @@ class Project:
                 ):
                     self.pass_arguments(target, site.arguments, module, caller)
 
-    def _calls_of(self, target: _Fn, how: Reached) -> list[tuple[_Fn, Reached]]:
+    def _calls_of(self, target: _Fn, how: RegionRef) -> list[tuple[_Fn, RegionRef]]:
         """The functions the calls of a reached function run, each with how it is
         reached; its edges and the calls it does not follow are recorded anew."""
         key = (target.module.path, target.fn.path)
         edges = self.edges[key] = []
         unfollowed = self._unfollowed_in[key] = []
-        found: list[tuple[_Fn, Reached]] = []
+        found: list[tuple[_Fn, RegionRef]] = []
         # under torch.compile, which traces what the first call runs, a block that
         # settles its own test is not skipped (as in the file pass: ``Rule.region``)
         compiled = how.kind == RegionKind.COMPILE.value
@@ -2846,7 +2831,9 @@ def _untracked(fn: FunctionSummary, name: str) -> _Opaque:
     return _Opaque(Reason.UNTRACKED, detail, local=True)
 
 
-def _through(how: Reached, path: str, site: CallSite | Entry, callee: _Fn) -> Reached:
+def _through(
+    how: RegionRef, path: str, site: CallSite | Entry, callee: _Fn
+) -> RegionRef:
     """How ``callee`` is reached: as the function making the call ``site`` (in the
     file ``path``) is, then through that call."""
     hop = Hop(path, site.line, site.col, f"{callee.fn.path}()")
@@ -3120,4 +3107,4 @@ def _arguments(fn: FunctionSummary, site: CompileSite) -> dict[str, str]:
     return found
 
 
-__all__ = ["BUDGET", "Dropped", "Entry", "Loader", "Project", "Reached"]
+__all__ = ["BUDGET", "Dropped", "Entry", "Loader", "Project"]
