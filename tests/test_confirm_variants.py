@@ -687,9 +687,9 @@ def test_the_moved_statements_a_region_would_stand_in_for_are_known_before_it(
     tmp_path: Path, settings: object
 ) -> None:
     """Before a capture of lines 1-8 begins, the run knows which statements it
-    moved there have no kept value yet that the region reads (so an eager run of
-    the region can compute them first); a value kept, a dropped value, a name the
-    region never reads again or another region's are not."""
+    moved there have no kept value yet that other code reads (so an eager run of
+    the region can compute them first); a value kept, a dropped value, a name no
+    other code reads or another region's are not."""
     script = tmp_path / "unwarmed.py"
     script.write_text(
         "with graph(g):\n"  # 1
@@ -707,6 +707,11 @@ def test_the_moved_statements_a_region_would_stand_in_for_are_known_before_it(
     moved = [[path, line] for line in (2, 3, 5, 7, 8, 9)]
     settings(neutralised=moved)  # type: ignore[operator]
     assert neutral.missing(path, 1, 8) == [f"{real}:2", f"{real}:4", f"{real}:8"]
+    after = tmp_path / "after.py"  # read only after the region
+    after.write_text("with graph(g):\n    peak = y.max().item()\nprint(peak)\n")
+    settings(neutralised=[[str(after), 2]])  # type: ignore[operator]
+    assert neutral.missing(str(after), 1, 2) == [f"{after.resolve()}:2"]
+    settings(neutralised=moved)  # type: ignore[operator]
     neutral.VALUES[f"{real}:2"] = 4.0
     try:
         assert neutral.missing(path, 1, 8) == [f"{real}:4", f"{real}:8"]

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import ast
 import textwrap
+import types
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from graphlint.diagnostics import FileResult, Outcome
 from graphlint.lint import lint
@@ -16,9 +20,7 @@ from graphlint.runtime.sites import RunResult
 from tests.test_confirm import SYNC, _failed, _finding, _site
 
 
-def _targets(
-    tmp_path: Path, source: str, name: str = "m.py"
-) -> list[dict[str, object]]:
+def _targets(tmp_path: Path, source: str, name: str = "m.py") -> list[dict[str, Any]]:
     path = tmp_path / name
     path.write_text(textwrap.dedent(source), encoding="utf-8")
     uncalled._tree.cache_clear()
@@ -177,10 +179,14 @@ def test_a_verdict_names_the_call_on_stand_ins(tmp_path: Path) -> None:
     merged = report.merge([result], [unrun], device="GPU", runs=1)
     assert merged.findings[0].status == "no verdict"
     assert failed in merged.findings[0].note
-    ran = _site(a, 3, 9, compared=2)  # and a capture that matched: not reproduced
+    # a capture that matched on stand-ins says nothing of what the program passes
+    # (``torch.tensor(weights, device="cuda")`` is a copy from the host only when
+    # ``weights`` is host data): no verdict, never "not reproduced"
+    ran = _site(a, 3, 9, compared=2)
     ran.driven = said
     merged = report.merge([result], [RunResult([ran])], device="GPU", runs=2)
-    assert merged.findings[0].status == "not reproduced"
+    assert merged.findings[0].status == "no verdict"
+    assert "on stand-ins: what the program passes" in merged.findings[0].note
     assert said in merged.findings[0].note
 
 
@@ -223,8 +229,8 @@ def test_a_method_is_followed_by_the_methods_that_replay_on_its_instance(
     assert target["name"] == "Trainer.capture"
     assert target["init"] == {"model": "module"}
     assert target["then"] == [
-        {"name": "train", "needs": {"batches": "tensors like self.x"}},
-        {"name": "step", "needs": {"x": "tensor like self.x"}},
+        {"name": "train", "needs": {"batches": "tensors like self.x"}, "keywords": []},
+        {"name": "step", "needs": {"x": "tensor like self.x"}, "keywords": []},
     ]
     assert uncalled.described({"batches": "tensors like self.x"}) == (
         "`batches`: a list of 3 random tensors like `self.x`"
@@ -251,7 +257,7 @@ def test_a_silent_finding_is_not_cleared_by_the_checkers_own_call(
     merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
     (judged,) = merged.findings
     assert judged.status == "no verdict"
-    assert "needs the program's own calls" in judged.note
+    assert "and does between replays, may differ" in judged.note
     site.driven = ""
     merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
     assert merged.findings[0].status == "not reproduced"
@@ -291,3 +297,171 @@ def test_a_function_between_capture_comments_is_called_as_a_marked_one(
     assert "`opt`: an SGD optimizer of the stand-in module's parameters" in (
         uncalled.described(target["needs"])
     )
+
+
+def test_a_failure_only_the_checkers_call_shows_is_never_missed(
+    tmp_path: Path,
+) -> None:
+    """Two functions nothing calls that capture into one graph: the second capture
+    fails ("already owns a captured graph") because the checker called both, which
+    the program never does; no finding predicts it, and it is not "missed"."""
+    a = tmp_path / "a.py"
+    twice = "RuntimeError: This CUDAGraph instance already owns a captured graph"
+    site = _failed(a, 3, 9, twice, at=4)
+    site.driven = "`second` is never called by the program"
+    result = FileResult(str(a), ())
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    assert merged.missed == ()
+    site.driven = ""  # the program's own capture: missed
+    merged = report.merge([result], [RunResult([site])], device="GPU", runs=2)
+    assert len(merged.missed) == 1
+
+
+def test_a_marked_block_is_a_function_only_when_it_holds_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """Between the comments, a function and a statement that uses it are one
+    region: calling the function alone would leave the statement's finding to a
+    capture of something else."""
+    assert not _targets(
+        tmp_path,
+        """
+        import torch
+
+        # graphlint: capture-begin
+        def scale(v):
+            return v * 2
+        out = scale(x).sum().item()
+        # graphlint: capture-end
+        """,
+    )
+
+
+def test_only_methods_that_replay_the_captured_graph_follow(tmp_path: Path) -> None:
+    """A replay buffer's ``replay()`` or another graph's is not this capture's."""
+    (target,) = _targets(
+        tmp_path,
+        """
+        import torch
+
+        class Agent:
+            def __init__(self):
+                self.graph = torch.cuda.CUDAGraph()
+
+            def capture(self):
+                with torch.cuda.graph(self.graph):
+                    self.out = self.x * 2
+
+            def learn(self):
+                return self.buffer.replay()
+
+            def run(self):
+                self.graph.replay()
+
+            @torch.no_grad()
+            def decorated(self):
+                self.graph.replay()
+        """,
+    )
+    assert [then["name"] for then in target["then"]] == ["run"]
+
+
+def test_a_parameter_called_is_a_module_though_it_is_zeroed_first() -> None:
+    assert _kinds(
+        "def f(model, opt, x):\n    model.zero_grad()\n    model(x).sum()\n"
+        "    opt.zero_grad()\n    opt.step()\n"
+    ) == {"model": "module", "opt": "optimizer", "x": "tensor"}
+
+
+def test_a_body_on_the_line_of_its_def_is_not_evidence_of_a_call(
+    tmp_path: Path,
+) -> None:
+    """The line of a ``def`` runs when the function is defined: a body there
+    tells nothing of a call."""
+    one = ast.parse("def one(x): return x\n").body[0]
+    assert isinstance(one, ast.FunctionDef) and uncalled._body(one) == []
+    (two,) = _targets(
+        tmp_path,
+        """
+        import torch
+        g = torch.cuda.CUDAGraph()
+
+        def two(x, *, scale):
+            with torch.cuda.graph(g):
+                x.mul_(scale)
+        """,
+    )
+    assert two["body"] == [6, 7]
+    assert two["keywords"] == ["scale"]
+    assert two["needs"] == {"x": "tensor", "scale": "tensor"}
+
+
+def test_what_the_program_called_is_not_called_again(tmp_path: Path) -> None:
+    """A line of the function's body ran (its region may sit in a branch the
+    program did not take): the program called it."""
+    from graphlint.runtime import lines, session  # noqa: PLC0415
+
+    path = str(tmp_path / "m.py")
+    target: dict[str, Any] = {"path": path, "body": [5, 9], "regions": [7]}
+    assert not uncalled._called(target)
+    lines.EXECUTED.add((path, 6))
+    try:
+        assert uncalled._called(target)
+    finally:
+        lines.EXECUTED.discard((path, 6))
+    site = _site(tmp_path / "m.py", 7, 8)  # its region ran: called too
+    session.SITES[site.key] = site
+    try:
+        assert uncalled._called(target)
+    finally:
+        del session.SITES[site.key]
+
+
+def test_a_call_that_runs_on_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(uncalled, "CALL_LIMIT", 0.05)
+
+    def forever() -> None:
+        with uncalled._limit():
+            while True:
+                pass
+
+    with pytest.raises(uncalled._Late):
+        forever()
+
+
+def test_required_parameters_go_by_position_keyword_only_ones_by_name() -> None:
+    torch = types.SimpleNamespace(nn=types.SimpleNamespace(Module=type("M", (), {})))
+    seen: list[tuple[object, ...]] = []
+
+    def function(a, b, /, *, c):  # type: ignore[no-untyped-def]
+        seen.append((a, b, c))
+
+    needs: dict[str, str | None] = {"a": "int", "b": "float", "c": "bool"}
+    uncalled._invoke(function, needs, ["c"], torch, None, {})
+    assert seen == [(2, 1.0, True)]
+
+
+def test_a_module_is_imported_only_when_importing_it_only_defines() -> None:
+    def quiet(source: str) -> bool:
+        return uncalled._quiet(ast.parse(textwrap.dedent(source)))
+
+    assert quiet(
+        """
+        \"\"\"Layers.\"\"\"
+        import torch
+        try:
+            import apex
+        except ImportError:
+            apex = None
+        SIZE = 4
+
+        class Net(torch.nn.Module):
+            pass
+
+        if __name__ == "__main__":
+            train()
+        """
+    )
+    assert not quiet("import torch\ntrain()\n")
+    assert not quiet("for step in range(10):\n    pass\n")
+    assert not quiet("with open('log') as f:\n    pass\n")

@@ -11,8 +11,8 @@ import runpy
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
 from graphlint.read import package_of, source_root
@@ -21,10 +21,13 @@ from graphlint.runtime.attribution import first_line, user_frame
 from graphlint.runtime.sites import STOPPED
 
 
-def run(script: str, args: list[str]) -> str | None:
+def run(
+    script: str, args: list[str], ended_well: Callable[[], None] = lambda: None
+) -> str | None:
     """Run ``script`` as ``__main__``; how it ended, when it did not end well. Once
-    it ended well, the checker calls what holds a region the program never ran
-    (``uncalled``) and what it compiled and never called (``compiled``)."""
+    it ended well (``ended_well`` is told, to keep what the run learnt so far), the
+    checker calls what it compiled and never called (``compiled``) and what holds
+    a region the program never called (``uncalled``), then what those made."""
     from graphlint.runtime import compiled, uncalled  # noqa: PLC0415 - torch
     from graphlint.runtime.capture import fail_open, install  # noqa: PLC0415
 
@@ -34,20 +37,22 @@ def run(script: str, args: list[str]) -> str | None:
     module, folders = entry(script)
     sys.path[0:0] = folders
     lines.start()
+    namespace: dict[str, Any] = {}  # the script's globals, kept on sys.exit(0)
     try:
         rewritten = neutral.compile_file(script)
         if module is not None:
             namespace = runpy.run_module(module, run_name="__main__", alter_sys=True)
-        elif rewritten is not None:
-            namespace = _run_code(rewritten, script)
         else:
-            namespace = runpy.run_path(script, run_name="__main__")
+            code = rewritten or compile(
+                Path(script).read_bytes(), script, "exec", dont_inherit=True
+            )
+            namespace = _main(script)
+            exec(code, namespace)
     except session.StopRun:  # recorded on its site
         return STOPPED
     except SystemExit as stop:
         if stop.code not in (None, 0):
             return f"the script exited with {stop.code}"
-        namespace = {}
     except BaseException as error:  # the script's own failure, reported
         if fail_open(error):  # between capture_begin() and capture_end()
             return STOPPED
@@ -56,22 +61,23 @@ def run(script: str, args: list[str]) -> str | None:
         last = traceback.extract_tb(error.__traceback__)[-1]
         path, line = found if found is not None else (last.filename, last.lineno)
         return f"the script raised {first_line(error)} ({path}:{line})"
+    ended_well()
     try:
-        uncalled.drive(namespace, script)
         compiled.drive()
+        uncalled.drive(namespace, script)
+        compiled.drive()  # what the functions called there compiled
     except session.StopRun:
         return STOPPED
     return None
 
 
-def _run_code(code: CodeType, script: str) -> dict[str, Any]:
-    """Run ``code`` as ``__main__``, as ``runpy.run_path`` runs a script's file;
-    its globals."""
+def _main(script: str) -> dict[str, Any]:
+    """The globals of ``script`` run as ``__main__``, as ``runpy.run_path`` sets
+    them up."""
     main = types.ModuleType("__main__")
     main.__file__ = script
     main.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
-    exec(code, vars(main))
     return vars(main)
 
 
@@ -99,7 +105,11 @@ def _imports_relatively(script: str) -> bool:
 
 def main() -> None:
     result_path, script, *args = sys.argv[1:]
-    ended = run(script, args)
+
+    def keep() -> None:  # a call of the checker's that hangs keeps this much
+        Path(result_path).write_text(session.result(None).dump(), encoding="utf-8")
+
+    ended = run(script, args, keep)
     Path(result_path).write_text(session.result(ended).dump(), encoding="utf-8")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -65,7 +65,12 @@ def run_once(
         try:
             done = run_in_group([*command, str(script), *args], timeout, env=env)
         except subprocess.TimeoutExpired:
-            return RunResult([], f"the run took longer than {timeout:g} s")
+            late = f"the run took longer than {timeout:g} s"
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                # the script ended; a call of the checker's ran on (``uncalled``)
+                kept = RunResult.load(result_path.read_text(encoding="utf-8"))
+                return replace(kept, ended=f"{late}, after the script's end")
+            return RunResult([], late)
         if result_path.is_file():
             return RunResult.load(result_path.read_text(encoding="utf-8"))
         last = (done.stderr or done.stdout).strip().splitlines()[-1:]

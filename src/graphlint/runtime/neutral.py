@@ -308,8 +308,8 @@ def missing(path: str, first: int, last: int) -> list[str]:
     """The statements of ``path`` between lines ``first`` and ``last`` that this run
     moves out of the capture and whose value no run outside it has kept yet: a
     capture reaching them would give them stand-ins. Not an assignment to names
-    that nothing else between those lines reads: the region never reads its
-    stand-in, as it would not read a value a fix moved after it."""
+    that nothing else in the file reads: no code reads its stand-in, as none would
+    read a value a fix dropped."""
     taken = lines_of(path)
     real = os.path.realpath(path)
     tree = _parsed(real) if taken else None
@@ -325,15 +325,16 @@ def missing(path: str, first: int, last: int) -> list[str]:
             keys.extend(_key(real, found, e) for e, _ in alone[id(found)])
             continue
         kind = _MOVED.get(type(found), ("", "effect"))[1]
-        if kind not in ("effect", "loop") and _read(tree, found, first, last):
+        if kind not in ("effect", "loop") and _read(tree, found):
             keys.append(_key(real, found))
     return list(dict.fromkeys(k for k in keys if k not in VALUES))
 
 
-def _read(tree: ast.Module, statement: ast.stmt, first: int, last: int) -> bool:
-    """Whether code between lines ``first`` and ``last``, beside ``statement``,
-    may read what it computes: its value, when it is no assignment to plain names
-    (``x = ...``, ``x: T = ...``), else a read of one of those names."""
+def _read(tree: ast.Module, statement: ast.stmt) -> bool:
+    """Whether code other than ``statement`` may read what it computes: its value,
+    when it is no assignment to plain names (``x = ...``, ``x: T = ...``), else a
+    read of one of those names anywhere else in the file (after the region, in
+    another region, in a function it calls: each would read the stand-in)."""
     targets = (
         statement.targets
         if isinstance(statement, ast.Assign)
@@ -344,17 +345,16 @@ def _read(tree: ast.Module, statement: ast.stmt, first: int, last: int) -> bool:
     names = set()
     for target in targets:
         if not isinstance(target, ast.Name):
-            return True  # an attribute, an item, unpacking: state, kept
+            return True  # an attribute, an item or unpacking: kept, as before
         names.add(target.id)
     if not names:
         return True
-    own = range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)
+    own = {id(node) for node in ast.walk(statement)}
     return any(
         isinstance(node, ast.Name)
         and node.id in names
         and isinstance(node.ctx, ast.Load)
-        and first <= node.lineno <= last
-        and node.lineno not in own
+        and id(node) not in own
         for node in ast.walk(tree)
     )
 

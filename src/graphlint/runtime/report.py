@@ -336,11 +336,10 @@ def _judge_in(
     if d.outcome is Outcome.SILENT_WRONG and site.compared == 0:
         why = f": {site.detail}" if site.detail else ""
         return NO_VERDICT, f"no replay of {site.name} was compared with eager{why}"
-    if site.driven and d.outcome is Outcome.SILENT_WRONG:
+    if site.driven:
         return NO_VERDICT, (
-            f"{site.name} ran only on the checker's own call, and its replays "
-            "matched eager there: a finding about what the program does between "
-            "replays needs the program's own calls"
+            f"{site.name} captured on the checker's own call, on stand-ins: what "
+            "the program passes, and does between replays, may differ"
         )
     if site.status == SILENT_WRONG:  # wrong, but not in the way this finding says
         return NOT_REPRODUCED, (
@@ -450,15 +449,17 @@ def _missed(
     capture's own counts: another may be a moved statement's stand-in value; and
     a replay that differs from eager, unless the region ran on a stand-in (its
     eager runs reuse what the moved statements gave the capture, ``neutral``).
-    The same holds for a function the checker called on stand-in arguments
-    (``uncalled``): a failure that is not a capture's may be theirs."""
+    A region only the checker's own call ran (``uncalled``) shows none: the
+    program never runs it so, and the stand-in arguments may be why."""
     found: list[Missed] = []
     findings = [d for result in results for d in result.diagnostics]
     shown = f" (in the re-run with {variant})" if variant else ""
     for site in trial.sites:
         if site.eager or any(_predicts(d, site, trial) for d in findings):
             continue
-        if (trial.neutralised or site.driven) and not (
+        if site.driven:  # the program never runs it: its stand-ins may be why
+            continue
+        if trial.neutralised and not (
             (site.status == CAPTURE_ERROR and _captures(site))
             or (site.status == SILENT_WRONG and not site.stand_ins)
         ):

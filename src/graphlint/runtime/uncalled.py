@@ -26,22 +26,27 @@ process); ``drive`` calls them in the run's process.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib
+import inspect
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphlint import comments
 from graphlint.diagnostics import FileResult
 from graphlint.read import package_of, source_root
-from graphlint.runtime import session
+from graphlint.runtime import lines, session
 from graphlint.runtime.sites import COMPILED
 
 STAND_IN_SHAPE = (16, 16)  # each tensor: float32, on the current CUDA device
 TENSORS = 3  # the length of a list of tensors
+CALL_LIMIT: float = 120  # seconds one call of the checker's may take
 
 # What each kind of stand-in is, as the verdicts say it.
 KINDS: dict[str, str] = {
@@ -66,7 +71,7 @@ _ANNOTATED = {
     "bool": "bool",
     "None": "none",
 }
-_STEPS = {"step", "zero_grad"}  # what code calls on an optimizer
+_STEPS = {"step"}  # what code calls on an optimizer (a module has zero_grad too)
 _SEQUENCES = {"list", "List", "tuple", "Tuple", "Sequence", "Iterable"}
 
 
@@ -102,7 +107,7 @@ def targets(results: Sequence[FileResult], script: Path) -> list[dict[str, Any]]
 def _tree(path: str) -> tuple[ast.Module, str] | None:
     """``path`` parsed, and its text; None when it cannot be read or parsed."""
     try:
-        source = Path(path).read_bytes().decode("utf-8")
+        source = Path(path).read_bytes().decode("utf-8-sig")
         return ast.parse(source, filename=path), source
     except (OSError, SyntaxError, ValueError):
         return None
@@ -136,6 +141,9 @@ def _enclosing(
     return []
 
 
+_ACCESSORS = {"property", "cached_property", "setter", "getter", "deleter"}
+
+
 def _target(path: str, line: int) -> dict[str, Any] | None:
     """The function (or method) around the region at ``path:line``, with what to
     pass it; None for a region at module level or in a class body."""
@@ -152,13 +160,17 @@ def _target(path: str, line: int) -> dict[str, Any] | None:
     function = chain[-1]
     classes = [node for node in chain[:-1] if isinstance(node, ast.ClassDef)]
     decorators = {_dotted(d).rsplit(".", 1)[-1] for d in function.decorator_list}
-    if "property" in decorators:
+    if decorators & _ACCESSORS or (marked and "classmethod" in decorators):
         return None
     bound = bool(classes) and "staticmethod" not in decorators
     target: dict[str, Any] = {
         "path": path,
         "name": ".".join(node.name for node in chain),
         "needs": parameters(function, skip_first=bound),
+        "keywords": [a.arg for a in function.args.kwonlyargs],
+        # its body: a line of it that ran means the program called it (not a
+        # body on the line of its ``def``, which runs when it is defined)
+        "body": _body(function),
         "init": None,
         "marked": marked,  # the line of its capture-begin comment
     }
@@ -166,45 +178,79 @@ def _target(path: str, line: int) -> dict[str, Any] | None:
         methods = [n for n in classes[-1].body if isinstance(n, ast.FunctionDef)]
         init = next((n for n in methods if n.name == "__init__"), None)
         target["init"] = {} if init is None else parameters(init, skip_first=True)
-        # then, on the same instance, the methods that replay what it captured
+        # then, on the same instance, the methods that replay the graph it captures
+        graphs = _graphs(function)
         target["then"] = [
-            {"name": n.name, "needs": parameters(n, skip_first=True)}
+            {
+                "name": n.name,
+                "needs": parameters(n, skip_first=True),
+                "keywords": [a.arg for a in n.args.kwonlyargs],
+            }
             for n in methods
-            if n is not function and not n.name.startswith("__") and _replays(n)
+            if n is not function
+            and not n.name.startswith("__")
+            and not n.decorator_list
+            and _replays(n, graphs)
         ]
     return target
+
+
+def _body(function: ast.FunctionDef) -> list[int]:
+    first = _start(function.body[0])
+    if first <= function.lineno:
+        return []
+    return [first, function.end_lineno or function.lineno]
 
 
 def _marked(
     tree: ast.Module, source: str, line: int
 ) -> list[ast.ClassDef | ast.FunctionDef]:
     """The function a ``# graphlint: capture-begin`` comment at ``line`` marks: the
-    first one defined wholly before its ``capture-end``; [] for none."""
+    one statement before its ``capture-end``, when it defines a function; [] for
+    anything else (other statements there are the region too)."""
     end = next((e for b, e in comments.scan(source).pragmas if b == line), None)
     if end is None:
         return []
-    starts = sorted(
-        _start(node)
+    inside = [
+        node
         for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef)
-        and line < _start(node)
-        and (node.end_lineno or node.lineno) <= end
-    )
-    for start in starts[:1]:
-        chain = _enclosing(tree.body, start)
-        if chain and _start(chain[-1]) == start:
-            return chain
-    return []
+        if isinstance(node, ast.stmt) and line < _start(node) and node.lineno < end
+    ]
+    nested = {
+        id(inner)
+        for node in inside
+        for inner in ast.walk(node)
+        if inner is not node and isinstance(inner, ast.stmt)
+    }
+    outermost = [node for node in inside if id(node) not in nested]
+    if len(outermost) != 1 or not isinstance(outermost[0], ast.FunctionDef):
+        return []
+    start = _start(outermost[0])
+    chain = _enclosing(tree.body, start)
+    return chain if chain and _start(chain[-1]) == start else []
 
 
-def _replays(function: ast.FunctionDef) -> bool:
-    """Whether ``function`` replays a graph (``g.replay()``), as a plain method."""
-    if function.decorator_list:
-        return False
+def _graphs(function: ast.FunctionDef) -> set[str]:
+    """What ``function`` captures into, as dotted names: ``with
+    torch.cuda.graph(self.graph)``, ``self.graph.capture_begin()``."""
+    found: set[str] = set()
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        if _dotted(node.func).rsplit(".", 1)[-1] == "graph" and node.args:
+            found.add(_names(node.args[0]))
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "capture_begin":
+            found.add(_names(node.func.value))
+    return found - {""}
+
+
+def _replays(function: ast.FunctionDef, graphs: set[str]) -> bool:
+    """Whether ``function`` replays one of ``graphs`` (``self.graph.replay()``)."""
     return any(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "replay"
+        and _names(node.func.value) in graphs
         for node in ast.walk(function)
     )
 
@@ -243,25 +289,29 @@ def kind_of(argument: ast.arg, function: ast.FunctionDef) -> str | None:
 
 
 def _used(name: str, function: ast.FunctionDef) -> str:
+    """The stand-in for a parameter by its use: called (a module, even where its
+    ``zero_grad`` comes first), stepped, iterated, a ``range`` bound, else a tensor."""
+    uses = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Call) and _is(node.func, name):
-            return "module"
-        if (
+            uses.add("module")
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in _STEPS
             and _is(node.func.value, name)
         ):
-            return "optimizer"
-        if isinstance(node, (ast.For, ast.comprehension)) and _is(node.iter, name):
-            return "tensors"
-        if (
+            uses.add("optimizer")
+        elif isinstance(node, (ast.For, ast.comprehension)) and _is(node.iter, name):
+            uses.add("tensors")
+        elif (
             isinstance(node, ast.Call)
             and _is(node.func, "range")
             and any(_is(a, name) for a in node.args)
         ):
-            return "int"
-    return "tensor"
+            uses.add("int")
+    kinds = ("module", "optimizer", "tensors", "int")
+    return next((kind for kind in kinds if kind in uses), "tensor")
 
 
 def _buffer(name: str, function: ast.FunctionDef) -> str:
@@ -359,27 +409,35 @@ def _missing(needs: dict[str, str | None]) -> str | None:
 
 
 def drive(namespace: dict[str, Any], script: str) -> None:
-    """Call each target of this run's settings whose regions the program never
-    ran (``namespace``: the script's globals, where a target of its own file
-    lives). A capture that fails stops the run, as the program's own would
-    (``session.StopRun``); any other error is the call's, and said."""
+    """Call each target of this run's settings that the program never called
+    (``namespace``: the script's globals, where a target of its own file lives).
+    A capture that fails stops the run, as the program's own would
+    (``session.StopRun``); any other error is the call's, and said; a call that
+    runs past ``CALL_LIMIT`` seconds is stopped and said so."""
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_available():
         return
     for target in session.settings().get("drive", []):
-        if any(_ran(target["path"], line) for line in target["regions"]):
+        if _called(target):
             continue
         note = _call(target, namespace, script, torch)
         for line in target["regions"]:
             session.DRIVEN[f"{target['path']}:{line}"] = note
 
 
-def _ran(path: str, line: int) -> bool:
-    """Whether the program ran the region at ``path:line``; a function compiled
-    at import and never called is ``compiled.drive``'s to call."""
+def _called(target: dict[str, Any]) -> bool:
+    """Whether the program called ``target`` (a line of its body ran) or ran one
+    of its regions; a function compiled at import and never called is
+    ``compiled.drive``'s to call."""
+    path = target["path"]
+    if target["body"]:
+        first, last = target["body"]
+        if any((path, line) in lines.EXECUTED for line in range(first, last + 1)):
+            return True
     return any(
         (site.calls or site.kind == COMPILED) and site.covers(path, line)
         for site in session.SITES.values()
+        for line in target["regions"]
     )
 
 
@@ -388,6 +446,10 @@ class _Said:
 
     def __init__(self, name: str) -> None:
         self.text = f"`{name}` is never called by the program"
+
+
+class _Late(Exception):
+    """A call of the checker's ran past ``CALL_LIMIT`` seconds."""
 
 
 def _call(
@@ -417,7 +479,8 @@ def _call(
         said.text += f", on a `{cls}` built with {described(init)}"
     before = {key: site.calls for key, site in session.SITES.items()}
     try:
-        _calls(target, namespace, script, torch, said)
+        with _limit():
+            _calls(target, namespace, script, torch, said)
     except (session.StopRun, KeyboardInterrupt):
         _mark(before, said.text)
         raise
@@ -427,9 +490,34 @@ def _call(
         if fail_open(error):  # between capture_begin() and capture_end()
             _mark(before, said.text)
             raise session.StopRun from error
-        said.text += f", which failed ({first_line(error)})"
+        if isinstance(error, _Late):
+            said.text += f", which was stopped after {CALL_LIMIT} s"
+        else:
+            said.text += f", which failed ({first_line(error)})"
     _mark(before, said.text)
     return said.text
+
+
+@contextlib.contextmanager
+def _limit() -> Iterator[None]:
+    """``CALL_LIMIT`` seconds for what is inside, where the process can tell
+    (a Unix main thread): a loop that never ends is the call's, not the run's."""
+    if not hasattr(signal, "setitimer") or (
+        threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def late(signum: int, frame: object) -> None:
+        raise _Late
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _calls(
@@ -441,21 +529,26 @@ def _calls(
 ) -> None:
     scope = _scope(target["path"], namespace, script)
     first, *rest = target["name"].split(".")
+    if first not in scope:
+        raise LookupError(f"`{first}` is not defined once the script has ended")
     found = scope[first]
     for part in rest[:-1]:
         found = getattr(found, part)
     owner = None
     if target["init"] is not None:  # a method: on an instance
-        owner = found(**_stand_ins(target["init"], torch, None, scope))
+        owner = _invoke(found, target["init"], [], torch, None, scope)
+        if rest[-1] == "__init__":  # building it was the call
+            torch.cuda.synchronize()
+            return
         found = owner
     function = getattr(found, rest[-1]) if rest else found
     if target.get("marked"):  # captured as a marked function is
         from graphlint.runtime.capture import FunctionProbe  # noqa: PLC0415
 
-        raw = getattr(function, "__func__", function)
+        raw = inspect.unwrap(getattr(function, "__func__", function))
         probe = FunctionProbe(raw, first=target["marked"])
         function = probe if owner is None else probe.__get__(owner)
-    function(**_stand_ins(target["needs"], torch, owner, scope))
+    _invoke(function, target["needs"], target["keywords"], torch, owner, scope)
     torch.cuda.synchronize()
     for then in target.get("then") or ():
         if _missing(then["needs"]) is not None:
@@ -464,28 +557,97 @@ def _calls(
         said.text += f", then `{then['name']}`" + (
             f" on stand-ins ({how})" if how else ""
         )
-        getattr(owner, then["name"])(**_stand_ins(then["needs"], torch, owner, scope))
+        method = getattr(owner, then["name"])
+        _invoke(method, then["needs"], then["keywords"], torch, owner, scope)
         torch.cuda.synchronize()
 
 
+def _invoke(
+    function: Any,
+    needs: dict[str, str | None],
+    keywords: Sequence[str],
+    torch: Any,
+    owner: Any,
+    scope: dict[str, Any],
+) -> Any:
+    """``function`` called on stand-ins: by position, but for keyword-only ones."""
+    made = _stand_ins(needs, torch, owner, scope)
+    positional = [value for name, value in made.items() if name not in keywords]
+    named = {name: value for name, value in made.items() if name in keywords}
+    return function(*positional, **named)
+
+
 def _mark(before: dict[str, int], said: str) -> None:
-    """Tell each site the call reached that it ran on stand-ins."""
+    """Tell each site the call reached, and the program never did, that it ran on
+    stand-ins."""
     for key, site in session.SITES.items():
-        if site.calls > before.get(key, 0) and not site.driven:
+        if site.calls and not before.get(key, 0) and not site.driven:
             site.driven = said
 
 
 def _scope(path: str, namespace: dict[str, Any], script: str) -> dict[str, Any]:
     """The globals ``path``'s functions live in: the script's, or its module's,
-    imported."""
+    imported, when importing it runs nothing but definitions (a module that trains
+    at import is not imported)."""
     if path == os.path.realpath(script):
         return namespace
+    parsed = _tree(path)
+    if parsed is None or not _quiet(parsed[0]):
+        raise ImportError(f"{Path(path).name} runs code when imported")
     root = str(source_root(Path(path)))
     if root not in sys.path:
-        sys.path.append(root)
+        sys.path.insert(0, root)
     package = package_of(Path(path))
-    module = Path(path).stem if package is None else f"{package}.{Path(path).stem}"
+    stem = Path(path).stem
+    if package is None:
+        module = stem
+    else:
+        module = package if stem == "__init__" else f"{package}.{stem}"
     return vars(importlib.import_module(module))
+
+
+_DEFINING = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.Pass,
+)
+
+
+def _quiet(tree: ast.Module) -> bool:
+    """Whether a module does nothing at import but define: imports, functions,
+    classes, assignments, docstrings, ``if``/``try`` of those, and an ``if
+    __name__ == "__main__":`` block (which an import skips)."""
+
+    def quiet(body: Sequence[ast.stmt]) -> bool:
+        for node in body:
+            if isinstance(node, _DEFINING):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue
+            if isinstance(node, ast.If):
+                if _is(getattr(node.test, "left", node.test), "__name__"):
+                    continue  # the main block
+                if quiet(node.body) and quiet(node.orelse):
+                    continue
+            if isinstance(node, ast.Try) and all(
+                quiet(block)
+                for block in (
+                    node.body,
+                    node.orelse,
+                    node.finalbody,
+                    *(h.body for h in node.handlers),
+                )
+            ):
+                continue
+            return False
+        return True
+
+    return quiet(tree.body)
 
 
 def _stand_ins(
