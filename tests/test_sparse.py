@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.project.sparse import sparse_source
+from graphlint.sparse import sparse_source
 from tests.conftest import FIXTURES
 
 SOURCE = textwrap.dedent(

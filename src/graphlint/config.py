@@ -29,8 +29,8 @@ from graphlint.codes import CODES, code_of
 from graphlint.diagnostics import Severity
 from graphlint.files import project_root
 from graphlint.gitignore import PatternSet
-from graphlint.project.library import ModelError
-from graphlint.project.library import parse as parse_model
+from graphlint.library import ModelError
+from graphlint.library import parse as parse_model
 from graphlint.read import RUNNING, ReadError, Version, read_bounded, real_path
 from graphlint.settings import (
     DEFAULT_MAX_FILE_SIZE,
@@ -636,7 +636,7 @@ def _roots(table: dict[str, Any], where: str) -> tuple[str, ...]:
 
 
 def _library_runs(table: dict[str, Any], where: str) -> tuple[str, ...]:
-    """``library-runs``: library models (``graphlint.project.library``)."""
+    """``library-runs``: library models (``graphlint.library``)."""
     models = _strings(table, "library-runs", where)
     for model in models:
         try:

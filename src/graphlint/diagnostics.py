@@ -301,6 +301,69 @@ class WarmupVerdict:
     deferred: tuple[tuple[int, str], ...] = ()
 
 
+# How ``Entry.tensors`` marks an argument slot beside a device tensor's: a
+# container of device tensors, a tensor made on the host, an ``nn.Module``
+TENSORS_MARK, HOST_MARK, MODULE_MARK = "*", "!", "~"
+_SHORT = 60  # characters of a computed callee's source that a summary keeps
+
+
+def shorten(text: str) -> str:
+    """``text`` on one line, at most ``_SHORT`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= _SHORT else line[: _SHORT - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A call made inside a capture region, as pass one of the engine found it:
+    what the project pass follows."""
+
+    path: str  # the file, as displayed
+    module: str  # its dotted module name
+    function: str | None  # path of the enclosing function ("Cls.method"), if any
+    line: int
+    col: int
+    callee: str  # dotted, as written
+    kind: str  # the region's RegionKind value
+    label: str
+    region_line: int
+    confidence: str = "high"  # the region's Confidence value
+    # the callee is an expression, not a dotted name: ``callee`` is its source and
+    # the call is recorded as not followed
+    computed: bool = False
+    # the arguments that are device tensors: positions ("0", "1") and keywords
+    tensors: tuple[str, ...] = ()
+
+    @property
+    def region(self) -> tuple[str, int, str, str]:
+        """The key of its region (``RegionSite.key``)."""
+        return (self.path, self.region_line, self.kind, self.label)
+
+
+@dataclass(frozen=True)
+class CompileSite:
+    """A function handed to a wrapper imported from elsewhere.
+
+    ``compiler`` is the wrapper's qualified name; ``called``: the wrapper is called
+    first and its result compiles (``get_compile_fn(backend)(fn)``), with the literal
+    string ``arguments`` of that call (by parameter position, or keyword); else the
+    wrapper compiles the function itself (``compile_fn(fn)``, ``@compile_fn``).
+    ``target`` names the function as the code at ``function`` (a function path, or
+    None for module level) sees it.
+    """
+
+    path: str
+    module: str
+    function: str | None
+    line: int
+    col: int
+    compiler: str
+    called: bool
+    target: str
+    positional: tuple[str | None, ...] = ()
+    keywords: tuple[tuple[str, str | None], ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class FileResult:
     """Everything graphlint says about one file."""

@@ -21,12 +21,18 @@ from graphlint.candidates import (
 from graphlint.columns import placed
 from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import (
+    HOST_MARK,
+    MODULE_MARK,
+    TENSORS_MARK,
+    CompileSite,
     Diagnostic,
+    Entry,
     FileResult,
     RegionRef,
     RegionSite,
     Suppression,
     WarmupVerdict,
+    shorten,
 )
 from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
@@ -34,18 +40,10 @@ from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
 from graphlint.facts.values import Device, Kind, element_of
 from graphlint.facts.walk import forget, walk_batched
+from graphlint.library import library_of
 from graphlint.matchers import on_device
 from graphlint.parsing import parse_module
-from graphlint.project.library import library_of
-from graphlint.project.reach import (
-    HOST_MARK,
-    MODULE_MARK,
-    TENSORS_MARK,
-    Entry,
-)
-from graphlint.project.sites import CompileSite, compile_sites
-from graphlint.project.sparse import function_spans, sparse_source
-from graphlint.project.summary import shorten
+from graphlint.project.sites import compile_sites
 from graphlint.read import (
     deep_outcome,
     module_of,
@@ -60,6 +58,7 @@ from graphlint.read import (
 )
 from graphlint.rule import RuleContext, tree_rules
 from graphlint.settings import Job, Setter, Settings
+from graphlint.sparse import function_spans, sparse_source
 from graphlint.tool_codes import ParserLimitExceeded
 
 

@@ -63,7 +63,7 @@ from graphlint.diagnostics import (
     Suppression,
     WarmupVerdict,
 )
-from graphlint.project.library import Library, library_of
+from graphlint.library import Library, library_of
 from graphlint.settings import Setter
 
 if TYPE_CHECKING:

@@ -33,7 +33,9 @@ from graphlint.cache import Cache, code_version
 from graphlint.comments import with_unused
 from graphlint.diagnostics import (
     Checked,
+    CompileSite,
     Diagnostic,
+    Entry,
     FileResult,
     RegionKind,
     RegionReach,
@@ -46,11 +48,11 @@ from graphlint.diagnostics import (
     Wide,
 )
 from graphlint.facts import guards
+from graphlint.library import library_of
 from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
-from graphlint.project.library import library_of
-from graphlint.project.reach import Dropped, Entry, Project
-from graphlint.project.sites import CompileSite, defines_wrapper
+from graphlint.project.reach import Dropped, Project
+from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups
 from graphlint.read import (

@@ -39,7 +39,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from graphlint.diagnostics import (
+    HOST_MARK,
+    MODULE_MARK,
+    TENSORS_MARK,
+    CompileSite,
     Confidence,
+    Entry,
     Hop,
     ReachedFunction,
     Reason,
@@ -56,10 +61,9 @@ from graphlint.facts.torchapi import (
     TENSOR_METHODS,
 )
 from graphlint.files import is_test_module
+from graphlint.library import Library, library_of
 from graphlint.notebook import is_notebook
 from graphlint.project import dynamo
-from graphlint.project.library import Library, library_of
-from graphlint.project.sites import CompileSite
 from graphlint.project.summary import (
     CALLER,
     FIELD,
@@ -102,32 +106,6 @@ _OVERRIDES = 8
 
 class _OverBudget(Exception):
     """A resolution went over its budget."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A call made inside a capture region, as pass one of the engine found it."""
-
-    path: str  # the file, as displayed
-    module: str  # its dotted module name
-    function: str | None  # path of the enclosing function ("Cls.method"), if any
-    line: int
-    col: int
-    callee: str  # dotted, as written
-    kind: str  # the region's RegionKind value
-    label: str
-    region_line: int
-    confidence: str = "high"  # the region's Confidence value
-    # the callee is an expression, not a dotted name: ``callee`` is its source and
-    # the call is recorded as not followed
-    computed: bool = False
-    # the arguments that are device tensors: positions ("0", "1") and keywords
-    tensors: tuple[str, ...] = ()
-
-    @property
-    def region(self) -> tuple[str, int, str, str]:
-        """The key of its region (``RegionSite.key``)."""
-        return (self.path, self.region_line, self.kind, self.label)
 
 
 @dataclass(frozen=True)
@@ -3021,7 +2999,6 @@ _HOST = "host"  # a tensor made on the host
 _MODULE = "module"  # an ``nn.Module``: what calling it returns is a device tensor
 # how ``tensor_params`` and ``Entry.tensors`` (written by the engine) mark each
 # kind of slot after its position or keyword: "1*", "mask!", "0~"
-TENSORS_MARK, HOST_MARK, MODULE_MARK = "*", "!", "~"
 _SLOT_MARKS = {
     _TENSOR: "",
     _TENSORS: TENSORS_MARK,

@@ -13,34 +13,11 @@ its own to compile through a helper.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from graphlint.columns import ByteColumns
+from graphlint.diagnostics import CompileSite
 from graphlint.project.summary import ModuleSummary, dotted, imported
-
-
-@dataclass(frozen=True)
-class CompileSite:
-    """A function handed to a wrapper imported from elsewhere.
-
-    ``compiler`` is the wrapper's qualified name; ``called``: the wrapper is called
-    first and its result compiles (``get_compile_fn(backend)(fn)``), with the literal
-    string ``arguments`` of that call (by parameter position, or keyword); else the
-    wrapper compiles the function itself (``compile_fn(fn)``, ``@compile_fn``).
-    ``target`` names the function as the code at ``function`` (a function path, or
-    None for module level) sees it.
-    """
-
-    path: str
-    module: str
-    function: str | None
-    line: int
-    col: int
-    compiler: str
-    called: bool
-    target: str
-    positional: tuple[str | None, ...] = ()
-    keywords: tuple[tuple[str, str | None], ...] = ()
 
 
 def defines_wrapper(module: ModuleSummary) -> bool:

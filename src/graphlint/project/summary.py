@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 
 from graphlint.columns import ByteColumns
-from graphlint.diagnostics import Diagnostic
+from graphlint.diagnostics import Diagnostic, shorten
 from graphlint.facts import guards
 from graphlint.facts.torchapi import (
     CPU_FACTORIES,
@@ -1060,13 +1060,6 @@ class _Summarizer(ast.NodeVisitor):
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-_SHORT = 60  # characters of a computed callee's source that a summary keeps
-
-
-def shorten(text: str) -> str:
-    """``text`` on one line, at most ``_SHORT`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= _SHORT else line[: _SHORT - 3] + "..."
 
 
 def _is_computed(func: ast.expr) -> bool:
