@@ -8,9 +8,12 @@ Megatron-LM model file that a region elsewhere reaches: the time from ``didOpen`
 its diagnostics, with an empty cache and with a warm one, and from ``didChange``
 (new text each time, adding or removing a hazard) to the diagnostics of that
 version; the median of ``--repeat`` changes, which includes the server's 0.25 s
-debounce (the check alone is shown beside it). The server runs as an editor starts
-it, in the project's folder, over stdio; the client is the tests'
-(``tests/lsp_client.py``).
+debounce (the check alone is shown beside it). Then, for the small project, the
+time from starting the server to its answer to ``initialize``, and from an unsaved
+edit to the callee to the updated diagnostics of the open file whose capture calls
+it (a GL703 finding there appears or goes with a matmul in the callee). The server
+runs as an editor starts it, in the project's folder, over stdio; the client is the
+tests' (``tests/lsp_client.py``).
 """
 
 from __future__ import annotations
@@ -108,6 +111,48 @@ def measure(name: str, root: Path, path: Path, repeat: int, cache: Path) -> str:
     )
 
 
+CALLEE = ("def step(x):\n    return x @ x\n", "def step(x):\n    return x * 2\n")
+
+
+def started(root: Path, repeat: int) -> str:
+    """From starting the server to its answer to ``initialize``, as an editor
+    waits for it: the median of ``repeat`` starts."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        client = Client(root)
+        client.initialize(root)
+        times.append(time.perf_counter() - start)
+        client.close()
+    return f"{statistics.median(times):.2f} s"
+
+
+def across(root: Path, repeat: int, cache: Path) -> str:
+    """An unsaved edit to a callee (``pkg/model.py``: a matmul, which needs a
+    warm-up, or not) until the open file whose capture calls it (``pkg/train.py``)
+    shows the GL703 finding appear or go: the median of ``repeat`` edits."""
+    os.environ["GRAPHLINT_CACHE_DIR"] = str(cache)
+    model, train = root / "pkg" / "model.py", root / "pkg" / "train.py"
+    model.write_text(CALLEE[0])
+    client = Client(root)
+    client.initialize(root)
+    caller = client.open(train, train.read_text())
+    client.diagnostics(caller, version=1, timeout=600)
+    callee = client.open(model, CALLEE[0])
+    client.diagnostics(callee, version=1, timeout=600)
+    times = []
+    for version in range(2, repeat + 2):
+        start = time.perf_counter()
+        client.change(
+            callee, CALLEE[(version + 1) % 2] + f"# edit {version}\n", version
+        )
+        client.diagnostics(caller, timeout=600)  # only sent where they changed
+        times.append(time.perf_counter() - start)
+    client.close()
+    change = statistics.median(times)
+    return f"{change:.2f} s ({change - DEBOUNCE:.2f} s check)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megatron", type=Path, help="a Megatron-LM checkout")
@@ -128,6 +173,11 @@ def main() -> None:
         for name, root, path in cases:
             cache = scratch / f"cache-{name}"
             print(measure(name, root, path, args.repeat, cache), flush=True)
+        root = scratch / "small"
+        print()
+        print(f"Start to the answer to initialize: {started(root, args.repeat)}.")
+        edited = across(root, args.repeat, scratch / "cache-across")
+        print(f"An unsaved edit to a callee until its caller's file updates: {edited}.")
 
 
 if __name__ == "__main__":
