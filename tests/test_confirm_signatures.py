@@ -73,7 +73,9 @@ def test_every_measured_capture_failure_is_explained_by_its_codes() -> None:
         for code in codes - FIRST_FAILURE_DIFFERS:
             assert _check(code).explains(failure), (case, code, failure)
             checked += 1
-    assert checked >= 50  # the measurements were read
+    # the measurements were read: the shared table beside the checkout, where it is
+    # there (a clean checkout alone has the repository's own ground-truth/)
+    assert checked >= (50 if MEASURED[0].is_file() else 10)
 
 
 def test_a_sync_is_explained_by_what_it_raises_first_and_last() -> None:
