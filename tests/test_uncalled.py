@@ -465,3 +465,34 @@ def test_a_module_is_imported_only_when_importing_it_only_defines() -> None:
     assert not quiet("import torch\ntrain()\n")
     assert not quiet("for step in range(10):\n    pass\n")
     assert not quiet("with open('log') as f:\n    pass\n")
+
+
+def test_a_keyword_only_constructor_parameter_is_passed_by_name(
+    tmp_path: Path,
+) -> None:
+    (target,) = _targets(
+        tmp_path,
+        """
+        import torch
+
+        class Runner:
+            def __init__(self, model, opt, other, *, size: int, scale=2.0):
+                self.model, self.graph = model, torch.cuda.CUDAGraph()
+                self.opt = opt
+                self.other = other
+
+            def capture(self, x):
+                with torch.cuda.graph(self.graph):
+                    self.model(x).sum().backward()
+                    self.opt.step()
+        """,
+    )
+    # what __init__ keeps is taken by the class's use of it
+    assert target["init"] == {
+        "model": "tensor",  # kept by unpacking: not followed
+        "opt": "optimizer",
+        "other": "tensor",
+        "size": "int",
+    }
+    assert target["init_keywords"] == ["size", "scale"]
+    assert target["needs"] == {"x": "tensor"}

@@ -3,21 +3,30 @@
 A file of helpers (a training step, a runner class, a module with no
 ``__main__``) runs under ``graphlint confirm`` without running its regions: every
 finding there would be "not executed". Once the program has ended well, the
-checker calls each function or method that holds such a region itself, on
-stand-in arguments chosen by what the code says of each parameter:
+checker calls each function or method that holds such a region itself (one the
+program called, a line of its body having run, is left alone), on stand-in
+arguments chosen by what the code says of each parameter:
 
 - its default, where it has one (nothing is passed);
 - its annotation: a tensor, a module, a list of tensors, a number, ``None`` for an
   optional one;
-- without one, its use in the function: called (``model(x)``) a module, iterated
-  (``for batch in batches``) a list of tensors, the bound of a ``range`` a number,
-  anything else a tensor.
+- without one, its use in the function: called (``model(x)``) a module, stepped
+  (``opt.step()``) an optimizer of that module's parameters, iterated (``for batch
+  in batches``) a list of tensors, the bound of a ``range`` a number, anything else
+  a tensor; a tensor copied into a buffer (``static_x.copy_(batch)``) is made like
+  the buffer.
 
 A method is called on an instance built the same way from its class's
-``__init__``. A parameter none of these settles (``opt: Optimizer``, ``kind:
-str``) leaves the function uncalled, and the verdicts say why. The verdicts a
-called function gives name the call: a region that fails the same way eagerly on
-stand-ins says nothing of the code (``report``).
+``__init__``, then the methods of that instance that replay the graph it captured.
+A function that is the one statement between ``# graphlint: capture-begin`` and
+``capture-end`` comments is captured as a marked function is. A parameter none of
+these settles (``opt: Optimizer``, ``kind: str``) leaves the function uncalled, and
+the verdicts say why. A function of another file is called only where importing
+its module runs nothing but definitions; each call may take ``CALL_LIMIT`` seconds.
+
+What such a call can say is limited by its stand-ins (``report``): a capture that
+fails as a finding predicts confirms it; one that succeeds, or fails the same way
+eagerly, gives no verdict, and a failure no rule predicted is not "missed".
 
 The targets are found statically (``targets``, torch-free, in the driver's
 process); ``drive`` calls them in the run's process.
@@ -177,7 +186,10 @@ def _target(path: str, line: int) -> dict[str, Any] | None:
     if classes and "staticmethod" not in decorators and "classmethod" not in decorators:
         methods = [n for n in classes[-1].body if isinstance(n, ast.FunctionDef)]
         init = next((n for n in methods if n.name == "__init__"), None)
-        target["init"] = {} if init is None else parameters(init, skip_first=True)
+        target["init"] = {} if init is None else _stored(init, methods)
+        target["init_keywords"] = (
+            [] if init is None else [a.arg for a in init.args.kwonlyargs]
+        )
         # then, on the same instance, the methods that replay the graph it captures
         graphs = _graphs(function)
         target["then"] = [
@@ -230,6 +242,48 @@ def _marked(
     return chain if chain and _start(chain[-1]) == start else []
 
 
+def _stored(init: ast.FunctionDef, methods: Sequence[ast.FunctionDef]) -> Needs:
+    """What ``__init__`` needs, where a parameter it keeps (``self.model =
+    model``) and does not annotate is taken by the class's use of the attribute:
+    ``self.model(x)`` in any method makes it a module, ``self.opt.step()`` an
+    optimizer."""
+    needs = parameters(init, skip_first=True)
+    kept = {
+        node.value.id: target.attr
+        for node in ast.walk(init)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+        for target in node.targets
+        if isinstance(target, ast.Attribute) and _is(target.value, "self")
+    }
+    annotated = {a.arg for a in init.args.args if a.annotation is not None}
+    for name, kind in needs.items():
+        if kind != "tensor" or name in annotated or name not in kept:
+            continue
+        uses = set()
+        for method in methods:
+            for node in ast.walk(method):
+                if not isinstance(node, ast.Call):
+                    continue
+                if _self_attribute(node.func, kept[name]):
+                    uses.add("module")
+                elif (
+                    isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _STEPS
+                    and _self_attribute(node.func.value, kept[name])
+                ):
+                    uses.add("optimizer")
+        needs[name] = next((k for k in ("module", "optimizer") if k in uses), kind)
+    return needs
+
+
+def _self_attribute(node: ast.expr, attr: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attr
+        and _is(node.value, "self")
+    )
+
+
 def _graphs(function: ast.FunctionDef) -> set[str]:
     """What ``function`` captures into, as dotted names: ``with
     torch.cuda.graph(self.graph)``, ``self.graph.capture_begin()``."""
@@ -255,14 +309,17 @@ def _replays(function: ast.FunctionDef, graphs: set[str]) -> bool:
     )
 
 
-def parameters(function: ast.FunctionDef, skip_first: bool) -> dict[str, str | None]:
+Needs = dict[str, str | None]  # parameter -> the kind of its stand-in (None: none)
+
+
+def parameters(function: ast.FunctionDef, skip_first: bool) -> Needs:
     """Each parameter ``function`` needs (no default, not ``*args``/``**kwargs``),
     with the kind of stand-in it gets; None where nothing settles one."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     if skip_first:
         positional = positional[1:]
-    with_default = positional[len(positional) - len(arguments.defaults) :]
+    with_default = positional[max(0, len(positional) - len(arguments.defaults)) :]
     needed = [a for a in positional if a not in with_default]
     needed += [
         a
@@ -536,7 +593,8 @@ def _calls(
         found = getattr(found, part)
     owner = None
     if target["init"] is not None:  # a method: on an instance
-        owner = _invoke(found, target["init"], [], torch, None, scope)
+        keywords = target.get("init_keywords", [])
+        owner = _invoke(found, target["init"], keywords, torch, None, scope)
         if rest[-1] == "__init__":  # building it was the call
             torch.cuda.synchronize()
             return
