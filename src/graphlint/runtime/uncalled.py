@@ -168,7 +168,7 @@ def _target(path: str, line: int) -> dict[str, Any] | None:
         return None
     function = chain[-1]
     classes = [node for node in chain[:-1] if isinstance(node, ast.ClassDef)]
-    decorators = {_dotted(d).rsplit(".", 1)[-1] for d in function.decorator_list}
+    decorators = {_last(d) for d in function.decorator_list}
     if decorators & _ACCESSORS or (marked and "classmethod" in decorators):
         return None
     bound = bool(classes) and "staticmethod" not in decorators
@@ -291,7 +291,7 @@ def _graphs(function: ast.FunctionDef) -> set[str]:
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
-        if _dotted(node.func).rsplit(".", 1)[-1] == "graph" and node.args:
+        if _last(node.func) == "graph" and node.args:
             found.add(_names(node.args[0]))
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "capture_begin":
             found.add(_names(node.func.value))
@@ -420,7 +420,7 @@ def _annotated(annotation: ast.expr) -> str | None:
             return "none"  # X | None: optional
         return None
     if isinstance(annotation, ast.Subscript):
-        outer = _dotted(annotation.value).rsplit(".", 1)[-1]
+        outer = _last(annotation.value)
         if outer == "Optional":
             return "none"
         inner = annotation.slice
@@ -431,17 +431,17 @@ def _annotated(annotation: ast.expr) -> str | None:
         return None
     if isinstance(annotation, ast.Constant) and annotation.value is None:
         return "none"
-    return _ANNOTATED.get(_dotted(annotation).rsplit(".", 1)[-1])
+    return _ANNOTATED.get(_last(annotation))
 
 
-def _dotted(node: ast.expr) -> str:
+def _last(node: ast.expr) -> str:
+    """The name a dotted name, or a call of one, ends with: ``graph`` of
+    ``torch.cuda.graph``, ``no_grad`` of ``@torch.no_grad()``; "" for others."""
+    if isinstance(node, ast.Call):
+        node = node.func
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
+    return node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def described(needs: dict[str, str | None]) -> str:
