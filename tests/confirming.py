@@ -28,7 +28,7 @@ import pytest
 from graphlint.runtime.confirm import kill_group, run_in_group
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN_TIMEOUT = 150  # seconds one run of a script may take: confirm --timeout
+RUN_TIMEOUT = 240  # seconds one run of a script may take: confirm --timeout
 FILE_TIMEOUT = 480  # seconds all the runs of one file may take, a safety limit
 GRAPHLINT_CONFIRM = (sys.executable, "-m", "graphlint", "confirm")
 EXPECT = re.compile(r"#\s*expect[+-]?\d*:")
