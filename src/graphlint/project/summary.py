@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from graphlint.columns import ByteColumns
 from graphlint.diagnostics import Diagnostic, shorten
@@ -375,6 +376,10 @@ def _lambda_calls(node: ast.Lambda) -> tuple[Ref, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# each node type's method of ``_Summarizer`` (``_Summarizer.visit``)
+_VISITS: dict[type[ast.AST], Callable[[Any, Any], None]] = {}
+
+
 class _Summarizer(ast.NodeVisitor):
     def __init__(self, module: ModuleSummary, package: str | None) -> None:
         self.module = module
@@ -697,14 +702,29 @@ class _Summarizer(ast.NodeVisitor):
         self.module.imports.update(imported(node, self.package))
 
     # -- calls and guards ------------------------------------------------------------
+    def visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.visit``, with the method looked up once per node type, and
+        nothing done for the nodes that hold no other node and have no method (a
+        name's ``Load``, an operator, a constant): most of a module's nodes."""
+        kind = type(node)
+        method = _VISITS.get(kind)
+        if method is None:
+            method = _VISITS[kind] = getattr(
+                _Summarizer, "visit_" + kind.__name__, _Summarizer.generic_visit
+            )
+        if method is not _Summarizer.generic_visit or kind._fields:
+            method(self, node)
+
     def generic_visit(self, node: ast.AST) -> None:
-        for _, value in ast.iter_fields(node):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                self.block(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                if value and isinstance(value[0], ast.stmt):
+                    self.block(value)
+                else:
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            self.visit(item)
             elif isinstance(value, ast.AST):
                 self.visit(value)
 
