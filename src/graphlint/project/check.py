@@ -391,7 +391,9 @@ def _survey_project(
         )
         entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
         compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
-        project.prefetch(entries, compiles)  # what the helpers and reach load first
+        project.index.prefetch(
+            entries, compiles
+        )  # what the helpers and reach load first
         again = _helpers_used(project, entries)
         setters = _setters(project, results)
         if again or setters:  # pass one did not know them: those files again
@@ -411,7 +413,7 @@ def _survey_project(
             compiles = [
                 e for r in results for e in r.entries if isinstance(e, CompileSite)
             ]
-            project.prefetch(entries, compiles)
+            project.index.prefetch(entries, compiles)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         compiled = project.compiled(compiles)
         entries.extend(compiled)
@@ -427,7 +429,7 @@ def _survey_project(
         if not entries:
             failed = [result for _, result in summaries.failed]
             merged = _merge(results, failed, settings.enabled)
-            read.extend([*summaries.read, *project.looked])
+            read.extend([*summaries.read, *project.index.looked])
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -445,7 +447,9 @@ def _survey_project(
             _reached_by(result, (job.external or {}).values())
             for job, result in zip(work, checked.run(work), strict=True)
         ]
-        read.extend([*(job.path for job in work), *summaries.read, *project.looked])
+        read.extend(
+            [*(job.path for job in work), *summaries.read, *project.index.looked]
+        )
     dropped: dict[str, list[Dropped]] = {}  # once per file
     for call in dict.fromkeys(project.abandoned):
         dropped.setdefault(call.path, []).append(call)
@@ -477,7 +481,9 @@ def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
     found: set[str] = set()
     asked: set[tuple[str, str, str]] = set()
     for entry in entries:
-        module = project.module(entry.module, prefer=project.root_of_file(entry.path))
+        module = project.index.module(
+            entry.module, prefer=project.index.root_of_file(entry.path)
+        )
         if module is None:
             continue
         fn = module.functions.get(entry.function) if entry.function else None
@@ -518,7 +524,7 @@ def _setters(
     that ``__init__`` stores one of its parameters in."""
     found: dict[str, frozenset[Setter]] = {}
     for result in results:
-        near = project.root_of_file(result.path)
+        near = project.index.root_of_file(result.path)
         setters = [s for name in result.asks for s in project.setters(name, near)]
         if setters:
             found[result.path] = frozenset(setters)
@@ -702,7 +708,7 @@ def _bases(base: Path | None) -> list[Path]:
 def _module(project: Project, name: str, base: Path | None) -> ModuleSummary | None:
     preferred: list[Path | None] = [*_bases(base)] or [None]
     for prefer in preferred:
-        found = project.module(name, prefer=prefer)
+        found = project.index.module(name, prefer=prefer)
         if found is not None:
             return found
     return None
@@ -719,10 +725,10 @@ def _missing(
     if module is None:
         preferred: list[Path | None] = [*_bases(base)] or [None]
         for prefer in preferred:
-            file = project.file_of(name, prefer=prefer)
+            file = project.index.file_of(name, prefer=prefer)
             if file is not None:
                 return f"{file} could not be read (see its diagnostic)"
-        folders = [str(f) for f in dict.fromkeys([*_bases(base), *project.roots])]
+        folders = [str(f) for f in dict.fromkeys([*_bases(base), *project.index.roots])]
         more = f" and {len(folders) - 3} more" if len(folders) > 3 else ""
         return f"no module {name} under {', '.join(folders[:3])}{more}"
     if qualname in module.classes:

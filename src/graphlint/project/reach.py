@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import os
 import re
 import sys
 from collections import deque
@@ -62,8 +61,8 @@ from graphlint.facts.torchapi import (
 )
 from graphlint.files import is_test_module
 from graphlint.library import Library, library_of
-from graphlint.notebook import is_notebook
 from graphlint.project import dynamo
+from graphlint.project.index import Loader, ModuleIndex
 from graphlint.project.summary import (
     CALLER,
     FIELD,
@@ -84,7 +83,7 @@ from graphlint.project.summary import (
     Ref,
     rewritten,
 )
-from graphlint.read import module_of, overlay_contents, real_path, source_root
+from graphlint.read import module_of
 from graphlint.settings import Setter
 
 T = TypeVar("T")
@@ -238,8 +237,6 @@ class _Compiler:
 
     label: str
 
-
-Loader = Callable[[Path, str], "ModuleSummary | None"]
 
 # a function and one of its parameters, by file and function path
 _Param = tuple[str, str, str]
@@ -431,31 +428,18 @@ class Project:
         handoffs: bool = False,
         library: Library | None = None,
     ) -> None:
-        self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        # the modules, found and summarised (``self.index.module(name)``)
+        self.index = ModuleIndex(roots, load, prefetch, sources)
         # what library callables run of what they are given (``_library_runs``)
         self.library = library if library is not None else library_of(())
-        self._prefetch = prefetch
-        self._root_texts = [(root, str(root)) for root in self.roots]
-        self._root_of_file: dict[str, Path | None] = {}
-        self.load = load
         self.eager = eager
         # preview: follow code handed over to a capture (``_hand_over``) and what a
         # factory returns
         self.handoffs = handoffs
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
-        self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
-        # what ``module`` found, by the root preferred and the name; the root
-        # orders it tries; how many loads are under way (their lookups may meet a
-        # cycle, and are not kept)
-        self._found: dict[tuple[Path | None, str], ModuleSummary | None] = {}
-        self._order: dict[Path | None, list[Path]] = {}
-        self._loading = 0
-        self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         self._helpers: set[str] = set()  # project functions that return the check
         self._steps: int | None = None  # of the resolution under way
         self.abandoned: list[Dropped] = []  # calls over the budget, in order found
-        # the modules whose file gave no summary, with that file
-        self._unsummarised: dict[str, Path] = {}
         # how regions reach what could not be analysed, for its GL0xx: the calls
         # into each module that could not be summarised, by its file, and the
         # calls over the budget in reached code, by the file that makes them
@@ -469,8 +453,6 @@ class Project:
         self.regions: set[tuple[str, str]] = set()  # reached, but regions themselves
         # the calls followed into project code: (file, line, callee as written)
         self.followed: set[tuple[str, int, str]] = set()
-        self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
-        self.looked: set[Path] = set()  # folders whose entries a lookup depended on
         # what an imported wrapper's name resolves to, from a source root
         self._wrappers: dict[tuple[str, Path | None], list[object]] = {}
         # the arguments passed to each parameter; the reached functions that read
@@ -503,14 +485,6 @@ class Project:
         # the functions whose callers were looked for, and the hand-offs each
         # reader followed (for ``survey``)
         self.sources = sources
-        # the checked notebooks, by their source root and module (``module_of``):
-        # their own regions' calls resolve in them, as a script's do; no import
-        # does (a notebook is not importable)
-        self._notebooks = {
-            (source_root(path), module_of(path)): real_path(path)
-            for path in sources
-            if is_notebook(path)
-        }
         self._read = read
         self._entries: list[Entry] = []
         self._capturing: set[tuple[str, str | None]] | None = None
@@ -521,7 +495,6 @@ class Project:
         self._built: dict[tuple[str, str], list[_Built]] = {}
         self._searched: set[tuple[str, str]] = set()
         self._rounds = 0
-        self._by_path: dict[str, ModuleSummary] = {}
         # installed callables, by attribute (``_installed``), and the hand-offs
         # that installed them (what they reach is inferred: medium confidence)
         self._installs: dict[str, list[_Fn]] = {}
@@ -530,165 +503,7 @@ class Project:
         self.handed: dict[tuple[str, str], list[Hop]] = {}
         self._import_words: dict[Path, frozenset[bytes]] | None = None  # by ``_scan``
 
-    # -- loading ---------------------------------------------------------------------
-    def module(
-        self,
-        name: str,
-        near: ModuleSummary | None = None,
-        *,
-        prefer: Path | None = None,
-    ) -> ModuleSummary | None:
-        """The module ``name``, searched first under ``prefer`` or the root of the
-        module that imports it (``near``): sibling example folders may each have a
-        ``model.py``, and an import means the one beside it."""
-        first = prefer or (self._root_of.get(id(near)) if near is not None else None)
-        known = self._found.get((first, name), self)
-        if known is not self:  # asked before, with no load under way then
-            return known  # type: ignore[return-value]
-        parts = name.split(".")
-        found: ModuleSummary | None = None
-        settled = not self._loading  # not a lookup a load in progress made
-        for root in self._roots_from(first):
-            key = (root, name)
-            if key not in self._modules:
-                self._modules[key] = None  # a cycle or a miss
-                self._loading += 1
-                try:
-                    self._modules[key] = self._load(root, parts, name)
-                finally:
-                    self._loading -= 1
-            found = self._modules[key]
-            if found is not None:
-                break
-        if settled:
-            self._found[(first, name)] = found
-        return found
-
-    def _roots_from(self, first: Path | None) -> list[Path]:
-        """The source roots in the order a lookup preferring ``first`` tries them."""
-        order = self._order.get(first)
-        if order is None:
-            order = [first, *(r for r in self.roots if r != first)] if first else []
-            self._order[first] = order = order or self.roots
-        return order
-
-    def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
-        candidate = self._file(root, parts)
-        if candidate is None:
-            return None
-        summary = self.load(candidate, name)
-        if summary is not None:
-            self._root_of[id(summary)] = root
-            self._by_path.setdefault(summary.path, summary)
-        else:
-            self._unsummarised.setdefault(name, candidate)
-        return summary
-
-    def prefetch(self, entries: Iterable[Entry], sites: Iterable[CompileSite]) -> None:
-        """Have the modules resolution will load first summarised together (the
-        loader's ``prefetch``): the modules of the region calls, then what their
-        callees name through those modules' imports, and the modules of the
-        wrappers compile sites name. A guess: anything else loads when asked."""
-        if self._prefetch is None:
-            return
-        entries = list(entries)
-        first = [(e.module, self.root_of_file(e.path)) for e in entries]
-        self._prefetch([m for name, root in first for m in self._next_load(name, root)])
-        then: list[tuple[Path, str]] = []
-        for entry, (name, root) in zip(entries, first, strict=True):
-            module = self.module(name, prefer=root)  # summarised just now
-            if module is not None:
-                then.extend(self._callee_modules(module, entry.callee))
-        for site in sites:
-            parts = site.compiler.split(".")
-            near = self.root_of_file(site.path)
-            for end in range(len(parts), 0, -1):
-                then.extend(self._next_load(".".join(parts[:end]), near))
-        self._prefetch(then)
-
-    def _prefetch_calls(self, targets: Iterable[_Fn]) -> None:
-        """Have the modules the calls of ``targets`` name through their modules'
-        imports summarised together: the breadth-first walk of ``reach`` would
-        otherwise load them one at a time, each waiting for one worker."""
-        if self._prefetch is None:
-            return
-        wanted = [
-            found
-            for target in targets
-            for site in target.fn.calls
-            if not site.settled and not site.computed
-            for found in self._callee_modules(target.module, site.callee)
-        ]
-        if wanted:
-            self._prefetch(wanted)
-
-    def _callee_modules(
-        self, module: ModuleSummary, callee: str
-    ) -> list[tuple[Path, str]]:
-        """The files resolving ``callee`` (dotted, as written in ``module``) would
-        summarise first: the module its first name is imported from, or that
-        module's package."""
-        base = module.imports.get(callee.partition(".")[0])
-        if base is None:
-            return []
-        near = self._root_of.get(id(module))
-        return [
-            *self._next_load(base, near),
-            *self._next_load(base.rpartition(".")[0], near),
-        ]
-
-    def _next_load(self, name: str, prefer: Path | None) -> list[tuple[Path, str]]:
-        """The file ``module(name, prefer=...)`` would summarise next, if any."""
-        if not name:
-            return []
-        parts = name.split(".")
-        for root in self._roots_from(prefer):
-            if (root, name) in self._modules:
-                return []  # loaded, or looked for and missing there
-            found = self._file(root, parts)
-            if found is not None:
-                return [(found, name)]
-        return []
-
-    def file_of(self, name: str, prefer: Path | None = None) -> Path | None:
-        """The file that holds the module ``name``, as ``module`` finds it, without
-        reading it."""
-        parts = name.split(".")
-        roots = [prefer, *self.roots] if prefer is not None else self.roots
-        return next(
-            (f for f in (self._file(r, parts) for r in roots) if f is not None), None
-        )
-
-    def _file(self, root: Path, parts: list[str]) -> Path | None:
-        """``root/a/b.py`` or ``root/a/b/__init__.py`` for the module ``a.b``. The
-        names in a root are listed once: most lookups (``torch``, ``pytest``) are
-        of packages that no root holds, and there are as many roots as folders of
-        loose scripts. A checked notebook is found by its own module name."""
-        notebook = self._notebooks.get((root, ".".join(parts)))
-        if notebook is not None:
-            return notebook
-        if root not in self._listed:
-            self.looked.add(root)
-            try:
-                self._listed[root] = frozenset(os.listdir(root))
-            except OSError:
-                self._listed[root] = None
-        listed = self._listed[root]
-        unsaved = overlay_contents()  # an editor's buffers are there too
-        if listed is not None and not {parts[0], f"{parts[0]}.py"} & listed:
-            top = os.path.join(root, parts[0])
-            if not any(path.startswith(top) for path in unsaved):
-                return None
-        for candidate in (
-            root.joinpath(*parts).with_suffix(".py"),
-            root.joinpath(*parts, "__init__.py"),
-        ):
-            self.looked.add(candidate.parent)
-            if os.path.lexists(candidate):  # a FIFO too: the loader says why
-                return candidate
-            if unsaved and os.path.realpath(candidate) in unsaved:
-                return candidate
-        return None
+    # -- loading: ``self.index`` (``graphlint.project.index``) -----------------
 
     def function(
         self, module: ModuleSummary, qualname: str
@@ -709,7 +524,7 @@ class Project:
         that the class's ``__init__`` (its own or inherited) stores a parameter in."""
         parts = name.split(".")
         for end in range(len(parts) - 1, 0, -1):
-            module = self.module(".".join(parts[:end]), prefer=near)
+            module = self.index.module(".".join(parts[:end]), prefer=near)
             if module is None:
                 continue
             found = self.function(module, ".".join(parts[end:]))
@@ -766,19 +581,6 @@ class Project:
                     index = init.params.index(ref.target)
                     position = index - 1 if 0 < index < init.positional else -1
                     yield Setter(name, ref.target, position, True, shown)
-
-    def root_of_file(self, path: str) -> Path | None:
-        """The source root that holds ``path`` (the innermost)."""
-        if path not in self._root_of_file:
-            real = os.path.realpath(path)
-            holding = [
-                root
-                for root, text in self._root_texts
-                if real == text or real.startswith(text.rstrip(os.sep) + os.sep)
-            ]
-            innermost = max(holding, key=lambda r: len(r.parts)) if holding else None
-            self._root_of_file[path] = innermost
-        return self._root_of_file[path]
 
     # -- resolution ------------------------------------------------------------------
     def qualify(self, module: ModuleSummary, dotted: str) -> str:
@@ -968,11 +770,11 @@ class Project:
         it in Python: the attribute, not the module."""
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
-            found = self.module(".".join(parts[:cut]), near, prefer=prefer)
+            found = self.index.module(".".join(parts[:cut]), near, prefer=prefer)
             if found is not None:
                 values: list[object] = [_Mod(found)]
                 package = (  # ``from pkg import grads``: the module, or not
-                    self.module(".".join(parts[: cut - 1]), near, prefer=prefer)
+                    self.index.module(".".join(parts[: cut - 1]), near, prefer=prefer)
                     if 1 < cut == len(parts)
                     else None
                 )
@@ -987,14 +789,16 @@ class Project:
                 return values
         for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
-            if prefix in self._unsummarised:
+            if prefix in self.index.unsummarised:
                 return [self._unsummarised_module(prefix)]
         detail = f"module `{parts[0]}` is not under the source roots"
         return [_Opaque(Reason.OUTSIDE, detail, name)]
 
     def _unsummarised_module(self, name: str) -> _Opaque:
         detail = f"module `{name}` could not be summarised"
-        return _Opaque(Reason.UNSUMMARISED, detail, blocked=self._unsummarised[name])
+        return _Opaque(
+            Reason.UNSUMMARISED, detail, blocked=self.index.unsummarised[name]
+        )
 
     def refs(
         self,
@@ -1286,10 +1090,10 @@ class Project:
                 return self._global(module, attr, depth)
             if attr in module.imports:
                 return self._imported(module, attr, depth)
-            sub = self.module(f"{module.name}.{attr}", module)
+            sub = self.index.module(f"{module.name}.{attr}", module)
             if sub is not None:
                 return [_Mod(sub)]
-            if f"{module.name}.{attr}" in self._unsummarised:  # ``pkg.big``
+            if f"{module.name}.{attr}" in self.index.unsummarised:  # ``pkg.big``
                 return [self._unsummarised_module(f"{module.name}.{attr}")]
             detail = f"module `{module.name}` defines no `{attr}`"
             return [_Opaque(Reason.ATTRIBUTE, detail)]
@@ -1559,7 +1363,7 @@ class Project:
         roots: dict[str, Path | None] = {}  # of each file: many sites share one
         for site in sites:
             if site.path not in roots:
-                roots[site.path] = self.root_of_file(site.path)
+                roots[site.path] = self.index.root_of_file(site.path)
             work = partial(self._wrapper, site, roots[site.path])
             call = Dropped(site.path, site.line, site.col, site.compiler)
             values = self._budgeted(work, call, lambda _: [])
@@ -1659,8 +1463,8 @@ class Project:
         self._reading, self._steps = None, None
         try:
             for path in self._scan()[1].get(attribute.encode(), ()):
-                root = self.root_of_file(str(path))
-                module = self.module(module_of(path), prefer=root)
+                root = self.index.root_of_file(str(path))
+                module = self.index.module(module_of(path), prefer=root)
                 if module is not None:
                     found.extend(self._installs_in(module, attribute))
         finally:
@@ -2358,7 +2162,9 @@ class Project:
         self._entries = list(entries)
         self._capturing = None
         for entry in self._entries:
-            module = self.module(entry.module, prefer=self.root_of_file(entry.path))
+            module = self.index.module(
+                entry.module, prefer=self.index.root_of_file(entry.path)
+            )
             holder = (entry.path, entry.function or "")
             if module is not None and entry.function and holder not in bound:
                 bound.add(holder)
@@ -2379,7 +2185,13 @@ class Project:
                 level = {(t.module.path, t.fn.path): t for t, _ in queue}
                 level = {k: t for k, t in level.items() if k not in guessed}
                 guessed.update(level)
-                self._prefetch_calls(t for k, t in level.items() if k not in followed)
+                self.index.prefetch_calls(
+                    (t.module, site.callee)
+                    for k, t in level.items()
+                    if k not in followed
+                    for site in t.fn.calls
+                    if not site.settled and not site.computed
+                )
             target, how = queue.popleft()
             key = (target.module.path, target.fn.path)
             if (target.module.name, target.fn.path) in roots:
@@ -2408,7 +2220,9 @@ class Project:
         reader = (_ENTRY, str(index))
         self._entry_regions[reader] = entry.region
         unfollowed = self._unfollowed_in[reader] = []
-        module = self.module(entry.module, prefer=self.root_of_file(entry.path))
+        module = self.index.module(
+            entry.module, prefer=self.index.root_of_file(entry.path)
+        )
         if module is None:
             why = "the file could not be summarised"
             unfollowed.append(
@@ -2514,7 +2328,7 @@ class Project:
         for path, name in todo:
             owner, _, method = name.rpartition(".")
             called = _called_as(name)
-            home = self._by_path.get(path)
+            home = self.index.by_path.get(path)
             if home is None:
                 continue
             if called is None and method == "__call__" and owner:
@@ -2585,16 +2399,13 @@ class Project:
                 continue
             data = self._read(path)
             if data is not None and any(_names(data, n, how) for n in named):
-                hits.append((module_of(path), self.root_of_file(str(path))))
+                hits.append((module_of(path), self.index.root_of_file(str(path))))
         seen: set[str] = set()
         for start in range(0, len(hits), _PREFETCHED):
             batch = hits[start : start + _PREFETCHED]
-            if self._prefetch is not None:
-                self._prefetch(
-                    [m for name, root in batch for m in self._next_load(name, root)]
-                )
+            self.index.prefetch_named(batch)
             for name, root in batch:
-                module = self.module(name, prefer=root)
+                module = self.index.module(name, prefer=root)
                 if module is not None and module.path not in seen:
                     seen.add(module.path)
                     yield module

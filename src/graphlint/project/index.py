@@ -1,0 +1,248 @@
+"""The project's modules, found under its source roots and summarised on demand.
+
+``ModuleIndex.module(name)`` finds the file of a module the way an import would
+from the roots (the root of the importing module first: sibling example folders may
+each have a ``model.py``), has the loader summarise it (``project.summary``, in a
+worker), and keeps the answer; ``prefetch`` and ``prefetch_calls`` have the modules
+a resolution will ask for next summarised together. Resolution
+(``project.reach``) asks this index and never reads a file itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from graphlint.diagnostics import CompileSite, Entry
+from graphlint.notebook import is_notebook
+from graphlint.project.summary import ModuleSummary
+from graphlint.read import module_of, overlay_contents, real_path, source_root
+
+# summarises a module's file (with its module name), or says None where it cannot
+Loader = Callable[[Path, str], ModuleSummary | None]
+
+
+class ModuleIndex:
+    """The modules under ``roots``, summarised by ``load(path, module_name)`` when
+    first asked for; ``prefetch`` has a batch of files summarised at once; the
+    checked notebooks (in ``sources``) are found by their own module names."""
+
+    def __init__(
+        self,
+        roots: Iterable[Path],
+        load: Loader,
+        prefetch: Callable[[list[tuple[Path, str]]], None] | None = None,
+        sources: Sequence[Path] = (),
+    ) -> None:
+        self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        self.load = load
+        self._prefetch = prefetch
+        self._root_texts = [(root, str(root)) for root in self.roots]
+        self._root_of_file: dict[str, Path | None] = {}
+        self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
+        # what ``module`` found, by the root preferred and the name; the root
+        # orders it tries; how many loads are under way (their lookups may meet a
+        # cycle, and are not kept)
+        self._found: dict[tuple[Path | None, str], ModuleSummary | None] = {}
+        self._order: dict[Path | None, list[Path]] = {}
+        self._loading = 0
+        self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
+        # the modules whose file gave no summary, with that file
+        self.unsummarised: dict[str, Path] = {}
+        self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
+        self.looked: set[Path] = set()  # folders whose entries a lookup depended on
+        self.by_path: dict[str, ModuleSummary] = {}  # the summaries, by file
+        # the checked notebooks, by their source root and module (``module_of``):
+        # their own regions' calls resolve in them, as a script's do; no import
+        # does (a notebook is not importable)
+        self._notebooks = {
+            (source_root(path), module_of(path)): real_path(path)
+            for path in sources
+            if is_notebook(path)
+        }
+
+    def root_of(self, module: ModuleSummary) -> Path | None:
+        """The source root ``module`` was found under."""
+        return self._root_of.get(id(module))
+
+    def module(
+        self,
+        name: str,
+        near: ModuleSummary | None = None,
+        *,
+        prefer: Path | None = None,
+    ) -> ModuleSummary | None:
+        """The module ``name``, searched first under ``prefer`` or the root of the
+        module that imports it (``near``): sibling example folders may each have a
+        ``model.py``, and an import means the one beside it."""
+        first = prefer or (self._root_of.get(id(near)) if near is not None else None)
+        known = self._found.get((first, name), self)
+        if known is not self:  # asked before, with no load under way then
+            return known  # type: ignore[return-value]
+        parts = name.split(".")
+        found: ModuleSummary | None = None
+        settled = not self._loading  # not a lookup a load in progress made
+        for root in self._roots_from(first):
+            key = (root, name)
+            if key not in self._modules:
+                self._modules[key] = None  # a cycle or a miss
+                self._loading += 1
+                try:
+                    self._modules[key] = self._load(root, parts, name)
+                finally:
+                    self._loading -= 1
+            found = self._modules[key]
+            if found is not None:
+                break
+        if settled:
+            self._found[(first, name)] = found
+        return found
+
+    def _roots_from(self, first: Path | None) -> list[Path]:
+        """The source roots in the order a lookup preferring ``first`` tries them."""
+        order = self._order.get(first)
+        if order is None:
+            order = [first, *(r for r in self.roots if r != first)] if first else []
+            self._order[first] = order = order or self.roots
+        return order
+
+    def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
+        candidate = self._file(root, parts)
+        if candidate is None:
+            return None
+        summary = self.load(candidate, name)
+        if summary is not None:
+            self._root_of[id(summary)] = root
+            self.by_path.setdefault(summary.path, summary)
+        else:
+            self.unsummarised.setdefault(name, candidate)
+        return summary
+
+    def prefetch(self, entries: Iterable[Entry], sites: Iterable[CompileSite]) -> None:
+        """Have the modules resolution will load first summarised together (the
+        loader's ``prefetch``): the modules of the region calls, then what their
+        callees name through those modules' imports, and the modules of the
+        wrappers compile sites name. A guess: anything else loads when asked."""
+        if self._prefetch is None:
+            return
+        entries = list(entries)
+        first = [(e.module, self.root_of_file(e.path)) for e in entries]
+        self._prefetch([m for name, root in first for m in self._next_load(name, root)])
+        then: list[tuple[Path, str]] = []
+        for entry, (name, root) in zip(entries, first, strict=True):
+            module = self.module(name, prefer=root)  # summarised just now
+            if module is not None:
+                then.extend(self._callee_modules(module, entry.callee))
+        for site in sites:
+            parts = site.compiler.split(".")
+            near = self.root_of_file(site.path)
+            for end in range(len(parts), 0, -1):
+                then.extend(self._next_load(".".join(parts[:end]), near))
+        self._prefetch(then)
+
+    def prefetch_calls(self, calls: Iterable[tuple[ModuleSummary, str]]) -> None:
+        """Have the modules that ``calls`` (a module, and a callee as written there)
+        name through their modules' imports summarised together: the breadth-first
+        walk of ``reach`` would otherwise load them one at a time, each waiting for
+        one worker."""
+        if self._prefetch is None:
+            return
+        wanted = [
+            found
+            for module, callee in calls
+            for found in self._callee_modules(module, callee)
+        ]
+        if wanted:
+            self._prefetch(wanted)
+
+    def prefetch_named(self, modules: Iterable[tuple[str, Path | None]]) -> None:
+        """Have ``modules`` (a name, and the root to prefer) summarised together."""
+        if self._prefetch is not None:
+            self._prefetch(
+                [m for name, root in modules for m in self._next_load(name, root)]
+            )
+
+    def _callee_modules(
+        self, module: ModuleSummary, callee: str
+    ) -> list[tuple[Path, str]]:
+        """The files resolving ``callee`` (dotted, as written in ``module``) would
+        summarise first: the module its first name is imported from, or that
+        module's package."""
+        base = module.imports.get(callee.partition(".")[0])
+        if base is None:
+            return []
+        near = self._root_of.get(id(module))
+        return [
+            *self._next_load(base, near),
+            *self._next_load(base.rpartition(".")[0], near),
+        ]
+
+    def _next_load(self, name: str, prefer: Path | None) -> list[tuple[Path, str]]:
+        """The file ``module(name, prefer=...)`` would summarise next, if any."""
+        if not name:
+            return []
+        parts = name.split(".")
+        for root in self._roots_from(prefer):
+            if (root, name) in self._modules:
+                return []  # loaded, or looked for and missing there
+            found = self._file(root, parts)
+            if found is not None:
+                return [(found, name)]
+        return []
+
+    def file_of(self, name: str, prefer: Path | None = None) -> Path | None:
+        """The file that holds the module ``name``, as ``module`` finds it, without
+        reading it."""
+        parts = name.split(".")
+        roots = [prefer, *self.roots] if prefer is not None else self.roots
+        return next(
+            (f for f in (self._file(r, parts) for r in roots) if f is not None), None
+        )
+
+    def _file(self, root: Path, parts: list[str]) -> Path | None:
+        """``root/a/b.py`` or ``root/a/b/__init__.py`` for the module ``a.b``. The
+        names in a root are listed once: most lookups (``torch``, ``pytest``) are
+        of packages that no root holds, and there are as many roots as folders of
+        loose scripts. A checked notebook is found by its own module name."""
+        notebook = self._notebooks.get((root, ".".join(parts)))
+        if notebook is not None:
+            return notebook
+        if root not in self._listed:
+            self.looked.add(root)
+            try:
+                self._listed[root] = frozenset(os.listdir(root))
+            except OSError:
+                self._listed[root] = None
+        listed = self._listed[root]
+        unsaved = overlay_contents()  # an editor's buffers are there too
+        if listed is not None and not {parts[0], f"{parts[0]}.py"} & listed:
+            top = os.path.join(root, parts[0])
+            if not any(path.startswith(top) for path in unsaved):
+                return None
+        for candidate in (
+            root.joinpath(*parts).with_suffix(".py"),
+            root.joinpath(*parts, "__init__.py"),
+        ):
+            self.looked.add(candidate.parent)
+            if os.path.lexists(candidate):  # a FIFO too: the loader says why
+                return candidate
+            if unsaved and os.path.realpath(candidate) in unsaved:
+                return candidate
+        return None
+
+    def root_of_file(self, path: str) -> Path | None:
+        """The source root that holds ``path`` (the innermost)."""
+        if path not in self._root_of_file:
+            real = os.path.realpath(path)
+            holding = [
+                root
+                for root, text in self._root_texts
+                if real == text or real.startswith(text.rstrip(os.sep) + os.sep)
+            ]
+            innermost = max(holding, key=lambda r: len(r.parts)) if holding else None
+            self._root_of_file[path] = innermost
+        return self._root_of_file[path]
+
+
+__all__ = ["Loader", "ModuleIndex"]
