@@ -17,7 +17,7 @@ import graphlint.facts.scopes
 import graphlint.facts.setup
 import graphlint.facts.state
 from graphlint.facts.positions import UNASKED, positions_of
-from graphlint.facts.walk import LAYOUT, walk, walk_batched
+from graphlint.facts.walk import LAYOUT, walk, walk_batched, walk_together
 from graphlint.rule import tree_rules
 from tests.conftest import FIXTURES
 
@@ -74,6 +74,48 @@ def test_walk_batched_calls_what_visit_batched_calls(path: Path) -> None:
     assert [(e, id(n)) for e, n in ours.events] == [
         (e, id(n)) for e, n in theirs.events
     ]
+
+
+class Shared(cst.CSTVisitor):
+    """Records each visit and leave in a log it shares with the other visitors of
+    one walk, under its name; does not enter what ``prune`` names."""
+
+    def __init__(self, name: str, prune: type, log: list[tuple[str, str, int]]):
+        super().__init__()
+        self.name, self.prune, self.log = name, prune, log
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.log.append((self.name, "visit", id(node)))
+        return not isinstance(node, self.prune)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.log.append((self.name, "leave", id(original_node)))
+
+
+@pytest.mark.parametrize("path", FILES[:40], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_walk_together_calls_each_visitor_as_its_own_walk(path: Path) -> None:
+    """Each visitor sees what its own walk shows it, pruning included; at a node,
+    the visitors come in their order, so a later one may read what an earlier
+    one recorded there (flow reads state's writes)."""
+    module = parse(path)
+    prunes = (cst.Lambda, cst.Call, cst.Import)
+    alone: dict[str, list[tuple[str, str, int]]] = {}
+    for name, prune in zip("abc", prunes, strict=True):
+        log: list[tuple[str, str, int]] = []
+        walk(module, Shared(name, prune, log))
+        alone[name] = log
+    together: list[tuple[str, str, int]] = []
+    walk_together(
+        module, [Shared(n, p, together) for n, p in zip("abc", prunes, strict=True)]
+    )
+    for name in "abc":
+        assert [e for e in together if e[0] == name] == alone[name]
+    # the visitors at each node, in the order of their visits: a, then b, then c
+    first: dict[int, list[str]] = {}
+    for name, event, node in together:
+        if event == "visit":
+            first.setdefault(node, []).append(name)
+    assert all(names == sorted(names) for names in first.values())
 
 
 def test_dispatch_by_type_names_prunes_on_false() -> None:

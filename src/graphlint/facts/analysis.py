@@ -12,10 +12,10 @@ from graphlint.facts.flow import Flow
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, find_regions
 from graphlint.facts.scopes import ScopeBuilder
-from graphlint.facts.setup import CaptureSetup, capture_setup
-from graphlint.facts.state import HostState, host_state
+from graphlint.facts.setup import CaptureSetup
+from graphlint.facts.state import HostState
 from graphlint.facts.values import Value, Values
-from graphlint.facts.walk import walk
+from graphlint.facts.walk import walk, walk_together
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ def analyse(
     path: str | None = None,
     declared: frozenset[str] = frozenset(),
 ) -> FileFacts:
-    """Compute a file's facts: one scope walk, then the two region walks;
+    """Compute a file's facts: one scope walk, the two region walks, then one walk
+    for host state, capture set-up and flow;
     ``declared``: the functions the configuration names as capture roots."""
     scopes = ScopeBuilder(package)
     walk(module, scopes)
@@ -85,15 +86,22 @@ def analyse(
     reaching = Reaching(module, scopes.scope_of)
     values.reaching = reaching
     values.reset()  # parameters of captured callables are now known; reads, flows
-    state = host_state(
-        module, values, regions, positions, reaching, compiles=bool(found.compiles)
-    )
-    setup = capture_setup(
-        module, values, state, positions, found.graphed_calls, regions
+    state = HostState(module, values, regions, positions, reaching)
+    setup = CaptureSetup(
+        values, state, positions, regions, graphed_calls=found.graphed_calls
     )
     flow = Flow(module, values, state, found, setup, positions, path)
-    if regions or found.compiles:  # calls of compiled callables matter too
-        walk(module, flow)
+    # one walk for the three: set-up and flow read what state recorded at a node
+    # (its writes), flow what set-up did (its side-stream blocks). A file that
+    # captures nothing needs none of them; calls of compiled callables need state
+    # and flow, graphed callables set-up.
+    compiles = bool(regions or found.compiles)
+    walkers = [
+        *([state] if compiles else []),
+        *([setup] if regions or found.graphed_calls else []),
+        *([flow] if compiles else []),
+    ]
+    walk_together(module, walkers)
     return FileFacts(
         values, regions, state, setup, flow, scopes.paths, found.unresolved
     )

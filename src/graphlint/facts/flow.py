@@ -175,8 +175,9 @@ class Flow(cst.CSTVisitor):
         self.path = path
         self.regions = found.regions
         self._conditions = found.conditions
-        self._stream_blocks = frozenset(block.node for block in setup.side_streams)
-        self._switchers = frozenset(setup.stream_switches)  # they set the stream
+        # side-stream blocks (set-up records each before flow's walk reaches it),
+        # and the functions that set the stream
+        self._setup = setup
         self.events: dict[Function, _Events] = {}
         self.sites: dict[cst.CSTNode, Site] = {}
         # captures made in this file (not reached from elsewhere), by root
@@ -278,7 +279,7 @@ class Flow(cst.CSTVisitor):
             self.here().captures.append((site, region))
             if self._tests[-1]:
                 self.guard_tests[node] = self._tests[-1]
-        if node in self._stream_blocks:
+        if node in self._setup.stream_blocks:
             self.here().streams.append(self.site(node))
         if node in self.state.write_at or kind is cst.Call:
             self.site(node)
@@ -1247,8 +1248,11 @@ class Flow(cst.CSTVisitor):
             ):
                 return True  # a context manager: entered in its users' set-up
             events = self.events.get(function, _Events())
-            return function in self._switchers or any(  # begins inside the block
-                s.start <= site.start <= s.end for s in events.streams
+            return (
+                function in self._setup.stream_switches
+                or any(  # begins inside the block
+                    s.start <= site.start <= s.end for s in events.streams
+                )
             )
 
         return self._visible_without(root, ready) is not None

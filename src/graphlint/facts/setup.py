@@ -1,5 +1,6 @@
 """How captures are set up: warm-up on side streams, autocast blocks, module hooks,
-DistributedDataParallel, cuDNN autotuning. Computed once per file, in one walk.
+DistributedDataParallel, cuDNN autotuning. Computed once per file, in the walk
+``facts.analysis.analyse`` shares with host state and flow.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from libcst.metadata import CodeRange
 from graphlint.facts.regions import Region
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.values import Values
-from graphlint.facts.walk import walk
 from graphlint.matchers import keyword, positional
 
 STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
@@ -66,6 +66,7 @@ class CaptureSetup(cst.CSTVisitor):
     positions: Mapping[cst.CSTNode, CodeRange]
     regions: Mapping[cst.CSTNode, Region]
     side_streams: list[Block] = field(default_factory=list)
+    stream_blocks: set[cst.With] = field(default_factory=set)  # their ``with``s
     autocasts: list[Block] = field(default_factory=list)
     hooks: list[tuple[Key, cst.Call, cst.CSTNode, int]] = field(default_factory=list)
     graphed_calls: list[cst.Call] = field(default_factory=list)
@@ -92,6 +93,7 @@ class CaptureSetup(cst.CSTVisitor):
                 self._stream_items.add(call)
                 count, loop = first_warmup_loop(node)
                 self.side_streams.append(self.block(node, iterations=count, loop=loop))
+                self.stream_blocks.add(node)
             elif q in AUTOCAST_CONTEXTS:
                 cache = keyword(call, "cache_enabled")
                 disabled = isinstance(cache, cst.Name) and cache.value == "False"
@@ -169,19 +171,4 @@ def warmup_loop(statement: cst.BaseStatement) -> tuple[int | None, cst.Call] | N
     return None, call
 
 
-def capture_setup(
-    module: cst.Module,
-    values: Values,
-    state: HostState,
-    positions: Mapping[cst.CSTNode, CodeRange],
-    graphed_calls: list[cst.Call],
-    regions: Mapping[cst.CSTNode, Region],
-) -> CaptureSetup:
-    """The file's capture set-up; a file that captures nothing needs no walk."""
-    setup = CaptureSetup(values, state, positions, regions, graphed_calls=graphed_calls)
-    if regions or graphed_calls:
-        walk(module, setup)
-    return setup
-
-
-__all__ = ["Block", "CaptureSetup", "capture_setup"]
+__all__ = ["Block", "CaptureSetup"]

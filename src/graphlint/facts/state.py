@@ -577,28 +577,10 @@ def loose(location: object) -> object:
     return tuple(loose(part) for part in location)
 
 
-def host_state(
-    module: cst.Module,
-    values: Values,
-    regions: Mapping[cst.CSTNode, Region],
-    positions: Mapping[cst.CSTNode, CodeRange],
-    reaching: Reaching | None = None,
-    *,
-    compiles: bool = False,
-) -> HostState:
-    """The file's host state; a file that neither captures nor calls a compiled
-    callable (``compiles``) needs no walk."""
-    state = HostState(module, values, regions, positions, reaching)
-    if regions or compiles:
-        walk(module, state)
-    return state
-
-
 __all__ = [
     "HostState",
     "Key",
     "Write",
-    "host_state",
     "loose",
     "same",
     "subscript_index",

@@ -16,7 +16,7 @@ every rule, in one pass, never pruned (LibCST's ``visit_batched``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import libcst as cst
@@ -132,8 +132,12 @@ def visited(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
     return method is None or method(visitor, node) is not False
 
 
-def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
-    """``node.visit(visitor)`` for a visitor that changes nothing, without layout."""
+_Hooks = tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], object]]
+
+
+def _hooks(visitor: cst.CSTVisitor) -> _Hooks:
+    """``visitor``'s ``on_visit`` and ``on_leave``; LibCST's defaults (which build
+    the method's name on every node) replaced by lookups once per node type."""
     kind = type(visitor)
     if kind.on_visit is cst.CSTVisitor.on_visit:
         visit = _dispatch(visitor, "visit_")
@@ -147,7 +151,36 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         on_leave = _dispatch(visitor, "leave_")
     else:
         on_leave = visitor.on_leave
-    _walk(node, on_visit, on_leave)
+    return on_visit, on_leave
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that changes nothing, without layout."""
+    _walk(node, *_hooks(visitor))
+
+
+def walk_together(node: cst.CSTNode, visitors: Sequence[cst.CSTVisitor]) -> None:
+    """``walk(node, visitor)`` for each of ``visitors``, in one pass: at each node
+    the visitors are called in their order, and a visitor that prunes a subtree
+    (its ``visit`` returns False) is left out below it, as its own walk would. A
+    visitor may read what an earlier one recorded at this node or above it, never
+    below or after it."""
+    calls = tuple(_hooks(visitor) for visitor in visitors)
+    if calls:
+        _walk_together(node, calls)
+
+
+def _walk_together(node: cst.CSTNode, calls: tuple[_Hooks, ...]) -> None:
+    entering = calls
+    for call in calls:
+        if not call[0](node):  # rare: the others go on below
+            entering = tuple(c for c in entering if c is not call)
+    if entering:
+        known = _KIDS.get(id(node))
+        for child in known[1] if known is not None else _kids(node):
+            _walk_together(child, entering)
+    for _, on_leave in calls:
+        on_leave(node)
 
 
 def node_types(*bases: type) -> frozenset[type]:
@@ -266,4 +299,5 @@ __all__ = [
     "visited",
     "walk",
     "walk_batched",
+    "walk_together",
 ]
