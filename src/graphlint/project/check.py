@@ -25,7 +25,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import ParamSpec
+from typing import TYPE_CHECKING, ParamSpec
 
 import msgspec
 
@@ -49,9 +49,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project import reach
 from graphlint.project.kept import UNSTABLE, Runs, Screens
-from graphlint.project.reach import Dropped, Project
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups
@@ -76,6 +74,9 @@ from graphlint.runner import (
 )
 from graphlint.settings import Job, Setter, Settings
 from graphlint.tool_codes import UNANALYSED, ParserLimitExceeded
+
+if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a hit
+    from graphlint.project.reach import Dropped, Project
 
 P = ParamSpec("P")
 
@@ -353,6 +354,8 @@ def _survey_project(
 ) -> Checked:
     """``survey_project``'s work; adds to ``read`` the files and folders it read
     besides ``files``."""
+    from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
+
     workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
     runs = (
         nullcontext(Inline(settings))
@@ -478,6 +481,8 @@ def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
     anything. Asking ``project.is_check`` of the calls in the conditions of each
     region's own calls records the helpers (``project.checks()``); each name is
     asked once per function."""
+    from graphlint.project.reach import site_of  # noqa: PLC0415 - loaded by now
+
     found: set[str] = set()
     asked: set[tuple[str, str, str]] = set()
     for entry in entries:
@@ -487,7 +492,7 @@ def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
         if module is None:
             continue
         fn = module.functions.get(entry.function) if entry.function else None
-        site = reach.site_of(entry, fn.calls if fn is not None else module.calls)
+        site = site_of(entry, fn.calls if fn is not None else module.calls)
         if site is None or not site.guards:
             continue
         scope = fn.path if fn is not None else ""
@@ -742,8 +747,10 @@ def _missing(
 def _abandoned(calls: list[Dropped]) -> Diagnostic:
     """GL005 at the first of a file's calls whose resolution went over the budget:
     the file was analysed; what those calls run was not followed."""
+    from graphlint.project.reach import BUDGET  # noqa: PLC0415 - loaded by now
+
     first, *rest = sorted(calls, key=lambda c: (c.line, c.col, c.guard, c.callee))
-    steps = f"{reach.BUDGET:,} steps"
+    steps = f"{BUDGET:,} steps"
     if first.guard:  # the call itself is followed
         message = (
             f"a condition of this call calls `{first.callee}`, which was not "
