@@ -40,20 +40,19 @@ class StaticInputRebound(Rule):
         if len(node.targets) == 1:  # not ``a = b = new``
             self._assigns[node.targets[0].target] = node
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.check(node)
+    def leave_Module(self, original_node: cst.Module) -> None:
+        """Each write the file's host state recorded, once the walk has seen every
+        assignment (the fixes need them)."""
+        for write in self.state.write_at.values():
+            target = write.target
+            if isinstance(target, cst.Attribute) and target.attr.value == "data":
+                continue  # GL302
+            if isinstance(target, cst.Subscript) and self.value(target.value).is_tensor:
+                continue  # t[...] = v is in place
+            self.check(target, write)
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value != "data":  # GL302
-            self.check(node)
-
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if not self.value(node.value).is_tensor:  # t[...] = v is in place
-            self.check(node)
-
-    def check(self, target: cst.BaseExpression) -> None:
-        write = self.state.write_at.get(target)
-        if write is None or write.how == "augment" or not self.holds_tensor(write):
+    def check(self, target: cst.BaseExpression, write: Write) -> None:
+        if write.how == "augment" or not self.holds_tensor(write):
             return
         for region in self.state.readers(write.key, MANUAL):
             change = self.flow.between_replays(write, region)
