@@ -95,11 +95,11 @@ def analyse(
     # (its writes), flow what set-up did (its side-stream blocks). A file that
     # captures nothing needs none of them; calls of compiled callables need state
     # and flow, graphed callables set-up.
-    compiles = bool(regions or found.compiles)
+    timeline = bool(regions or found.compiles)
     walkers = [
-        *([state] if compiles else []),
+        *([state] if timeline else []),
         *([setup] if regions or found.graphed_calls else []),
-        *([flow] if compiles else []),
+        *([flow] if timeline else []),
     ]
     walk_together(module, walkers)
     return FileFacts(

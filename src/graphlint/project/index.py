@@ -62,10 +62,6 @@ class ModuleIndex:
             if is_notebook(path)
         }
 
-    def root_of(self, module: ModuleSummary) -> Path | None:
-        """The source root ``module`` was found under."""
-        return self._root_of.get(id(module))
-
     def module(
         self,
         name: str,
