@@ -11,11 +11,17 @@ be asked about, and counts newlines only in tokens that have one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from typing import Any
 
 import libcst as cst
 from libcst._nodes import op, whitespace
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import (
+    CodePosition,
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+)
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 
@@ -34,16 +40,67 @@ def _unasked() -> frozenset[type[cst.CSTNode]]:
 UNASKED = _unasked()
 
 
+class _Syntactic:
+    """``PositionProvidingCodegenState.record_syntactic_position`` as a plain context
+    manager: a generator-based one costs more than the position it records, and
+    every expression opens one."""
+
+    __slots__ = ("_end_node", "_node", "_start", "_start_node", "_state")
+
+    def __init__(
+        self,
+        state: _State,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
+        self._state = state
+        self._node = node
+        self._start_node = start_node
+        self._end_node = end_node
+        self._start = CodePosition(state.line, state.column)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        state = self._state
+        computed: MutableMapping[cst.CSTNode, Any] = state.provider._computed
+        start = (
+            self._start
+            if self._start_node is None
+            else computed[self._start_node].start
+        )
+        end = (
+            CodePosition(state.line, state.column)
+            if self._end_node is None
+            else computed[self._end_node].end
+        )
+        computed[self._node] = CodeRange(start, end)
+
+
 class _State(PositionProvidingCodegenState):
     """``PositionProvider``'s codegen state, skipping the nodes of ``UNASKED``."""
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if type(node) not in UNASKED:
-            super().before_codegen(node)
+            self._stack.append(CodePosition(self.line, self.column))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         if type(node) not in UNASKED:
-            super().after_codegen(node)
+            start = self._stack.pop()
+            computed: MutableMapping[cst.CSTNode, Any] = self.provider._computed
+            if node not in computed:  # a syntactic position is recorded already
+                computed[node] = CodeRange(start, CodePosition(self.line, self.column))
+
+    def record_syntactic_position(  # type: ignore[override]
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
