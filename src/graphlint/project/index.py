@@ -201,9 +201,10 @@ class ModuleIndex:
         names in a root are listed once: most lookups (``torch``, ``pytest``) are
         of packages that no root holds, and there are as many roots as folders of
         loose scripts. A checked notebook is found by its own module name."""
-        notebook = self._notebooks.get((root, ".".join(parts)))
-        if notebook is not None:
-            return notebook
+        if self._notebooks:
+            notebook = self._notebooks.get((root, ".".join(parts)))
+            if notebook is not None:
+                return notebook
         if root not in self._listed:
             self.looked.add(root)
             try:
@@ -212,8 +213,12 @@ class ModuleIndex:
                 self._listed[root] = None
         listed = self._listed[root]
         unsaved = overlay_contents()  # an editor's buffers are there too
-        if listed is not None and not {parts[0], f"{parts[0]}.py"} & listed:
-            top = os.path.join(root, parts[0])
+        head = parts[0]
+        if listed is not None and head not in listed and f"{head}.py" not in listed:
+            # most lookups end here: a name no root holds (``torch``, ``os``)
+            if not unsaved:
+                return None
+            top = os.path.join(root, head)
             if not any(path.startswith(top) for path in unsaved):
                 return None
         for candidate in (
