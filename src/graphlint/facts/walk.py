@@ -101,6 +101,14 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield from descendants(child)
 
 
+def _method(owner: object, name: str) -> Any:
+    """``owner``'s ``name``, or None where it has none of its own: LibCST's
+    visitors define a no-op ``visit_<Type>`` and ``leave_<Type>`` for every node
+    type, which a walk need not call."""
+    found = getattr(owner, name, None)
+    return None if getattr(found, "_is_no_op", False) else found
+
+
 def _dispatch(visitor: object, prefix: str) -> Callable[[cst.CSTNode], Any]:
     """``visitor``'s ``<prefix><Type>`` method for a node, looked up once per type."""
     table: dict[type, _Method | None] = {}
@@ -110,7 +118,7 @@ def _dispatch(visitor: object, prefix: str) -> Callable[[cst.CSTNode], Any]:
         try:
             method = table[kind]
         except KeyError:
-            method = table[kind] = getattr(visitor, prefix + kind.__name__, None)
+            method = table[kind] = _method(visitor, prefix + kind.__name__)
         return None if method is None else method(node)
 
     return call
@@ -128,16 +136,31 @@ def visited(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
     try:
         method = _VISITS[key]
     except KeyError:
-        method = _VISITS[key] = getattr(key[0], "visit_" + key[1].__name__, None)
+        method = _VISITS[key] = _method(key[0], "visit_" + key[1].__name__)
     return method is None or method(visitor, node) is not False
 
 
-_Hooks = tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], object]]
+# whether a visitor class has a ``leave_<Type>`` of its own
+_LEAVES: dict[type, bool] = {}
+
+
+def _leaves(kind: type) -> bool:
+    found = _LEAVES.get(kind)
+    if found is None:
+        found = _LEAVES[kind] = any(
+            name.startswith("leave_") and _method(kind, name) is not None
+            for name in dir(kind)
+        )
+    return found
+
+
+_Hooks = tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], object] | None]
 
 
 def _hooks(visitor: cst.CSTVisitor) -> _Hooks:
     """``visitor``'s ``on_visit`` and ``on_leave``; LibCST's defaults (which build
-    the method's name on every node) replaced by lookups once per node type."""
+    the method's name on every node) replaced by lookups once per node type, and
+    no ``on_leave`` at all (None) for a visitor with no ``leave_<Type>``."""
     kind = type(visitor)
     if kind.on_visit is cst.CSTVisitor.on_visit:
         visit = _dispatch(visitor, "visit_")
@@ -147,16 +170,19 @@ def _hooks(visitor: cst.CSTVisitor) -> _Hooks:
 
     else:
         on_visit = visitor.on_visit
+    on_leave: Callable[[cst.CSTNode], object] | None = visitor.on_leave
     if kind.on_leave is cst.CSTVisitor.on_leave:
-        on_leave = _dispatch(visitor, "leave_")
-    else:
-        on_leave = visitor.on_leave
+        on_leave = _dispatch(visitor, "leave_") if _leaves(kind) else None
     return on_visit, on_leave
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a visitor that changes nothing, without layout."""
-    _walk(node, *_hooks(visitor))
+    on_visit, on_leave = _hooks(visitor)
+    if on_leave is None:
+        _enter(node, on_visit)
+    else:
+        _walk(node, on_visit, on_leave)
 
 
 def walk_together(node: cst.CSTNode, visitors: Sequence[cst.CSTVisitor]) -> None:
@@ -180,7 +206,8 @@ def _walk_together(node: cst.CSTNode, calls: tuple[_Hooks, ...]) -> None:
         for child in known[1] if known is not None else _kids(node):
             _walk_together(child, entering)
     for _, on_leave in calls:
-        on_leave(node)
+        if on_leave is not None:
+            on_leave(node)
 
 
 def node_types(*bases: type) -> frozenset[type]:
@@ -250,6 +277,14 @@ def _walk(
         for child in known[1] if known is not None else _kids(node):
             _walk(child, on_visit, on_leave)
     on_leave(node)
+
+
+def _enter(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool]) -> None:
+    """``_walk`` for a visitor that does nothing on leaving a node."""
+    if on_visit(node):
+        known = _KIDS.get(id(node))
+        for child in known[1] if known is not None else _kids(node):
+            _enter(child, on_visit)
 
 
 def walk_batched(
