@@ -16,6 +16,7 @@ every rule, in one pass, never pruned (LibCST's ``visit_batched``).
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -74,8 +75,31 @@ def _fields(node: cst.CSTNode) -> tuple[str, ...]:
         recorder = _FieldRecorder()
         node._visit_and_replace_children(recorder)
         names = [*recorder.fields, *(f for f in kind.__dataclass_fields__)]
-        found = _FIELDS[kind] = tuple(dict.fromkeys(names))
+        try:
+            hints = typing.get_type_hints(kind)
+        except Exception:
+            hints = {}
+        found = _FIELDS[kind] = tuple(
+            name
+            for name in dict.fromkeys(names)
+            if name not in hints or _may_hold_nodes(hints[name])
+        )
     return found
+
+
+def _may_hold_nodes(hint: object) -> bool:
+    """Whether a field that LibCST annotates ``hint`` may hold a node a walk
+    enters: not only whitespace, punctuation, strings or sentinels. What the hint
+    does not make plain (a type variable, a forward reference) may."""
+    if typing.get_origin(hint) is typing.Literal:
+        return False  # strings
+    args = typing.get_args(hint)
+    if args:
+        return any(_may_hold_nodes(arg) for arg in args)
+    if not isinstance(hint, type):
+        return True
+    # a layout type's subclasses are layout too (LibCST's whitespace and operators)
+    return issubclass(hint, cst.CSTNode) and hint not in LAYOUT
 
 
 def children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
