@@ -5,6 +5,8 @@ code it cannot see keeps the finding, across files until the project pass sees i
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 from graphlint.project.check import check_project
 from graphlint.settings import Settings
-from tests.conftest import ROOT, lint
+from tests.conftest import FIXTURES, ROOT, expectations, lint
 
 SETUP = """\
 import numpy as np
@@ -393,3 +395,126 @@ def test_a_caller_runs_the_model_of_the_runner_it_holds() -> None:
     assert lint(RUNNER + warm, "GL703") == []
     (found,) = lint(RUNNER + late, "GL703")
     assert "needs them (an `nn.Linear`" in found.message
+
+
+CALLERS = FIXTURES / "_callers"
+HELPER = """\
+import torch
+
+
+def capture(fn, x):
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn(x)
+    return graph, out
+"""
+
+
+def _callers(tmp_path: Path, caller: str, *, preview: bool = False) -> list[str]:
+    """The GL703 messages of a project whose ``pkg/graphs.py`` holds ``HELPER`` and
+    whose ``pkg/train.py`` is ``caller``."""
+    (tmp_path / "pkg").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "graphs.py").write_text(HELPER)
+    (tmp_path / "pkg" / "train.py").write_text(textwrap.dedent(caller))
+    settings = Settings(enabled=frozenset({"GL703"}), preview=preview)
+    results = check_project(sorted(tmp_path.rglob("*.py")), settings, 1)
+    return [d.message for r in results for d in r.diagnostics]
+
+
+def test_callers_in_other_files_warm_up_a_capture_helper_or_not() -> None:
+    """A helper that captures what it is given is warmed up by its callers: the
+    fixture's one caller with nothing before it is named, the ways good.py warms
+    up are not (a side-stream block, a function that runs one, the module run
+    before, a loop)."""
+    files = sorted(CALLERS.rglob("*.py"))
+    results = check_project(files, Settings(enabled=frozenset({"GL703"})), 1)
+    got = {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
+    want = {
+        (path.name, line, code)
+        for path in files
+        for line, code in expectations(path.read_text(encoding="utf-8"))
+    }
+    assert want and got == want
+    (message,) = [d.message for r in results for d in r.diagnostics]
+    assert "; `main` calls `capture` at " in message
+    assert message.endswith(
+        "bad.py:11 with none before it: may fail capture or record one-time set-up "
+        "that every replay does again"
+    )
+
+
+@pytest.mark.parametrize(
+    ("caller", "reported"),
+    [
+        # entries: a test, module code, a function that replays after the call
+        ("def test_it(x):\n    capture(lambda t: t @ t, x)\n", True),
+        ("x = None\ncapture(print, x)\n", True),
+        ("def run(x):\n    g, _ = capture(print, x)\n    g.replay()\n", True),
+        # a side-stream block holding the call is no warm-up: nothing ran before
+        (
+            "def main(x):\n    with torch.cuda.stream(torch.cuda.Stream()):\n"
+            "        capture(print, x)\n",
+            True,
+        ),
+        # ... one that ends before it is
+        (
+            "def main(x):\n    with torch.cuda.stream(torch.cuda.Stream()):\n"
+            "        print(x)\n    capture(print, x)\n",
+            False,
+        ),
+        ("def main(x):\n    print(x)\n    capture(print, x)\n", False),
+        ("def main(xs):\n    for x in xs:\n        capture(print, x)\n", False),
+        # not an entry, and nothing calls it: its callers are unknown
+        ("def run(x):\n    capture(print, x)\n", False),
+        # ... called from an entry of another function, with nothing before it
+        ("def run(x):\n    capture(print, x)\n\n\ndef main(x):\n    run(x)\n", True),
+    ],
+)
+def test_which_callers_warm_up(tmp_path: Path, caller: str, reported: bool) -> None:
+    source = "import torch\n\nfrom pkg.graphs import capture\n\n" + caller
+    found = _callers(tmp_path, source)
+    assert bool(found) is reported, found
+
+
+def test_a_caller_that_hands_over_code_needing_no_warm_up_is_fine_in_preview(
+    tmp_path: Path,
+) -> None:
+    """In preview the code handed over is seen: where it needs no warm-up, no
+    caller has to warm up; where it does, the finding names the op in the file of
+    the call that runs none of it before."""
+    clean = "from pkg.graphs import capture\n\n\ndef main(x):\n    capture(abs, x)\n"
+    steps = (
+        "from pkg.graphs import capture\n\n\ndef double(x):\n    return x * 2\n\n\n"
+        "def main(x):\n    capture(double, x)\n"
+    )
+    assert _callers(tmp_path / "a", steps, preview=True) == []
+    assert len(_callers(tmp_path / "b", steps)) == 1  # not seen without hand-offs
+    matmul = steps.replace("x * 2", "x @ x")
+    (found,) = _callers(tmp_path / "c", matmul, preview=True)
+    assert "it runs `x @ x` at " in found and "train.py:5, which needs them" in found
+    assert found.endswith("train.py:9 with none before it: fails capture")
+    assert len(_callers(tmp_path / "d", clean)) == 1  # abs: a builtin, not followed
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("script", ["bad", "good"])
+def test_the_callers_fixture_on_a_gpu(script: str) -> None:
+    """bad.py's capture fails as GL703 says (cuBLAS makes its handle during the
+    capture); good.py's captures, after each way of warming up, replay like eager.
+    Each in a process of its own: a warm-up anywhere in a process is one for every
+    later capture."""
+    run = subprocess.run(
+        [sys.executable, "-c", f"from warm import {script}; {script}.main()"],
+        cwd=CALLERS,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if script == "good":
+        assert run.returncode == 0, run.stderr[-2000:]
+    else:
+        assert run.returncode != 0
+        assert "CUBLAS_STATUS_NOT_INITIALIZED" in run.stderr, run.stderr[-2000:]

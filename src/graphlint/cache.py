@@ -92,8 +92,10 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # the cells of places in notebooks (``cell`` of ``Diagnostic``, ``Wide`` and the rest);
 # 30 adds the callables a module installs on other objects (``Store``); 31 gives a
 # region one type, also how a function is reached (``RegionRef`` with the facts its
-# calls settle)
-FORMAT = 31
+# calls settle); 32 adds the loops and side-stream blocks of a function (``Blocks``)
+# and the capturing functions whose callers elsewhere settle GL703
+# (``WarmupVerdict.callers``)
+FORMAT = 32
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

@@ -286,9 +286,10 @@ class Suppression:
 class WarmupVerdict:
     """What a capture's code needs a warm-up for (GL703), as far as one file shows,
     for the project pass to settle. Pass one gives one for each capture it reports
-    whose code calls into code it cannot see from there (``function`` empty,
-    ``line`` the capture's); the project pass gives one for each function a capture
-    reaches (``function`` its path, ``line`` its first)."""
+    whose code calls into code it cannot see from there, or whose callers are
+    elsewhere (``function`` empty, ``line`` the capture's); the project pass gives
+    one for each function a capture reaches (``function`` its path, ``line`` its
+    first)."""
 
     function: str
     line: int
@@ -299,6 +300,10 @@ class WarmupVerdict:
     unknown: bool = False  # it runs code that could not be checked
     # calls left to the project pass, which follows them: (line, callee as written)
     deferred: tuple[tuple[int, str], ...] = ()
+    # the functions of this file where every way to the capture it shows starts,
+    # which nothing here calls ("Runner.capture"): whether their callers in other
+    # files warm it up decides the finding
+    callers: tuple[str, ...] = ()
 
 
 # How ``Entry.tensors`` marks an argument slot beside a device tensor's: a

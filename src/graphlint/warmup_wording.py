@@ -20,6 +20,7 @@ UNCHECKED_THROUGH = (
     "; the code it runs could not be checked (`{through}` at line {through_line} "
     "runs `{call}`, line {line})"
 )
+CALLED = "; {caller} calls `{called}` at {path}:{line} with none before it"
 FAILS = "fails capture"
 RECORDED = "the graph records that set-up, and every replay does it again"
 UNSURE = "may fail capture or record one-time set-up that every replay does again"
@@ -42,3 +43,15 @@ def settled_message(message: str, settle: Settle, path: str) -> str:
     consequence = FAILS if settle.need_why in api.WARMUP_FAILS else RECORDED
     head = message.removesuffix(f": {UNSURE}")
     return f"{_UNCHECKED.sub(lambda _: detail, head, count=1)}: {consequence}"
+
+
+def called_message(
+    message: str, function: str, path: str, line: int, called: str
+) -> str:
+    """A pass-one GL703 message whose capture is made by functions other files
+    call, naming the call (``path``:``line`` in ``function``, "" for module code)
+    that starts a way to it with no warm-up before."""
+    head, _, consequence = message.rpartition(": ")
+    caller = f"`{function}`" if function else "module code"
+    detail = CALLED.format(caller=caller, called=called, path=path, line=line)
+    return f"{head}{detail}: {consequence}"

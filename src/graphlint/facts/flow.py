@@ -1089,6 +1089,35 @@ class Flow(cst.CSTVisitor):
         A capture in a loop, or under a condition in a function that also runs the
         captured code eagerly, may follow an eager pass of the same code; one in a
         function this file never calls is a library's, set up by its callers."""
+        way = self._way_ready(capture)
+        return None if way is None else self._visible_without(*way, lazy=True)
+
+    def called_elsewhere(self, capture: Region) -> list[cst.FunctionDef]:
+        """The functions on the ways to a capture that this file shows, with none of
+        the captured code run before them on the way, that other files may call
+        (not entries): those callers warm it up or not."""
+        way = self._way_ready(capture)
+        return [] if way is None else list(dict.fromkeys(self._on_way(*way)))
+
+    def _on_way(
+        self, site: Site, ready: Callable[[Site], bool], depth: int = 0
+    ) -> Iterator[cst.FunctionDef]:
+        """``called_elsewhere``'s walk up from ``site``."""
+        function = site.function
+        if (
+            ready(site)
+            or depth >= _CALLER_DEPTH
+            or not isinstance(function, cst.FunctionDef)
+        ):
+            return
+        if not is_entry(function):
+            yield function
+        for call in self.callers(function):
+            yield from self._on_way(call, ready, depth + 1)
+
+    def _way_ready(self, capture: Region) -> tuple[Site, Callable[[Site], bool]] | None:
+        """The site of a capture, and whether a step of a way to it comes after a
+        run of its code (a warm-up, as ``unwarmed`` says)."""
         root = self.sites.get(capture.root) if capture.root is not None else None
         if root is None:
             return None
@@ -1137,7 +1166,7 @@ class Flow(cst.CSTVisitor):
                 s.start < site.start and _named(name, names) for s, name in events.named
             )
 
-        return self._visible_without(root, ready, lazy=True)
+        return root, ready
 
     def _eager_runs(
         self,

@@ -14,10 +14,10 @@ from libcst.metadata import CodeRange
 
 from graphlint.facts.regions import Region
 from graphlint.facts.state import HostState, Key
+from graphlint.facts.torchapi import STREAM_CONTEXTS
 from graphlint.facts.values import Values
 from graphlint.matchers import keyword, positional
 
-STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
 STREAM_SWITCHES = frozenset({"torch.cuda.set_stream", "torch.cuda.stream"})
 AUTOCAST_CONTEXTS = frozenset(
     {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast"}

@@ -14,6 +14,9 @@ TENSOR_TYPES: Final = frozenset(
     {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 )
 
+# ``with torch.cuda.stream(s):``: a block on a side stream (a warm-up, before a capture)
+STREAM_CONTEXTS: Final = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
+
 # Instances of these classes (besides torch.nn modules and torch.optim optimizers).
 OBJECT_FACTORIES: Final[dict[str, str]] = {
     "torch.cuda.Stream": "torch.cuda.Stream",

@@ -212,6 +212,8 @@ class Warmup:
             if name in ("forward", "__call__"):
                 return self._module(receiver, func)
             return _SAFE if name in api.NO_WARMUP_MODULE_METHODS else _later(func)
+        if kind is Kind.OBJECT and receiver.local is not None:
+            return _later(func)  # a project object's: the project pass follows it
         if kind is Kind.OBJECT:
             return self._object(receiver, name)
         if kind is Kind.PYTHON:

@@ -52,7 +52,7 @@ from graphlint.library import library_of
 from graphlint.project.kept import UNSTABLE, Runs, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
-from graphlint.project.warmup import settle_warmups
+from graphlint.project.warmup import settle_warmups, unwarmed_callers
 from graphlint.read import (
     forget_paths,
     module_of,
@@ -431,6 +431,9 @@ def _survey_project(
         read.extend(Path(job.path) for job in work)
         if not entries:
             failed = [result for _, result in summaries.failed]
+            results = settle_warmups(
+                results, [], [], set(), set(), unwarmed_callers(project, results)
+            )
             merged = _merge(results, failed, settings.enabled)
             read.extend([*summaries.read, *project.index.looked])
             return Checked(merged, _survey(sites))
@@ -450,6 +453,7 @@ def _survey_project(
             _reached_by(result, (job.external or {}).values())
             for job, result in zip(work, checked.run(work), strict=True)
         ]
+        ways = unwarmed_callers(project, results)
         read.extend(
             [*(job.path for job in work), *summaries.read, *project.index.looked]
         )
@@ -469,7 +473,7 @@ def _survey_project(
     survey = project.survey(sites, lambda path: excluded(Path(path)))
     lost = {(u.path, u.line) for u in project.unfollowed}  # calls not followed
     lost.update((d.path, d.line) for d in project.abandoned)
-    results = settle_warmups(results, extra, survey, project.followed, lost)
+    results = settle_warmups(results, extra, survey, project.followed, lost, ways)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     return Checked(merged, _survey(sites, survey, project.unfollowed))
 

@@ -2317,6 +2317,41 @@ class Project:
             return False
         self._rounds += 1
         self._searched.update(todo)
+        found = False
+        saved, self._reading = self._reading, None  # the search captures nothing
+        try:
+            for module, caller, site, target in self._calls_to(todo, passing=True):
+                found = True
+                hop = Hop(
+                    module.path, site.line, site.col, _handing(site), handoff=True
+                )
+                cls = self.class_of(module, caller) if caller else None
+                arguments = _before(site, caller, cls)
+                self.pass_arguments(target, arguments, module, caller, handoff=(hop,))
+                if caller is not None:
+                    self._hold(module, caller.path)
+        finally:
+            self._reading = saved
+        return found
+
+    def calls_of(
+        self, path: str, name: str
+    ) -> list[tuple[ModuleSummary, FunctionSummary | None, CallSite]]:
+        """The calls, anywhere in the project, of the function ``name`` of the
+        module at ``path``, each with its module and the function making it."""
+        saved, self._reading = self._reading, None  # the search captures nothing
+        try:
+            return [(m, fn, site) for m, fn, site, _ in self._calls_to([(path, name)])]
+        finally:
+            self._reading = saved
+
+    def _calls_to(
+        self, functions: Iterable[tuple[str, str]], *, passing: bool = False
+    ) -> Iterator[tuple[ModuleSummary, FunctionSummary | None, CallSite, _Fn]]:
+        """The calls of ``functions`` (a module's path, a function's), in their
+        modules and in the project's files whose text names them (only those are
+        summarised), each with the function it calls; with ``passing``, only those
+        that pass something that may be project code."""
         wanted: dict[str, list[tuple[str, str]]] = {}  # as called -> functions
         # ``obj(x)`` of a ``__call__``: any call may be one, in a file that names
         # the class (where its objects are made)
@@ -2325,7 +2360,7 @@ class Project:
         # its module: ``run`` alone is in every other file
         imports: dict[str, set[str]] = {}
         homes: list[ModuleSummary] = []  # where they are defined
-        for path, name in todo:
+        for path, name in functions:
             owner, _, method = name.rpartition(".")
             called = _called_as(name)
             home = self.index.by_path.get(path)
@@ -2342,39 +2377,18 @@ class Project:
             words = imports.setdefault(called, set())
             words.add(home.name.rpartition(".")[2])
             words.add(owner.partition(".")[0] if owner else called)
-        found = False
-        saved, self._reading = self._reading, None  # the search captures nothing
-        try:
-            for module in dict.fromkeys([*homes, *self._naming(imports)]):
-                names = _local_names(module, wanted)
-                for caller, site in _sites(module):
-                    called = names.get(site.callee.rpartition(".")[2])
-                    slots = wanted[called] if called is not None else objects
-                    if site.arguments is None or not slots:
-                        continue
-                    for target in self.resolve(
-                        module, caller, site.callee, (site.line, site.col)
-                    ):
-                        if (target.module.path, target.fn.path) not in slots:
-                            continue
-                        found = True
-                        hop = Hop(
-                            module.path,
-                            site.line,
-                            site.col,
-                            _handing(site),
-                            handoff=True,
-                        )
-                        cls = self.class_of(module, caller) if caller else None
-                        arguments = _before(site, caller, cls)
-                        self.pass_arguments(
-                            target, arguments, module, caller, handoff=(hop,)
-                        )
-                        if caller is not None:
-                            self._hold(module, caller.path)
-        finally:
-            self._reading = saved
-        return found
+        for module in dict.fromkeys([*homes, *self._naming(imports)]):
+            names = _local_names(module, wanted)
+            for caller, site in _sites(module):
+                called = names.get(site.callee.rpartition(".")[2])
+                slots = wanted[called] if called is not None else objects
+                if not slots or (passing and site.arguments is None):
+                    continue
+                for target in self.resolve(
+                    module, caller, site.callee, (site.line, site.col)
+                ):
+                    if (target.module.path, target.fn.path) in slots:
+                        yield module, caller, site, target
 
     def _naming(
         self, names: dict[str, set[str]], *, how: str = _ANYWHERE

@@ -33,6 +33,7 @@ from graphlint.facts.torchapi import (
     MODULE_SELF_METHODS,
     NEVER_NONE_BUILTINS,
     NEVER_NONE_GENERICS,
+    STREAM_CONTEXTS,
     cudagraph_keyword,
     returns_tensor,
 )
@@ -180,6 +181,17 @@ class Store:
     written: str
 
 
+@dataclass
+class Blocks:
+    """The loops and side-stream blocks (``with torch.cuda.stream(s):``) of a
+    function's own code, each as its first and last line: a call of a function that
+    captures runs after a warm-up when one of them holds it or, of a side stream,
+    ends before it."""
+
+    loops: list[tuple[int, int]] = field(default_factory=list)
+    streams: list[tuple[int, int]] = field(default_factory=list)
+
+
 @dataclass(eq=False)
 class FunctionSummary:
     path: str  # "fn", "Cls.method", "outer.inner"
@@ -233,6 +245,8 @@ class FunctionSummary:
     returns_class: str = ""
     # callables it installs on other objects, by attribute name (``Store``)
     stores: dict[str, list[Store]] = field(default_factory=dict)
+    # what may warm up a capture its calls make (``project.warmup``)
+    blocks: Blocks = field(default_factory=Blocks)
 
 
 @dataclass(eq=False)
@@ -273,6 +287,7 @@ class ModuleSummary:
     compilers: dict[str, str] = field(default_factory=dict)
     # callables module-level code installs on other objects (``Store``)
     stores: dict[str, list[Store]] = field(default_factory=dict)
+    blocks: Blocks = field(default_factory=Blocks)  # of module-level code
 
 
 def dotted(node: ast.expr) -> str | None:
@@ -680,7 +695,24 @@ class _Summarizer(ast.NodeVisitor):
         ):
             cls.untracked.append(target.id)
 
-    def visit_For(self, node: ast.For) -> None:
+    @property
+    def blocks(self) -> Blocks:
+        """The loops and side-stream blocks of the code being summarised."""
+        return self.functions[-1].blocks if self.functions else self.module.blocks
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        if any(
+            isinstance(item.context_expr, ast.Call)
+            and self.qualify(item.context_expr.func) in STREAM_CONTEXTS
+            for item in node.items
+        ):
+            self.blocks.streams.append(_lines(node))
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.blocks.loops.append(_lines(node))
         iterable, target = node.iter, node.target
         if (  # ``for i, layer in enumerate(self.layers):``
             isinstance(iterable, ast.Call)
@@ -757,7 +789,10 @@ class _Summarizer(ast.NodeVisitor):
             node.orelse, guards.negate(test), settles(False, node.orelse)
         )
 
+    visit_AsyncFor = visit_For
+
     def visit_While(self, node: ast.While) -> None:
+        self.blocks.loops.append(_lines(node))
         self.visit(node.test)
         test = formula(node.test, self.local, passed=self.tested)
         self.guarded_block(node.body, test)
@@ -1080,6 +1115,11 @@ class _Summarizer(ast.NodeVisitor):
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _lines(node: ast.stmt) -> tuple[int, int]:
+    """A statement's first and last line."""
+    return node.lineno, node.end_lineno or node.lineno
 
 
 def _is_computed(func: ast.expr) -> bool:

@@ -66,7 +66,7 @@ class CaptureWithoutWarmup(Rule):
         self._module = cst.Module([])
         # the captures to report, at the end of the file: the traversal first
         # finds the indentation of each ``with`` that captures, for its fix
-        self._found: list[tuple[Region, Verdict, str]] = []
+        self._found: list[tuple[Region, Verdict, str, tuple[str, ...]]] = []
         self._roots: set[cst.CSTNode] = set()
         self._indents: list[str] = []  # of the blocks the traversal is in
         self._indent_of: dict[cst.CSTNode, str] = {}
@@ -95,12 +95,15 @@ class CaptureWithoutWarmup(Rule):
             ):
                 continue
             start = self.flow.unwarmed(region)
-            if start is None:
+            # else, the functions its ways start in, called only from other files
+            callers = () if start is not None else self.called_elsewhere(region)
+            if start is None and not callers:
                 continue
             verdict = warmup.of(nodes.get(region, []))
             if verdict.safe:
                 continue  # nothing in it needs a warm-up
-            self._found.append((region, verdict, self.first_call(start, region)))
+            first_call = "" if start is None else self.first_call(start, region)
+            self._found.append((region, verdict, first_call, callers))
             self._roots.add(region.root)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -119,8 +122,18 @@ class CaptureWithoutWarmup(Rule):
             self._indent_of[node] = "".join(self._indents)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for region, verdict, first_call in self._found:
-            self.check(region, verdict, first_call)
+        for region, verdict, first_call, callers in self._found:
+            self.check(region, verdict, first_call, callers)
+
+    def called_elsewhere(self, region: Region) -> tuple[str, ...]:
+        """The paths of the functions where every way to ``region`` this file shows
+        starts, which only other files call (``Flow.called_elsewhere``)."""
+        paths = self.context.facts.paths
+        return tuple(
+            path
+            for function in self.flow.called_elsewhere(region)
+            if (path := paths.get(function)) is not None
+        )
 
     def first_call(self, start: Site, region: Region) -> str:
         """Where the way to the capture starts, when that is a function that makes the
@@ -144,21 +157,38 @@ class CaptureWithoutWarmup(Rule):
             f"{self.line(replay.node)}, so no caller can warm it up"
         )
 
-    def check(self, region: Region, verdict: Verdict, first_call: str = "") -> None:
+    def check(
+        self,
+        region: Region,
+        verdict: Verdict,
+        first_call: str = "",
+        callers: tuple[str, ...] = (),
+    ) -> None:
+        """Report ``region``; with ``callers``, for the project pass to keep only
+        where some caller in another file runs none of it before."""
         assert region.root is not None
         site = self.flow.sites[region.root]
-        # a runner that captures on its first call: no warm-up before it here
-        fix = [] if first_call else self.warmup(region)
+        # a runner that captures on its first call, or one whose callers are
+        # elsewhere: no warm-up before it here
+        fix = [] if first_call or callers else self.warmup(region)
         if verdict.need is not None:
             detail = self.need(verdict.need)
             consequence = FAILS if verdict.need.why in api.WARMUP_FAILS else RECORDED
         else:
             detail = self.unchecked(verdict)
             consequence = UNSURE
-            if verdict.unknown is None:  # only calls the project pass follows
-                self.context.warmups.append(
-                    Settle("", region.line, deferred=self.deferred(verdict))
+        # left to the project pass: the calls it follows, and the callers elsewhere
+        deferred = verdict.need is None and verdict.unknown is None
+        if deferred or callers:
+            self.context.warmups.append(
+                Settle(
+                    "",
+                    region.line,
+                    unknown=verdict.unknown is not None,
+                    deferred=self.deferred(verdict) if deferred else (),
+                    callers=callers,
                 )
+            )
         self.report(
             self.anchor(region),
             region,
