@@ -21,9 +21,6 @@ from graphlint.candidates import (
 from graphlint.columns import placed
 from graphlint.comments import scan, unknown_suppressions
 from graphlint.diagnostics import (
-    HOST_MARK,
-    MODULE_MARK,
-    TENSORS_MARK,
     CompileSite,
     Diagnostic,
     Entry,
@@ -38,10 +35,9 @@ from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
-from graphlint.facts.values import Device, Kind, element_of
 from graphlint.facts.walk import forget, walk_batched
 from graphlint.library import library_of
-from graphlint.matchers import on_device
+from graphlint.matchers import tensor_mark
 from graphlint.parsing import parse_module
 from graphlint.project.sites import compile_sites
 from graphlint.read import (
@@ -325,15 +321,9 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
             slot, position = str(position), position + 1
         else:
             continue
-        value = facts.value_of(arg.value)
-        if on_device(value):
-            found.append(slot)
-        elif value.kind is Kind.PYTHON and on_device(element_of(value)):
-            found.append(slot + TENSORS_MARK)
-        elif value.is_tensor and value.device is Device.CPU:
-            found.append(slot + HOST_MARK)
-        elif value.kind is Kind.MODULE:
-            found.append(slot + MODULE_MARK)
+        mark = tensor_mark(facts.value_of(arg.value))
+        if mark is not None:
+            found.append(slot + mark)
     return tuple(found)
 
 

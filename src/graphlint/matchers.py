@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
+from graphlint.diagnostics import HOST_MARK, MODULE_MARK, TENSORS_MARK
 from graphlint.facts.names import argument_of, is_true, keyword
-from graphlint.facts.values import Device, Value, Values
+from graphlint.facts.values import Device, Kind, Value, Values, element_of
 
 
 def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
@@ -36,6 +37,21 @@ def positional(call: cst.Call) -> list[cst.BaseExpression]:
 def on_device(value: Value) -> bool:
     """A tensor that is not known to live on the host."""
     return value.is_tensor and value.device is not Device.CPU
+
+
+def tensor_mark(value: Value) -> str | None:
+    """How an argument slot is marked for what a call passes there
+    (``Entry.tensors``): "" a device tensor, ``*`` a container of them, ``!`` a
+    tensor made on the host, ``~`` an ``nn.Module``; None for anything else."""
+    if on_device(value):
+        return ""
+    if value.kind is Kind.PYTHON and on_device(element_of(value)):
+        return TENSORS_MARK
+    if value.is_tensor and value.device is Device.CPU:
+        return HOST_MARK
+    if value.kind is Kind.MODULE:
+        return MODULE_MARK
+    return None
 
 
 def plain(

@@ -10,7 +10,7 @@ from libcst.metadata import CodeRange
 
 from graphlint.facts.flow import Flow
 from graphlint.facts.reaching import Reaching
-from graphlint.facts.regions import Region, find_regions
+from graphlint.facts.regions import Region, find_regions, typed_by_callers
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState
@@ -83,6 +83,10 @@ def analyse(
         declared,
     )
     regions = found.regions
+    # what the calls of the file pass the functions that capture: their code's inputs
+    for function, typed in typed_by_callers(regions, scopes, values).items():
+        known = values.tensor_params.get(function, frozenset())
+        values.tensor_params[function] = known | typed
     reaching = Reaching(module, scopes.scope_of)
     values.reaching = reaching
     values.reset()  # parameters of captured callables are now known; reads, flows

@@ -19,7 +19,7 @@ from libcst.metadata import CodeRange
 from graphlint.diagnostics import Confidence, Hop, RegionKind
 from graphlint.facts import guards
 from graphlint.facts.names import dotted, is_true, keyword
-from graphlint.facts.scopes import ClassInfo, ScopeBuilder
+from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
 from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
     CUDAGRAPHS_OPTION,
@@ -28,6 +28,7 @@ from graphlint.facts.torchapi import (
 )
 from graphlint.facts.values import Kind, Value, Values
 from graphlint.facts.walk import walk
+from graphlint.matchers import tensor_mark
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
 GRAPHED_CALLABLES = frozenset(
@@ -1052,6 +1053,63 @@ class Found:
     conditions: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]]
     # compile calls and compile-decorated functions: their results replay CUDA graphs
     compiles: dict[cst.CSTNode, Region] = field(default_factory=dict)
+
+
+def typed_by_callers(
+    regions: Mapping[cst.CSTNode, Region], scopes: ScopeBuilder, values: Values
+) -> dict[cst.CSTNode, frozenset[str]]:
+    """The parameters of each function that makes a capture (``with
+    torch.cuda.graph(g): y = model(x)`` in ``def capture(model, x)``) that every
+    call of it in this file passes a device tensor, a container of them, a host
+    tensor or a module: what the captured code is given, marked as
+    ``Entry.tensors`` marks them ("x", "xs*", "mask!", "model~")."""
+    found: dict[cst.CSTNode, frozenset[str]] = {}
+    for region in set(regions.values()):
+        if region.kind is not RegionKind.MANUAL or region.root is None or region.via:
+            continue
+        scope = scopes.scope_of.get(region.root)
+        owner = scope.function() if scope is not None else None
+        function = owner.node if owner is not None else None
+        if owner is None or not isinstance(function, cst.FunctionDef):
+            continue
+        if function in found:
+            continue
+        marks = [
+            _passed(call, function, owner, values)
+            for call in scopes.calls.get(function.name.value, ())
+            if values.of(call.func).function is function
+        ]
+        common = set.intersection(*marks) if marks else set()
+        if common:
+            found[function] = frozenset(common)
+    return found
+
+
+def _passed(
+    call: cst.Call, function: cst.FunctionDef, scope: Scope, values: Values
+) -> set[str]:
+    """The parameters of ``function`` that ``call`` passes what ``tensor_mark``
+    marks, each with its mark."""
+    params = function.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if scope.self_name is not None and isinstance(call.func, cst.Attribute):
+        positional = positional[1:]  # ``self.capture(x)``: ``self`` is bound
+    found: set[str] = set()
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            index = -1 if arg.star == "*" else index  # the positions after it
+            continue
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        elif 0 <= index < len(positional):
+            name, index = positional[index], index + 1
+        else:
+            continue
+        mark = tensor_mark(values.of(arg.value))
+        if mark is not None:
+            found.add(name + mark)
+    return found
 
 
 def find_regions(

@@ -106,6 +106,8 @@ class ScopeBuilder(cst.CSTVisitor):
         self.class_infos: dict[cst.ClassDef, ClassInfo] = {}
         self.functions: dict[cst.CSTNode, Scope] = {}  # FunctionDef/Lambda -> its scope
         self.paths: dict[cst.FunctionDef, str] = {}  # "Cls.method", "outer.inner"
+        # the calls of a name or an attribute, by that name (``f(x)``, ``self.f(x)``)
+        self.calls: dict[str, list[cst.Call]] = {}
         self.module_scope: Scope | None = None
         self._stack: list[Scope] = []
         self._class_stores: list[tuple[cst.Name, str, cst.BaseExpression, Scope]] = []
@@ -343,8 +345,11 @@ class ScopeBuilder(cst.CSTVisitor):
                 self.scope.bind(target.value, Binding("import", self.scope))
 
     def visit_Call(self, node: cst.Call) -> None:
-        # self.register_buffer("name", tensor) declares a tensor attribute
         func = node.func
+        if isinstance(func, (cst.Name, cst.Attribute)):
+            called = func.value if isinstance(func, cst.Name) else func.attr.value
+            self.calls.setdefault(called, []).append(node)
+        # self.register_buffer("name", tensor) declares a tensor attribute
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("register_buffer", "register_parameter")
