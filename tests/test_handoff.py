@@ -787,3 +787,62 @@ def test_an_attribute_some_class_has_as_a_method_is_not_followed(
     _write(tmp_path, files)
     code, out, _ = run("check", "--preview", ".", cwd=tmp_path)
     assert code == 0 and "GL103" not in out
+
+
+def test_a_capture_helper_is_given_what_every_call_in_the_project_passes(
+    tmp_path: Path,
+) -> None:
+    """In preview, a function that captures, called from other files, takes for
+    its parameters what every call passes (a tensor made on the GPU): its region's
+    own code and the model it runs are checked with it; a call that passes
+    something else leaves the parameter unknown."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/graphs.py": """\
+            import torch
+
+
+            class Gate(torch.nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:
+                        return x * 2
+                    return x
+
+
+            def capture(model, x):
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    if x.max() > 5:
+                        x = x * 0
+                    out = model(x)
+                return graph, out
+            """,
+        "pkg/main.py": """\
+            import torch
+
+            from pkg.graphs import Gate, capture
+
+
+            def main():
+                model = Gate().cuda()
+                x = torch.ones(4, device="cuda")
+                with torch.cuda.stream(torch.cuda.Stream()):
+                    model(x)
+                graph, out = capture(model, x)
+                graph.replay()
+            """,
+    }
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
+    assert code == 1
+    found = [line.split(" ")[0] for line in out.splitlines() if ": GL201" in line]
+    assert found == ["pkg/graphs.py:6:12:", "pkg/graphs.py:14:12:"]
+    _, out, _ = run("check", "--no-cache", ".", cwd=tmp_path)
+    assert "GL201" not in out  # not without preview: the search reads other files
+    files["pkg/other.py"] = (
+        "from pkg.graphs import Gate, capture\n\n\n"
+        "def later(x):\n    capture(Gate(), x)\n"
+    )
+    _write(tmp_path, files)
+    _, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
+    assert "GL201" not in out

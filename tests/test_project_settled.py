@@ -448,3 +448,25 @@ def test_a_fallback_for_what_the_caller_did_not_compute_is_not_captured(
     }
     assert ("lib.py", 14, "GL101") in found  # gather, under ``config.rank == 0``
     assert ("lib.py", 10, "GL101") not in found  # exchange, the correlated fallback
+
+
+def test_summaries_say_which_arguments_are_tensors_made_on_the_host_or_gpu() -> None:
+    """``CallSite.host`` and ``CallSite.device``: a factory's device, ``.cpu()``,
+    ``.cuda()`` and ``.to("cuda")`` of a tensor, a local bound once to one; not a
+    module's ``.cuda()``, a ``.to(dtype)`` or a device in a variable."""
+    _, fn = _summary(
+        """\
+        import torch
+
+        def g(dev):
+            z = torch.randn(4).cuda()
+            m = torch.nn.Linear(2, 2).cuda()
+            f(z, torch.ones(1), torch.empty(1, device=torch.device("cuda:0")),
+              torch.zeros(2, device=dev), m, z.to(torch.float16), z.cpu(),
+              w=torch.ones(1).to("cuda"), v=torch.ones(1, device="cpu"))
+        """,
+        "g",
+    )
+    (call,) = [c for c in fn.calls if c.callee == "f"]
+    assert call.device == ("0", "2", "w")
+    assert call.host == ("1", "6", "v")

@@ -4,6 +4,7 @@ code it cannot see keeps the finding, across files until the project pass sees i
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from graphlint.project.check import check_project
+from graphlint.project.summary import summarize
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, ROOT, expectations, lint
 
@@ -518,3 +520,38 @@ def test_the_callers_fixture_on_a_gpu(script: str) -> None:
     else:
         assert run.returncode != 0
         assert "CUBLAS_STATUS_NOT_INITIALIZED" in run.stderr, run.stderr[-2000:]
+
+
+def test_summaries_keep_loops_and_side_stream_blocks() -> None:
+    """What ``Ways`` reads to tell a warm-up before a call: the lines of each
+    function's loops and side-stream blocks, not those of the functions in it."""
+    module = summarize(
+        ast.parse(
+            textwrap.dedent(
+                """\
+            import torch
+
+            for _ in range(2):
+                pass
+
+            def run(x):
+                with torch.cuda.stream(torch.cuda.Stream()):
+                    x.add_(1)
+                while x:
+                    def inner():
+                        for y in x:
+                            pass
+                with open("f") as f:
+                    pass
+            """
+            )
+        ),
+        "m",
+        "m.py",
+        None,
+    )
+    assert module.blocks.loops == [(3, 4)] and module.blocks.streams == []
+    run = module.functions["run"]
+    assert run.blocks.streams == [(7, 8)]
+    assert run.blocks.loops == [(9, 12)]
+    assert module.functions["run.inner"].blocks.loops == [(11, 12)]

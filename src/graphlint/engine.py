@@ -98,6 +98,7 @@ def analyse_source(
     checks: frozenset[str] = frozenset(),
     declared: frozenset[str] = frozenset(),
     setters: frozenset[Setter] = frozenset(),
+    typed: frozenset[tuple[str, str]] = frozenset(),
     whole_file: Sequence[Suppression] | None = None,
 ) -> Analysis:
     """Lint ``source``; ``external`` names functions that regions elsewhere reach,
@@ -121,6 +122,7 @@ def analyse_source(
         checks=settings.checks | checks,
         path=path,
         declared=declared,
+        typed=typed,
     )
     context = RuleContext(
         path,
@@ -430,6 +432,7 @@ def _check_file(
             checks=job.checks,
             declared=job.declared,
             setters=job.setters,
+            typed=job.typed,
             # read where the file is not given whole: they cover every line
             whole_file=scan(text).whole_file if source is not text else None,
         )

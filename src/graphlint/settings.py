@@ -61,10 +61,13 @@ class Job:
     analyses the functions regions elsewhere reach. ``declared``: functions of the
     file that ``capture-roots`` names (pass one analyses the file for them);
     ``setters``: the project callables the file's calls asked about that set an
-    optimizer's hyper-parameters (``FileResult.asks``)."""
+    optimizer's hyper-parameters (``FileResult.asks``); ``typed``: parameters of
+    its functions that make a capture, with what every call in the project passes
+    them (function path, parameter with its ``Entry.tensors`` mark)."""
 
     path: Path
     external: Mapping[str, RegionRef] | None = None
     checks: frozenset[str] = frozenset()
     declared: frozenset[str] = frozenset()
     setters: frozenset[Setter] = frozenset()
+    typed: frozenset[tuple[str, str]] = frozenset()

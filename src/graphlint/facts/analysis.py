@@ -64,10 +64,13 @@ def analyse(
     checks: frozenset[str] = frozenset(),
     path: str | None = None,
     declared: frozenset[str] = frozenset(),
+    typed: frozenset[tuple[str, str]] = frozenset(),
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, the two region walks, then one walk
     for host state, capture set-up and flow;
-    ``declared``: the functions the configuration names as capture roots."""
+    ``declared``: the functions the configuration names as capture roots;
+    ``typed``: what the calls in other files pass the functions that capture
+    (``Job.typed``)."""
     scopes = ScopeBuilder(package)
     walk(module, scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
@@ -83,10 +86,16 @@ def analyse(
         declared,
     )
     regions = found.regions
-    # what the calls of the file pass the functions that capture: their code's inputs
-    for function, typed in typed_by_callers(regions, scopes, values).items():
-        known = values.tensor_params.get(function, frozenset())
-        values.tensor_params[function] = known | typed
+    # what the calls of the file (and of the project) pass the functions that
+    # capture: their code's inputs
+    passed = typed_by_callers(regions, scopes, values)
+    for function, qualified in scopes.paths.items():
+        given = frozenset(mark for where, mark in typed if where == qualified)
+        if given:
+            passed[function] = passed.get(function, frozenset()) | given
+    for node, marks in passed.items():
+        known = values.tensor_params.get(node, frozenset())
+        values.tensor_params[node] = known | marks
     reaching = Reaching(module, scopes.scope_of)
     values.reaching = reaching
     values.reset()  # parameters of captured callables are now known; reads, flows

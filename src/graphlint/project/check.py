@@ -169,7 +169,8 @@ class _Results:
         job_id = (str(job.path), module_of(job.path), job.external, job.checks)
         try:
             what = msgspec.json.encode(
-                (*job_id, job.declared, sorted(job.setters)), order="deterministic"
+                (*job_id, job.declared, sorted(job.setters), sorted(job.typed)),
+                order="deterministic",
             )
         except (ValueError, TypeError):  # a name that is not UTF-8: not cached
             return None
@@ -399,16 +400,20 @@ def _survey_project(
         )  # what the helpers and reach load first
         again = _helpers_used(project, entries)
         setters = _setters(project, results)
-        if again or setters:  # pass one did not know them: those files again
+        typed = _typed(project, entries) if settings.preview else {}
+        if again or setters or typed:  # pass one did not know them: those files again
             checks = project.checks()
             redo = [
                 replace(
                     j,
                     checks=checks if str(j.path) in again else j.checks,
                     setters=setters.get(str(j.path), j.setters),
+                    typed=typed.get(str(j.path), j.typed),
                 )
                 for j in work
-                if str(j.path) in again or str(j.path) in setters
+                if str(j.path) in again
+                or str(j.path) in setters
+                or str(j.path) in typed
             ]
             redone = {r.path: r for r in checked.run(redo)}
             results = [redone.get(r.path, r) for r in results]
@@ -538,6 +543,22 @@ def _setters(
         if setters:
             found[result.path] = frozenset(setters)
     return found
+
+
+def _typed(
+    project: Project, entries: Sequence[Entry]
+) -> dict[str, frozenset[tuple[str, str]]]:
+    """For each file with a function that makes a capture and is called from other
+    files, what every call of it passes its parameters (``Project.typed_by_callers``),
+    where that is known. In preview: the search reads the files that call them,
+    which the hand-offs read too."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    for path, function in dict.fromkeys((e.path, e.function) for e in entries):
+        if not function or function.rpartition(".")[2].startswith("__"):
+            continue  # ``__call__``: its calls are any call of an object
+        for mark in project.typed_by_callers(path, function):
+            found.setdefault(path, set()).add((function, mark))
+    return {path: frozenset(marks) for path, marks in found.items()}
 
 
 def _source(path: Path, max_size: int) -> bytes | None:

@@ -31,6 +31,7 @@ import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import islice
@@ -461,6 +462,9 @@ class Project:
         self._passed: dict[_Param, list[_Passed]] = {}
         self._readers: dict[_Param, set[tuple[str, str]]] = {}
         self._reading: tuple[str, str] | None = None
+        # a search of calls (``calls_of``) is under way: what the constructions it
+        # resolves pass is not recorded, so that it changes nothing reach finds
+        self._searching = False
         self._bindings = _Bindings()
         self._stale: dict[tuple[str, str], RegionRef | None] = {}
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
@@ -876,7 +880,12 @@ class Project:
             ]
         found = []
         for value in self.dotted(module, fn, ref.target, depth + 1):
-            if isinstance(value, _Cls) and not value.instance and ref.arguments:
+            if (
+                isinstance(value, _Cls)
+                and not value.instance
+                and ref.arguments
+                and not self._searching
+            ):
                 for init in self.called(value):  # ``Wrapper(fn)``: its ``__init__``
                     self.pass_arguments(init, ref.arguments, module, fn)
                 if value.cls.dataclass:  # ``Spec(module=M)``: its fields hold these
@@ -1346,7 +1355,7 @@ class Project:
             detail = "resolving it recursed too deeply (an import cycle?)"
             return failed(_Opaque(Reason.BUDGET, detail))
         except _OverBudget:
-            if call is not None:
+            if call is not None and not self._searching:
                 self.abandoned.append(call)
             return failed(
                 _Opaque(Reason.BUDGET, f"resolving it took over {BUDGET:,} steps")
@@ -2339,11 +2348,43 @@ class Project:
     ) -> list[tuple[ModuleSummary, FunctionSummary | None, CallSite]]:
         """The calls, anywhere in the project, of the function ``name`` of the
         module at ``path``, each with its module and the function making it."""
-        saved, self._reading = self._reading, None  # the search captures nothing
-        try:
+        with self.searching():
             return [(m, fn, site) for m, fn, site, _ in self._calls_to([(path, name)])]
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """Resolve for a search of the project, not for reach: what it resolves is
+        captured by nothing, the arguments of the constructions it meets are not
+        recorded, and a call over the budget is not reported."""
+        saved = self._reading, self._searching
+        self._reading, self._searching = None, True
+        try:
+            yield
         finally:
-            self._reading = saved
+            self._reading, self._searching = saved
+
+    def typed_by_callers(self, path: str, name: str) -> frozenset[str]:
+        """The parameters of the function ``name`` of the module at ``path`` that
+        every call of it in the project passes a tensor made on the GPU (``x``) or
+        on the host (``x!``), as the summaries show, where some call is in another
+        module (pass one types them from the calls of its own file)."""
+        sites = self.calls_of(path, name)
+        home = self.index.by_path.get(path)
+        fn = home.functions.get(name) if home is not None else None
+        if fn is None or all(module.path == path for module, _, _ in sites):
+            return frozenset()
+        slots = dict(enumerate(_positional(fn)))
+        common: set[str] | None = None
+        for _, _, site in sites:
+            marks = {
+                slots.get(int(slot), "") if slot.isdigit() else slot
+                for slot in site.device
+            } | {
+                (slots.get(int(slot), "") if slot.isdigit() else slot) + HOST_MARK
+                for slot in site.host
+            }
+            common = marks if common is None else common & marks
+        return frozenset(m for m in common or () if m.rstrip(HOST_MARK) in fn.params)
 
     def _calls_to(
         self, functions: Iterable[tuple[str, str]], *, passing: bool = False

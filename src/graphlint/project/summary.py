@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import copy
 import functools
+import itertools
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -164,8 +165,10 @@ class CallSite:
     settled: bool = False
     # the arguments that are tensors made on the host (``torch.tensor([k])`` with no
     # device, or a local bound once to one), by position up to a ``*args`` and by
-    # keyword
+    # keyword; and those made on the GPU (``torch.zeros(n, device="cuda")``,
+    # ``x.cuda()``)
     host: tuple[str, ...] = ()
+    device: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1049,30 +1052,42 @@ class _Summarizer(ast.NodeVisitor):
         if kept:
             self.guards.pop()
 
-    def host_arguments(self, call: ast.Call) -> tuple[str, ...]:
-        """``CallSite.host``: the arguments that are tensors made on the host."""
-        found: list[str] = []
-        for position, arg in enumerate(call.args):
-            if isinstance(arg, ast.Starred):
-                break
-            if self.on_host(arg):
-                found.append(str(position))
-        found.extend(
-            k.arg for k in call.keywords if k.arg is not None and self.on_host(k.value)
+    def placed_arguments(
+        self, call: ast.Call
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``CallSite.host`` and ``CallSite.device``: the arguments that are tensors
+        made on the host, and on the GPU."""
+        slots = [
+            (str(position), arg)
+            for position, arg in enumerate(
+                itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
+            )
+        ]
+        slots.extend((k.arg, k.value) for k in call.keywords if k.arg is not None)
+        placed = [(slot, self.placement(arg)) for slot, arg in slots]
+        return (
+            tuple(slot for slot, where in placed if where == _HOST),
+            tuple(slot for slot, where in placed if where == _GPU),
         )
-        return tuple(found)
 
-    def on_host(self, expr: ast.expr, depth: int = 0) -> bool:
-        """Whether ``expr`` is a tensor made on the host: a PyTorch factory with no
-        device (or ``device="cpu"``), ``x.cpu()``, or a local assigned once to one."""
+    def placement(self, expr: ast.expr, depth: int = 0) -> str | None:
+        """Where ``expr`` is a tensor made: on the host (a PyTorch factory with no
+        device or ``device="cpu"``, ``x.cpu()``), on the GPU (one with
+        ``device="cuda..."``, ``t.cuda()`` or ``t.to("cuda...")`` of a tensor), or
+        a local assigned once to one; None when not known."""
         if isinstance(expr, ast.Name) and depth < 2:
             value = self.local(expr.id)
-            return value is not None and self.on_host(value, depth + 1)
+            return None if value is None else self.placement(value, depth + 1)
         if not isinstance(expr, ast.Call):
-            return False
+            return None
         func = expr.func
         if isinstance(func, ast.Attribute) and func.attr == "cpu" and not expr.args:
-            return True
+            return _HOST
+        if isinstance(func, ast.Attribute) and func.attr in ("cuda", "to"):
+            moved = _moved_to(func.attr, expr)
+            if moved is None or self.placement(func.value, depth) is None:
+                return None  # a module's ``.cuda()``, a ``.to(dtype)``
+            return moved
         qualified = self.qualify(func) or ""
         name = qualified.rpartition(".")[2]
         if not (
@@ -1083,16 +1098,17 @@ class _Summarizer(ast.NodeVisitor):
                 and name not in _PASS_THROUGH
             )
         ):
-            return False
+            return None
         device = _keyword(expr, "device")
-        return device is None or (
-            isinstance(device, ast.Constant) and device.value == "cpu"
-        )
+        if device is None:
+            return _HOST
+        return _device_named(device)
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = dotted(node.func)
         where = (node.lineno, self.columns(node.lineno, node.col_offset))
         if callee is not None:
+            host, device = self.placed_arguments(node)
             site = CallSite(
                 *where,
                 callee,
@@ -1100,7 +1116,8 @@ class _Summarizer(ast.NodeVisitor):
                 arguments=arguments_of(node),
                 nullness=self.nullness_of(node),
                 settled=bool(self._settled) and not self._deferred,
-                host=self.host_arguments(node),
+                host=host,
+                device=device,
             )
         elif _is_computed(node.func):
             text = shorten(ast.unparse(node.func))
@@ -1574,6 +1591,30 @@ _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 _DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
 # factories that keep a tensor they are given where it is
 _PASS_THROUGH = frozenset({"as_tensor", "asarray"})
+_HOST, _GPU = "host", "gpu"  # where a tensor is made (``placement``)
+
+
+def _device_named(device: ast.expr) -> str | None:
+    """The place a device spec names: ``"cpu"``, ``"cuda:0"``,
+    ``torch.device("cuda")``; None for any other expression."""
+    if isinstance(device, ast.Call) and dotted(device.func) in (
+        "torch.device",
+        "device",
+    ):
+        device = device.args[0] if device.args else device
+    if isinstance(device, ast.Constant) and isinstance(device.value, str):
+        kind = device.value.partition(":")[0]
+        return _HOST if kind == "cpu" else _GPU if kind == "cuda" else None
+    return None
+
+
+def _moved_to(method: str, call: ast.Call) -> str | None:
+    """Where ``t.cuda()`` or ``t.to(spec)`` puts a tensor; None for a ``.to()``
+    whose target is not a device spec the code spells out."""
+    if method == "cuda":
+        return _GPU
+    target = call.args[0] if call.args else _keyword(call, "device")
+    return _device_named(target) if target is not None else None
 
 
 def _fields(node: ast.ClassDef) -> tuple[list[str], dict[str, Ref]]:

@@ -126,20 +126,21 @@ class Ways:
             }
         )
         calls = module.calls if caller is None else caller.calls
-        return any(
-            call.line < site.line
-            and not call.computed
-            and (
-                call.callee in handed
-                or any(
-                    target.fn.blocks.streams
-                    for target in self.project.resolve(
-                        module, caller, call.callee, (call.line, call.col)
+        with self.project.searching():
+            return any(
+                call.line < site.line
+                and not call.computed
+                and (
+                    call.callee in handed
+                    or any(
+                        target.fn.blocks.streams
+                        for target in self.project.resolve(
+                            module, caller, call.callee, (call.line, call.col)
+                        )
                     )
                 )
+                for call in calls
             )
-            for call in calls
-        )
 
 
 def _entry(path: str) -> bool:
