@@ -846,3 +846,65 @@ def test_a_capture_helper_is_given_what_every_call_in_the_project_passes(
     _write(tmp_path, files)
     _, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
     assert "GL201" not in out
+
+
+LIGHTNING = {
+    "pkg/__init__.py": "",
+    "pkg/model.py": """\
+        import pytorch_lightning as pl
+
+
+        class Net(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                loss = self.layer(batch).sum()
+                return loss.item()
+        """,
+    "pkg/callback.py": """\
+        import pytorch_lightning as pl
+        import torch
+
+
+        def capture(pl_module: "pl.LightningModule", optimizer, graph):
+            with torch.cuda.graph(graph):
+                pl_module.optimizer_step(0, 0, optimizer)
+        """,
+}
+
+
+def test_a_receiver_declared_as_a_library_class_runs_the_projects_overrides(
+    tmp_path: Path,
+) -> None:
+    """In preview, ``pl_module: pl.LightningModule`` may be any project class
+    derived from it: ``pl_module.optimizer_step(...)``, the library's, runs the
+    ``training_step`` of each (the library model says so), also through a class
+    derived from one; where more than eight define one, none is followed."""
+    files = {name: textwrap.dedent(text) for name, text in LIGHTNING.items()}
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
+    assert code == 1
+    (finding,) = [line for line in out.splitlines() if ": GL101" in line]
+    assert finding.startswith("pkg/model.py:7:16: GL101")
+    assert (
+        "via pl_module.optimizer_step(..., ..., optimizer) runs self.training_step "
+        "at pkg/callback.py:7 -> Net.training_step()]"
+    ) in finding
+    _, out, _ = run("check", "--no-cache", ".", cwd=tmp_path)
+    assert "GL101" not in out  # not without preview
+    files["pkg/tuned.py"] = (
+        "from pkg.model import Net\n\n\nclass Tuned(Net):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        "        return self.layer(batch).sum().tolist()\n"
+    )
+    _write(tmp_path, files)
+    _, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
+    assert "pkg/tuned.py:6:16: GL101" in out and "pkg/model.py:7:16: GL101" in out
+    files["pkg/many.py"] = "import pytorch_lightning as pl\n" + "".join(
+        f"\n\nclass M{i}(pl.LightningModule):\n"
+        "    def training_step(self, batch, batch_idx):\n        return batch\n"
+        for i in range(8)
+    )
+    _write(tmp_path, files)
+    _, out, _ = run(
+        "check", "--preview", "--show-reach", "--no-cache", ".", cwd=tmp_path
+    )
+    assert "GL101" not in out and "reaches no project function" in out

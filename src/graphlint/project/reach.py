@@ -214,6 +214,10 @@ class _Opaque:
     qualified: str = ""
     local: bool = False
     blocked: Path | None = None
+    # an instance of the library class ``qualified`` names (``Cls.()``) that a
+    # parameter or a return annotation declares: of a project class derived from
+    # it, maybe, whose overrides its methods' calls run (in preview)
+    derived: bool = False
 
     def attribute(self, attr: str) -> _Opaque:
         if self.local and attr in TENSOR_METHODS:
@@ -470,6 +474,9 @@ class Project:
         self._unfollowed_in: dict[tuple[str, str], list[Unfollowed]] = {}
         # whether what each call followed passes a parameter may be None
         self._nulls: dict[_Param, set[_Null]] = {}
+        self._library_subclasses: dict[
+            str, list[tuple[ModuleSummary, ClassSummary]]
+        ] = {}
         self._subclasses: dict[
             tuple[str, str], list[tuple[ModuleSummary, ClassSummary]]
         ] = {}
@@ -842,6 +849,11 @@ class Project:
             return [
                 replace(v, open=True, declared=True)
                 if isinstance(v, _Cls) and v.instance
+                else replace(v, derived=True)
+                if isinstance(v, _Opaque)
+                and self.handoffs
+                and v.qualified.endswith(".()")
+                and not _checked_at_call(v)
                 else v
                 for v in self.ref(module, fn, replace(ref, kind="instance"), depth + 1)
             ]
@@ -1078,6 +1090,8 @@ class Project:
         return values
 
     def attribute(self, value: object, attr: str, depth: int = 0) -> list[object]:
+        if isinstance(value, _Opaque) and value.derived:
+            return self._derived(value, attr)
         if isinstance(value, _Opaque):  # free: the budget counts the resolver's work
             return [value.attribute(attr)]
         self._step()
@@ -1177,6 +1191,48 @@ class Project:
             return base.attribute(attr)
         detail = f"`{cls.name}` defines no `{attr}`"
         return _Opaque(Reason.ATTRIBUTE, detail)
+
+    def _derived(self, value: _Opaque, attr: str) -> list[object]:
+        """``attr`` of an instance declared as a library class (``pl_module:
+        pl.LightningModule``): the methods of that name of the project classes
+        derived from it, where at most ``_OVERRIDES`` define one; else the
+        library's (whose model, if any, says what it runs)."""
+        base = value.qualified.removesuffix(".()")
+        found: list[object] = [
+            _Fn(module, module.functions[cls.methods[attr]])
+            for module, cls in self._derived_from(base)
+            if attr in cls.methods
+        ]
+        if len(found) > _OVERRIDES:
+            detail = (
+                f"{len(found)} classes derived from `{base}` define `{attr}`: too "
+                "many to say which one runs"
+            )
+            return [_Opaque(Reason.UNTRACKED, detail)]
+        return found or [replace(value, derived=False).attribute(attr)]
+
+    def _derived_from(self, base: str) -> list[tuple[ModuleSummary, ClassSummary]]:
+        """The project classes derived from the library class ``base``: those whose
+        files name it in a class statement, and theirs (``subclasses``)."""
+        known = self._library_subclasses.get(base)
+        if known is not None:
+            return known
+        self._library_subclasses[base] = []  # a cycle finds nothing more
+        short = base.rpartition(".")[2]
+        words = {base.partition(".")[0], short}
+        direct = [
+            (module, cls)
+            for module in self._naming({short: words}, how=_BASE)
+            for cls in module.classes.values()
+            if any(b.qualified == base for b in self._hierarchy(module, cls)[1])
+        ]
+        found = list(
+            dict.fromkeys(
+                [*direct, *(s for m, c in direct for s in self.subclasses(m, c))]
+            )
+        )
+        self._library_subclasses[base] = found
+        return found
 
     def _overrides(
         self, value: _Cls, attr: str, handoff: _Handoff = ()
