@@ -300,9 +300,9 @@ class WarmupVerdict:
     unknown: bool = False  # it runs code that could not be checked
     # calls left to the project pass, which follows them: (line, callee as written)
     deferred: tuple[tuple[int, str], ...] = ()
-    # the functions of this file where every way to the capture it shows starts,
-    # which nothing here calls ("Runner.capture"): whether their callers in other
-    # files warm it up decides the finding
+    # the functions of this file on the ways to the capture it shows, with nothing
+    # run before them that warms it up, which other files may call
+    # ("Runner.capture"): whether those callers warm it up decides the finding
     callers: tuple[str, ...] = ()
 
 

@@ -37,7 +37,7 @@ from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
 from graphlint.facts.walk import forget, walk_batched
 from graphlint.library import library_of
-from graphlint.matchers import tensor_mark
+from graphlint.matchers import tensor_slots
 from graphlint.parsing import parse_module
 from graphlint.project.sites import compile_sites
 from graphlint.read import (
@@ -310,23 +310,7 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
     first ``*args``, and by keyword; a container of device tensors has a ``*``
     after its slot ("1*"), a tensor made on the host a ``!`` ("mask!"), an
     ``nn.Module`` a ``~`` ("0~": calling it gives a device tensor)."""
-    found: list[str] = []
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            if arg.star == "*":
-                position = -1  # the positions after it are not known
-            continue
-        if arg.keyword is not None:
-            slot = arg.keyword.value
-        elif position >= 0:
-            slot, position = str(position), position + 1
-        else:
-            continue
-        mark = tensor_mark(facts.value_of(arg.value))
-        if mark is not None:
-            found.append(slot + mark)
-    return tuple(found)
+    return tuple(slot + mark for slot, mark in tensor_slots(call, facts.values))
 
 
 def _region(how: RegionRef) -> Region:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -37,6 +37,27 @@ def positional(call: cst.Call) -> list[cst.BaseExpression]:
 def on_device(value: Value) -> bool:
     """A tensor that is not known to live on the host."""
     return value.is_tensor and value.device is not Device.CPU
+
+
+def tensor_slots(call: cst.Call, values: Values) -> Iterator[tuple[str, str]]:
+    """The arguments of ``call`` that ``tensor_mark`` marks, in order, each as its
+    slot (its position, "0", up to the first ``*args``, or its keyword) and its
+    mark."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.star == "*":
+                position = -1  # the positions after it are not known
+            continue
+        if arg.keyword is not None:
+            slot = arg.keyword.value
+        elif position >= 0:
+            slot, position = str(position), position + 1
+        else:
+            continue
+        mark = tensor_mark(values.of(arg.value))
+        if mark is not None:
+            yield slot, mark
 
 
 def tensor_mark(value: Value) -> str | None:

@@ -28,7 +28,7 @@ from graphlint.facts.torchapi import (
 )
 from graphlint.facts.values import Kind, Value, Values
 from graphlint.facts.walk import walk
-from graphlint.matchers import tensor_mark
+from graphlint.matchers import tensor_slots
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
 GRAPHED_CALLABLES = frozenset(
@@ -1095,20 +1095,11 @@ def _passed(
     if scope.self_name is not None and isinstance(call.func, cst.Attribute):
         positional = positional[1:]  # ``self.capture(x)``: ``self`` is bound
     found: set[str] = set()
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            index = -1 if arg.star == "*" else index  # the positions after it
-            continue
-        if arg.keyword is not None:
-            name = arg.keyword.value
-        elif 0 <= index < len(positional):
-            name, index = positional[index], index + 1
-        else:
-            continue
-        mark = tensor_mark(values.of(arg.value))
-        if mark is not None:
-            found.add(name + mark)
+    for slot, mark in tensor_slots(call, values):
+        if not slot.isdigit():
+            found.add(slot + mark)
+        elif int(slot) < len(positional):
+            found.add(positional[int(slot)] + mark)
     return found
 
 

@@ -12,9 +12,9 @@ followed into project code (``Project.followed``, none of them given up on) and 
 function reached is known to need none, the finding is dropped; otherwise it stays as
 pass one wrote it.
 
-A capture whose ways in its own file all start in functions that only other files
-call (``WarmupVerdict.callers``: a helper that captures what it is given) is warmed
-up, or not, by those callers. Pass one reports it; here it is kept, naming the call,
+A capture whose ways in its own file reach no entry (``WarmupVerdict.callers``: the
+functions on them, such as a helper that captures what it is given, that other
+files may call) is warmed up, or not, by those callers. Pass one reports it; here it is kept, naming the call,
 when some call of those functions (or of a function that calls them) starts a way
 from an entry with no warm-up before it, and dropped otherwise (``Ways``).
 """

@@ -95,7 +95,7 @@ class CaptureWithoutWarmup(Rule):
             ):
                 continue
             start = self.flow.unwarmed(region)
-            # else, the functions its ways start in, called only from other files
+            # else, the functions on its ways that other files may call
             callers = () if start is not None else self.called_elsewhere(region)
             if start is None and not callers:
                 continue
@@ -126,8 +126,8 @@ class CaptureWithoutWarmup(Rule):
             self.check(region, verdict, first_call, callers)
 
     def called_elsewhere(self, region: Region) -> tuple[str, ...]:
-        """The paths of the functions where every way to ``region`` this file shows
-        starts, which only other files call (``Flow.called_elsewhere``)."""
+        """The paths of the functions on the ways to ``region`` this file shows,
+        which other files may call (``Flow.called_elsewhere``)."""
         paths = self.context.facts.paths
         return tuple(
             path
