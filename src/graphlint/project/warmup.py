@@ -14,14 +14,15 @@ pass one wrote it.
 
 A capture whose ways in its own file reach no entry (``WarmupVerdict.callers``: the
 functions on them, such as a helper that captures what it is given, that other
-files may call) is warmed up, or not, by those callers. Pass one reports it; here it is kept, naming the call,
-when some call of those functions (or of a function that calls them) starts a way
-from an entry with no warm-up before it, and dropped otherwise (``Ways``).
+files may call) is warmed up, or not, by those callers. Pass one reports it; here
+it is kept, naming the call, when some call of those functions (or of a function
+that calls them) starts a way from an entry with no warm-up before it, and
+dropped otherwise (``Ways``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -251,26 +252,29 @@ def _settled(
 ) -> list[Diagnostic]:
     """``found`` with the GL703 finding of the capture at ``line`` dropped (True)
     or naming the op that needs the warm-up."""
-    kept: list[Diagnostic] = []
-    for diagnostic in found:
-        region = diagnostic.region
-        if (
-            diagnostic.code != CODE
-            or region is None
-            or region.via
-            or region.line != line
-        ):
-            kept.append(diagnostic)
-        elif isinstance(outcome, tuple):
-            verdict, path = outcome
-            message = settled_message(diagnostic.message, verdict, path)
-            kept.append(replace(diagnostic, message=message))
-    return kept
+    if not isinstance(outcome, tuple):
+        return _reworded(found, line, None)
+    verdict, path = outcome
+    return _reworded(found, line, lambda m: settled_message(m, verdict, path))
 
 
 def _called(found: list[Diagnostic], line: int, way: Caller | None) -> list[Diagnostic]:
     """``found`` with the GL703 finding of the capture at ``line``, whose callers
     are elsewhere, naming the call that starts ``way``, or dropped without one."""
+    if way is None:
+        return _reworded(found, line, None)
+    return _reworded(
+        found,
+        line,
+        lambda m: called_message(m, way.function, way.path, way.line, way.called),
+    )
+
+
+def _reworded(
+    found: list[Diagnostic], line: int, reword: Callable[[str], str] | None
+) -> list[Diagnostic]:
+    """``found`` with the pass-one GL703 finding of the capture at ``line`` given
+    the message ``reword`` makes of its own, or dropped (None)."""
     kept: list[Diagnostic] = []
     for diagnostic in found:
         region = diagnostic.region
@@ -281,9 +285,6 @@ def _called(found: list[Diagnostic], line: int, way: Caller | None) -> list[Diag
             or region.line != line
         ):
             kept.append(diagnostic)
-        elif way is not None:
-            message = called_message(
-                diagnostic.message, way.function, way.path, way.line, way.called
-            )
-            kept.append(replace(diagnostic, message=message))
+        elif reword is not None:
+            kept.append(replace(diagnostic, message=reword(diagnostic.message)))
     return kept
