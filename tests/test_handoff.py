@@ -908,3 +908,71 @@ def test_a_receiver_declared_as_a_library_class_runs_the_projects_overrides(
         "check", "--preview", "--show-reach", "--no-cache", ".", cwd=tmp_path
     )
     assert "GL101" not in out and "reaches no project function" in out
+
+
+def test_a_method_kept_aside_and_called_under_capture_runs_what_the_library_runs(
+    tmp_path: Path,
+) -> None:
+    """A callback keeps the module's own ``optimizer_step`` aside
+    (``pl_module.__orig_optimizer_step__ = pl_module.optimizer_step``), installs a
+    replacement with ``types.MethodType`` and calls the original under capture:
+    in preview, that is Lightning's ``optimizer_step`` of the declared module, so
+    the hooks the library model names run, in the project classes derived from it,
+    also through a base class in another file. The chain shows the write; the
+    findings are inferred."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/callback.py": """\
+            from types import MethodType
+
+            import pytorch_lightning as pl
+            import torch
+
+
+            def get_optimizer_step(state):
+                def optimizer_step(self, epoch, batch_idx, optimizer, closure=None):
+                    with torch.cuda.graph(state.graph):
+                        self.__orig_optimizer_step__(epoch, batch_idx, optimizer, closure)
+
+                return optimizer_step
+
+
+            class GraphCallback(pl.Callback):
+                def on_train_start(self, trainer, pl_module: "pl.LightningModule"):
+                    pl_module.__orig_optimizer_step__ = pl_module.optimizer_step
+                    step = get_optimizer_step(self.state)
+                    pl_module.optimizer_step = MethodType(step, pl_module)
+            """,
+        "pkg/base.py": """\
+            import pytorch_lightning as pl
+
+
+            class Base(pl.LightningModule):
+                pass
+            """,
+        "pkg/model.py": """\
+            import torch
+
+            from pkg.base import Base
+
+
+            class Net(Base):
+                def configure_gradient_clipping(self, optimizer, val=None, algo=None):
+                    norm = torch.nn.utils.clip_grad_norm_(self.parameters(), 1.0)
+                    if norm > 10:
+                        self.skipped = True
+            """,
+    }
+    _write(tmp_path, files)
+    code, out, _ = run("check", "--preview", "--no-cache", ".", cwd=tmp_path)
+    assert code == 1
+    (finding,) = [line for line in out.splitlines() if ": GL" in line]
+    assert finding.startswith("pkg/model.py:9:12: GL201")
+    assert (
+        "via pl_module.__orig_optimizer_step__ = pl_module.optimizer_step at "
+        "pkg/callback.py:17 -> self.__orig_optimizer_step__(epoch, batch_idx, "
+        "optimizer, closure) runs self.configure_gradient_clipping at "
+        "pkg/callback.py:10 -> Net.configure_gradient_clipping()] (inferred)"
+    ) in finding
+    _, out, _ = run("check", "--no-cache", ".", cwd=tmp_path)
+    assert ": GL" not in out  # not without preview

@@ -102,6 +102,7 @@ _ROUNDS = 4
 # at most this many overrides of a method are followed for an instance annotated
 # with its class (more: the base is too common to say which runs)
 _OVERRIDES = 8
+_MAX_DERIVED = 64  # project classes derived from one library class, at most
 
 
 class _OverBudget(Exception):
@@ -218,6 +219,11 @@ class _Opaque:
     # parameter or a return annotation declares: of a project class derived from
     # it, maybe, whose overrides its methods' calls run (in preview)
     derived: bool = False
+    # a library method of such an instance (``pl_module.optimizer_step``): the
+    # instance, whose methods what the library runs (``self.training_step``) are;
+    # and, where the method was installed on another object, that write
+    bound: tuple[object, ...] = field(default=(), compare=False)
+    handoff: _Handoff = field(default=(), compare=False)
 
     def attribute(self, attr: str) -> _Opaque:
         if self.local and attr in TENSOR_METHODS:
@@ -287,6 +293,11 @@ _WRITTEN = re.compile(
     rb"(lambda(?=\W)|[A-Za-z_][\w.]*+(?=[ \t]*+(?:#[^\n]*)?\r?\n))"
 )
 _SELF = re.compile(rb"(?<![\w.])self\Z")
+# ``obj.attr = obj.method``: an object's own method kept under another name (not
+# ``self``'s: the class's attributes say what those hold)
+_SAVED = re.compile(
+    rb"(?<![\w.])(?!self\.)(\w+)\.(\w+)[ \t]*=[ \t]*\1\.\w+[ \t]*+(?:#[^\n]*)?\r?\n"
+)
 _METHOD = re.compile(rb"def[ \t]+(\w+)[ \t]*\([ \t]*self\b")
 _DEFINED = re.compile(rb"def[ \t]+(\w+)")  # and ``undef x``: a name more, no harm
 
@@ -508,7 +519,7 @@ class Project:
         self._rounds = 0
         # installed callables, by attribute (``_installed``), and the hand-offs
         # that installed them (what they reach is inferred: medium confidence)
-        self._installs: dict[str, list[_Fn]] = {}
+        self._installs: dict[str, list[_Fn | _Opaque]] = {}
         self._installing: set[Hop] = set()
         self._writes: dict[bytes, list[Path]] | None = None  # by ``_scan``
         self.handed: dict[tuple[str, str], list[Hop]] = {}
@@ -1209,11 +1220,15 @@ class Project:
                 "many to say which one runs"
             )
             return [_Opaque(Reason.UNTRACKED, detail)]
-        return found or [replace(value, derived=False).attribute(attr)]
+        if found:
+            return found
+        method = replace(value, derived=False).attribute(attr)
+        return [replace(method, bound=(value,))]
 
     def _derived_from(self, base: str) -> list[tuple[ModuleSummary, ClassSummary]]:
         """The project classes derived from the library class ``base``: those whose
-        files name it in a class statement, and theirs (``subclasses``)."""
+        files name it in a class statement, and theirs (``subclasses``), breadth
+        first, the first ``_MAX_DERIVED``."""
         known = self._library_subclasses.get(base)
         if known is not None:
             return known
@@ -1226,11 +1241,13 @@ class Project:
             for cls in module.classes.values()
             if any(b.qualified == base for b in self._hierarchy(module, cls)[1])
         ]
-        found = list(
-            dict.fromkeys(
-                [*direct, *(s for m, c in direct for s in self.subclasses(m, c))]
-            )
-        )
+        found = list(dict.fromkeys(direct))
+        todo = list(found)
+        while todo and len(found) < _MAX_DERIVED:  # theirs, across files
+            for sub in self.subclasses(*todo.pop(0)):
+                if sub not in found:
+                    found.append(sub)
+                    todo.append(sub)
         self._library_subclasses[base] = found
         return found
 
@@ -1501,7 +1518,10 @@ class Project:
                 values = [self._ran_out(module, fn, callee)]
             why = _why(values, callee)
             if why is not None and why.reason in _UNTYPED and "." in callee:
-                found = self._installed(callee.rpartition(".")[2])
+                installed = self._installed(callee.rpartition(".")[2])
+                found = [t for t in installed if isinstance(t, _Fn)]
+                if not found and library is not None:  # a library method installed
+                    found = library([v for v in installed if isinstance(v, _Opaque)])
         handed = [hop for t in found for hop in t.handoff]
         if handed and self._reading is not None:  # each, though targets are one
             known = self.handed.setdefault(self._reading, [])
@@ -1510,7 +1530,7 @@ class Project:
             return list(dict.fromkeys(found)), None
         return [], why
 
-    def _installed(self, attribute: str) -> list[_Fn]:
+    def _installed(self, attribute: str) -> list[_Fn | _Opaque]:
         """In preview, what the project installs as ``attribute`` on objects other
         than a method's own ``self`` (``config.finalize_func = finalize``, in any
         file): the callables a call of that attribute on an object the resolver
@@ -1534,13 +1554,20 @@ class Project:
                     found.extend(self._installs_in(module, attribute))
         finally:
             self._reading, self._steps, self._bindings = saved
-        if len({(t.module.path, t.fn.path) for t in found}) > _MAX_INSTALLED:
+        installed = {
+            (t.module.path, t.fn.path) if isinstance(t, _Fn) else t.qualified
+            for t in found
+        }
+        if len(installed) > _MAX_INSTALLED:
             found.clear()
         return found
 
-    def _installs_in(self, module: ModuleSummary, attribute: str) -> Iterator[_Fn]:
-        """The project functions that ``module``'s writes of ``attribute`` install,
-        each with its write as a hand-off; each resolved within a budget."""
+    def _installs_in(
+        self, module: ModuleSummary, attribute: str
+    ) -> Iterator[_Fn | _Opaque]:
+        """The project functions that ``module``'s writes of ``attribute`` install
+        (and the library methods of declared instances, ``Opaque.bound``), each with
+        its write as a hand-off; each resolved within a budget."""
         for fn in [None, *module.functions.values()]:
             stores = module.stores if fn is None else fn.stores
             for store in stores.get(attribute, ()):
@@ -1564,6 +1591,9 @@ class Project:
                     items = value.items if isinstance(value, _Items) else (value,)
                     for target in items:
                         if isinstance(target, _Fn):
+                            yield replace(target, handoff=(*target.handoff, hop))
+                        elif isinstance(target, _Opaque) and target.bound:
+                            # a library method of an instance: the model says
                             yield replace(target, handoff=(*target.handoff, hop))
 
     def _scan(self) -> tuple[dict[Path, frozenset[bytes]], dict[bytes, list[Path]]]:
@@ -1590,6 +1620,9 @@ class Project:
                     callback = not value.rpartition(b".")[2][:1].isupper()
                     if callback and value.partition(b".")[0] in known:
                         writes.setdefault(attribute, {})[path] = None
+                # ``m.__orig_step__ = m.optimizer_step``: a method kept aside
+                for _, attribute in _SAVED.findall(data):
+                    writes.setdefault(attribute, {})[path] = None
             self._writes = {
                 attribute: list(paths)
                 for attribute, paths in writes.items()
@@ -2149,18 +2182,20 @@ class Project:
             for model in self.library.matching(value.qualified):
                 for run in model.runs:
                     held: list[object] = []
-                    if run.startswith("self.") and receiver:
-                        held = [
-                            v
-                            for r in self.dotted(module, fn, receiver)
-                            for v in self.attribute(r, run[5:])
-                        ]
+                    if run.startswith("self.") and (value.bound or receiver):
+                        # the instance a method was taken from, else the receiver
+                        owners = value.bound or self.dotted(module, fn, receiver)
+                        held = [v for r in owners for v in self.attribute(r, run[5:])]
                     elif (ref := model.argument(call.arguments, run)) is not None:
                         held = self.ref(module, fn, ref, 0)
                     shown = f"{_handing(call)} runs {run}"
                     hop = Hop(path, call.line, call.col, shown, handoff=True)
                     found.extend(
-                        replace(t, handoff=(*t.handoff, hop), applied=_LIBRARY)
+                        replace(
+                            t,
+                            handoff=(*t.handoff, *value.handoff, hop),
+                            applied=_LIBRARY,
+                        )
                         for v in held
                         for t in self.called(v)
                     )
