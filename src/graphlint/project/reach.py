@@ -1601,7 +1601,8 @@ class Project:
         words of each file's imports (``imported_words``), and the files by the
         attributes their text installs a callable as: ``x.attr = name`` (``x`` not
         ``self``) of a function the file defines or imports (not a CapWords class
-        name), or a lambda, where no class of the project has a method of that name
+        name), a lambda, or ``x``'s own method kept aside (``x.orig = x.step``),
+        where no class of the project has a method of that name
         (``x.run()`` on an object nothing types is far more often some class's
         ``run`` than a callback)."""
         if self._import_words is None or self._writes is None:
