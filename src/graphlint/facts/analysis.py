@@ -89,10 +89,12 @@ def analyse(
     # what the calls of the file (and of the project) pass the functions that
     # capture: their code's inputs
     passed = typed_by_callers(regions, scopes, values)
-    for function, qualified in scopes.paths.items():
-        given = frozenset(mark for where, mark in typed if where == qualified)
-        if given:
-            passed[function] = passed.get(function, frozenset()) | given
+    given: dict[str, set[str]] = {}
+    for where, mark in typed:
+        given.setdefault(where, set()).add(mark)
+    for function, qualified in scopes.paths.items() if given else ():
+        if qualified in given:
+            passed[function] = passed.get(function, frozenset()) | given[qualified]
     for node, marks in passed.items():
         known = values.tensor_params.get(node, frozenset())
         values.tensor_params[node] = known | marks
