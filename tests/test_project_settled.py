@@ -450,6 +450,122 @@ def test_a_fallback_for_what_the_caller_did_not_compute_is_not_captured(
     assert ("lib.py", 10, "GL101") not in found  # exchange, the correlated fallback
 
 
+PASSED_ON_CALLER = """\
+import torch
+
+from lib import run
+
+
+class Runner:
+    def __init__(self, config):
+        self.config = config
+        self.x = torch.zeros(4, device="cuda")
+
+    @property
+    def size(self):
+        return self.config.world_size
+
+    def capture(self):
+        counts = torch.full((self.size,), 4, device="cpu") if self.size > 1 else None
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.draft(counts)
+
+    def draft(self, counts):
+        return self._run(counts=counts)
+
+    def _run(self, counts):
+        return run(self.x, self.config, counts=counts)
+"""
+
+
+def _found(results: list) -> set[tuple[str, int, str]]:  # type: ignore[type-arg]
+    return {(Path(r.path).name, d.line, d.code) for r in results for d in r.diagnostics}
+
+
+def test_the_fallback_is_weighed_through_callers_that_pass_the_value_on(
+    tmp_path: Path,
+) -> None:
+    """``counts`` reaches ``run`` through two methods that pass it on, and each call
+    on the way says what ``run``'s ``config`` is in the capturing method's terms."""
+    (tmp_path / "main.py").write_text(PASSED_ON_CALLER)
+    (tmp_path / "lib.py").write_text(CORRELATED_CALLEE)
+    found = _found(check_project([tmp_path / "main.py"], Settings(), 1))
+    assert ("lib.py", 14, "GL101") in found
+    assert ("lib.py", 10, "GL101") not in found
+
+
+def test_the_fallback_is_weighed_through_a_lambda_and_a_base_class_property(
+    tmp_path: Path,
+) -> None:
+    """A manager (its ``size`` property defined by a base class in another module)
+    captures a lambda that calls a bound method it was handed with ``counts``; the
+    lambda's call passes the value, and the property is written out."""
+    (tmp_path / "base.py").write_text(
+        textwrap.dedent(
+            """\
+            class Base:
+                def __init__(self, config):
+                    self.config = config
+
+                @property
+                def size(self):
+                    return self.config.world_size
+            """
+        )
+    )
+    (tmp_path / "manager.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+
+            from base import Base
+
+
+            class Manager(Base):
+                def capture(self, forward):
+                    counts = (
+                        torch.full((self.size,), 4, device="cpu")
+                        if self.size > 1
+                        else None
+                    )
+                    step = lambda: forward(counts)
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        step()
+            """
+        )
+    )
+    (tmp_path / "drafter.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+
+            from lib import run
+            from manager import Manager
+
+
+            class Drafter:
+                def __init__(self, config):
+                    self.config = config
+                    self.manager = Manager(config)
+                    self.x = torch.zeros(4, device="cuda")
+
+                def capture(self):
+                    self.manager.capture(self.draft)
+
+                def draft(self, counts):
+                    return run(self.x, self.config, counts=counts)
+            """
+        )
+    )
+    (tmp_path / "lib.py").write_text(CORRELATED_CALLEE)
+    files = [tmp_path / n for n in ("base.py", "manager.py", "drafter.py", "lib.py")]
+    found = _found(check_project(files, Settings(preview=True), 1))
+    assert ("lib.py", 14, "GL101") in found
+    assert ("lib.py", 10, "GL101") not in found
+
+
 def test_summaries_say_which_arguments_are_tensors_made_on_the_host_or_gpu() -> None:
     """``CallSite.host`` and ``CallSite.device``: a factory's device, ``.cpu()``,
     ``.cuda()`` and ``.to("cuda")`` of a tensor, a local bound once to one; not a

@@ -127,6 +127,8 @@ class Dropped:
 # read as ``self.fn`` under capture) keeps the hand-offs it came through, outermost
 # first, for its chain; they are not part of its identity.
 _Handoff = tuple[Hop, ...]
+# a call a lambda makes: the module and function that make the lambda, its record
+_Through = tuple[ModuleSummary, FunctionSummary | None, CallSite]
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,9 @@ class _Fn:
     # "forward()" where ``setup_context`` takes ``ctx`` instead), or its "backward";
     # by a library's callable, as its model says (``_LIBRARY``)
     applied: str = field(default="", compare=False)
+    # called by a lambda's call (``lambda: fn(n, counts)``): that call, in the
+    # function that makes the lambda, passes its parameters
+    through: _Through | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,7 @@ class _Cls:
     declared: bool = False
     # an instance of a dataclass made where resolution saw it (``Spec(module=M)``)
     built: _Built | None = None
+    through: _Through | None = field(default=None, compare=False)  # as ``_Fn``'s
 
 
 @dataclass(frozen=True)
@@ -849,7 +855,7 @@ class Project:
                 _Items(
                     tuple(
                         dict.fromkeys(
-                            v
+                            _by_lambda(v, module, fn, r)
                             for r in dict.fromkeys(ref.items)
                             for v in self.ref(module, fn, r, depth + 1)
                         )
@@ -1372,7 +1378,12 @@ class Project:
             ]:
                 hit = next((cls.methods[n] for n in name if n in cls.methods), None)
                 if hit is not None:
-                    yield _Fn(module, module.functions[hit], value.handoff)
+                    yield _Fn(
+                        module,
+                        module.functions[hit],
+                        value.handoff,
+                        through=value.through if value.instance else None,
+                    )
                     return
 
     def resolve(
@@ -1722,30 +1733,58 @@ class Project:
         callee computes only when the caller did not."""
         params = [p for f in formulas for p in _tested_none(f)]
         for param in dict.fromkeys(params):
-            key = (target.module.path, target.fn.path, param)
-            passed = self._nulls.get(key)
-            if not passed or not any(n.code.startswith((WHEN, UNLESS)) for n in passed):
+            origins = self._origins((target.module.path, target.fn.path, param))
+            if not origins or not any(
+                null.code.startswith((WHEN, UNLESS)) for null, _ in origins
+            ):
                 continue
-            if key[:2] in self._holders:
-                return False  # a region's own function: any caller
-            if self._reading is not None:
-                self._readers.setdefault(key, set()).add(self._reading)
             return all(
-                self._never_from(null, param, formulas, is_check, is_none)
-                for null in passed
+                self._never_from(null, hops, param, formulas, is_check, is_none)
+                for null, hops in origins
             )
         return False
+
+    def _origins(
+        self, key: _Param
+    ) -> list[tuple[_Null, tuple[tuple[tuple[str, str], ...], ...]]] | None:
+        """The records of what the calls followed pass a parameter, through the
+        callers that pass on a parameter of their own (``draft(counts)`` calling
+        ``run(counts=counts)``), each with what the calls on the way pass their
+        callees' other parameters, the callee's first; None where a caller is a
+        region's own function (any caller) or the ways are too many to weigh."""
+        found: list[tuple[_Null, tuple[tuple[tuple[str, str], ...], ...]]] = []
+        todo: list[tuple[_Param, tuple[tuple[tuple[str, str], ...], ...]]] = [(key, ())]
+        seen: set[tuple[_Param, tuple[tuple[tuple[str, str], ...], ...]]] = set()
+        while todo:
+            current, hops = todo.pop()
+            if (current, hops) in seen:
+                continue
+            seen.add((current, hops))
+            if len(seen) > _MAX_PASSED or current[:2] in self._holders:
+                return None
+            if self._reading is not None:
+                self._readers.setdefault(current, set()).add(self._reading)
+            for null in self._nulls.get(current, ()):
+                if null.code.startswith(CALLER) and OR not in null.code and null.fn:
+                    caller = (null.module.path, null.fn.path, null.code[len(CALLER) :])
+                    todo.append((caller, (*hops, null.env)))
+                else:
+                    found.append((null, hops))
+        return found
 
     def _never_from(
         self,
         null: _Null,
+        hops: tuple[tuple[tuple[str, str], ...], ...],
         param: str,
         formulas: list[guards.Formula],
         is_check: Callable[[str], bool],
         is_none: guards.IsNone,
     ) -> bool:
         """Whether the guards never hold under capture for the calls that pass
-        ``param`` what ``null`` says, whichever way the caller's test goes."""
+        ``param`` what ``null`` says, whichever way the caller's test goes; the
+        callee's texts are written in the caller's terms through ``hops`` (what
+        each call on the way passes) and then ``null.env``."""
         if not null.code.startswith((WHEN, UNLESS)):
             value = self._null_value(null.code, null.module, null.fn)
             if not isinstance(value, bool):
@@ -1753,6 +1792,9 @@ class Project:
             cases: list[tuple[bool | None, str, bool]] = [(value, "", False)]
         else:
             test = null.code[1:]
+            properties = self._properties(null.module, null.fn)
+            if properties:  # those of bases in other modules (the summary has its own)
+                test = rewritten(test, (), properties) or test
             # the test holds: not None for ``WHEN``; fails: the other way round
             when = null.code.startswith(WHEN)
             cases = [
@@ -1764,7 +1806,12 @@ class Project:
                 return none if name == param else is_none(name)
 
             def known(text: str, test: str = test, holds: bool = holds) -> bool | None:
-                return holds if test and rewritten(text, null.env) == test else None
+                if not test:
+                    return None
+                written: str | None = text
+                for env in (*hops, null.env):
+                    written = rewritten(written, env) if written else None
+                return holds if written == test else None
 
             if not any(
                 guards.under_capture(f, is_check, settled, known) is False
@@ -1772,6 +1819,22 @@ class Project:
             ):
                 return False
         return True
+
+    def _properties(
+        self, module: ModuleSummary, fn: FunctionSummary | None
+    ) -> tuple[tuple[str, str], ...]:
+        """The properties returning one expression of the class whose method is or
+        encloses ``fn`` and of its bases, the class's own first."""
+        scope = fn.path if fn is not None else ""
+        while scope and scope not in module.classes:
+            scope = scope.rpartition(".")[0]
+        cls = module.classes.get(scope) if scope else None
+        if cls is None:
+            return ()
+        found: dict[str, str] = {}
+        for _, each in reversed([(module, cls), *self.bases(module, cls)]):
+            found.update(each.properties)
+        return tuple(found.items())
 
     def settled_attribute(self, target: _Fn, attr: str) -> bool | None:
         """``self.attr is None`` in a method: False (not None) when the class's
@@ -1800,7 +1863,9 @@ class Project:
         if nullness is not None:
             given.update(zip(_positional(callee), nullness.positional, strict=False))
             given.update((k, v) for k, v in nullness.keywords if k in callee.omitted)
-        conditional = any(c.startswith((WHEN, UNLESS)) for c in given.values())
+        # what the call passes the others, where a test may be weighed through it:
+        # a value None as a test goes, or a parameter passed on
+        conditional = any(c.startswith((WHEN, UNLESS, CALLER)) for c in given.values())
         env = tuple(
             (name, text) for name, c in given.items() if (text := _text(c)) is not None
         )
@@ -2154,11 +2219,15 @@ class Project:
             self.followed.add((path, site.line, site.callee))
         for target in lazy:
             chain = _through(how, path, site, target) if how is not None else None
-            at, given = _as_called(target, site, call)
+            caller, by, at, made = module, fn, site, call
+            if target.through is not None:  # a lambda's call passes its arguments
+                caller, by, made = target.through
+                at = made
+            at, given = _as_called(target, at, made)
             arguments = given.arguments if given is not None else None
-            self.pass_arguments(target, arguments, module, fn, chain)
-            self.pass_nullness(target, given, module, fn)
-            self.pass_tensors(target, at, given, module, fn)
+            self.pass_arguments(target, arguments, caller, by, chain)
+            self.pass_nullness(target, given, caller, by)
+            self.pass_tensors(target, at, given, caller, by)
         return lazy
 
     def _library_runs(
@@ -2765,6 +2834,20 @@ def _untracked(fn: FunctionSummary, name: str) -> _Opaque:
         return _Opaque(Reason.PARAMETER, detail, local=True)
     detail = f"the value of `{name}` in `{fn.path}` is not tracked"
     return _Opaque(Reason.UNTRACKED, detail, local=True)
+
+
+def _by_lambda(
+    value: object, module: ModuleSummary, fn: FunctionSummary | None, ref: Ref
+) -> object:
+    """``value`` as the lambda's call ``ref`` (a callee with its line) runs it: with
+    that call's record, in the function that makes the lambda."""
+    if not ref.line or not isinstance(value, (_Fn, _Cls)):
+        return value
+    calls = fn.calls if fn is not None else module.calls
+    site = next(
+        (c for c in calls if c.line == ref.line and c.callee == ref.target), None
+    )
+    return replace(value, through=(module, fn, site)) if site is not None else value
 
 
 def _through(

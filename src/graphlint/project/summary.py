@@ -17,7 +17,7 @@ import copy
 import functools
 import itertools
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -63,13 +63,16 @@ class Ref:
     yields). The resolver makes two more: "either" (one of ``items``) and "scoped"
     (``items[0]`` as the function ``target`` of the same module sees it).
     An instance also keeps the arguments it was built with (``Arguments``): they
-    are what its ``__init__``'s parameters hold (``Wrapper(step)``).
+    are what its ``__init__``'s parameters hold (``Wrapper(step)``). A callee of a
+    lambda's call keeps the call's ``line``: the enclosing function's summary
+    records the call (``CallSite``), with what it passes.
     """
 
     kind: str
     target: str = ""
     items: tuple[Ref, ...] = ()
     arguments: Arguments | None = None
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -274,6 +277,9 @@ class ClassSummary:
     # defaults that may be project code
     dataclass: list[str] = field(default_factory=list)
     defaults: dict[str, Ref] = field(default_factory=dict)
+    # the properties that return one expression, with its text (``dp_size`` ->
+    # ``self.config.size``): a test in a subclass elsewhere is written out with them
+    properties: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -390,7 +396,7 @@ def _lambda_calls(node: ast.Lambda) -> tuple[Ref, ...]:
         if isinstance(inner, ast.Call):
             callee = dotted(inner.func)
             if callee is not None and callee.split(".")[0] not in own:
-                found.append(Ref("name", callee))
+                found.append(Ref("name", callee, line=inner.lineno))
     return tuple(dict.fromkeys(found))
 
 
@@ -427,7 +433,9 @@ class _Summarizer(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         name = ".".join([*self.stack, node.name])
         bases = [b for b in (dotted(base) for base in node.bases) if b is not None]
-        summary = ClassSummary(name, bases, settled=_settled_attributes(node))
+        summary = ClassSummary(
+            name, bases, settled=_settled_attributes(node), properties=_properties(node)
+        )
         if any(self._is_dataclass(d) for d in node.decorator_list):
             summary.dataclass, summary.defaults = _fields(node)
         self.module.classes[name] = summary
@@ -846,13 +854,7 @@ class _Summarizer(ast.NodeVisitor):
                 named = self._class_named.get(dotted(base) or "")
                 if named is not None and depth < _BASES_DEPTH:
                     found.update(self._properties_of(named, depth + 1))
-            found.update(
-                (f.name, returned)
-                for f in node.body
-                if isinstance(f, ast.FunctionDef)
-                and any(dotted(d) == "property" for d in f.decorator_list)
-                and (returned := _only_return(f.body)) is not None
-            )
+            found.update(_returned_by_properties(node))
         return found
 
     def local(self, name: str) -> ast.expr | None:
@@ -1241,16 +1243,42 @@ class _Rewrite(ast.NodeTransformer):
 
 
 @functools.lru_cache(maxsize=1024)
-def rewritten(text: str, names: tuple[tuple[str, str], ...]) -> str | None:
+def rewritten(
+    text: str,
+    names: tuple[tuple[str, str], ...],
+    attributes: tuple[tuple[str, str], ...] = (),
+) -> str | None:
     """A test's text with names written as other expressions' texts (a callee's
-    ``cfg.size > 1`` as its caller passes ``cfg``: ``self.config.size > 1``); None
-    when a text does not parse."""
+    ``cfg.size > 1`` as its caller passes ``cfg``: ``self.config.size > 1``), and
+    ``self.`` attributes too (properties); None when a text does not parse."""
     try:
         tree = ast.parse(text, mode="eval")
         given = {n: ast.parse(t, mode="eval").body for n, t in names}
+        properties = {n: ast.parse(t, mode="eval").body for n, t in attributes}
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return ast.unparse(_Rewrite(given, {}).visit(tree))
+    return ast.unparse(_Rewrite(given, properties).visit(tree))
+
+
+def _returned_by_properties(node: ast.ClassDef) -> Iterator[tuple[str, ast.expr]]:
+    """The properties a class body defines that return one expression."""
+    for f in node.body:
+        if (
+            isinstance(f, ast.FunctionDef)
+            and any(dotted(d) == "property" for d in f.decorator_list)
+            and (returned := _only_return(f.body)) is not None
+        ):
+            yield f.name, returned
+
+
+def _properties(node: ast.ClassDef) -> dict[str, str]:
+    """``ClassSummary.properties``: those whose expression's text is short."""
+    found = {}
+    for name, returned in _returned_by_properties(node):
+        text = ast.unparse(returned)
+        if OR not in text and len(text) <= _CONDITION_LENGTH:
+            found[name] = text
+    return found
 
 
 def _attribute_tested_for_none(test: ast.expr) -> tuple[str, bool] | None:
