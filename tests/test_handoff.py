@@ -772,7 +772,24 @@ def test_an_attribute_installed_with_many_callables_is_not_followed(
 def test_the_attribute_writes_a_scan_finds(
     source: str, written: list[tuple[bytes, bytes]]
 ) -> None:
-    assert reach._installs(source.encode()) == written
+    assert reach._installs(source.encode())[0] == written
+
+
+@pytest.mark.parametrize(
+    ("source", "kept"),
+    [
+        ("m.__orig_step__ = m.optimizer_step\n", [b"__orig_step__"]),
+        ("m.orig = m.step  # kept\r\n", [b"orig"]),
+        ("self.orig = self.step\n", []),
+        ("a.m.orig = m.step\n", []),
+        ("m.orig = n.step\n", []),
+        ("m.orig = m.inner.step\n", []),
+        ("m.orig = m.step()\n", []),
+        ("am.orig = m.step\n", []),
+    ],
+)
+def test_the_methods_kept_aside_a_scan_finds(source: str, kept: list[bytes]) -> None:
+    assert reach._installs(source.encode())[1] == kept
 
 
 def test_an_attribute_some_class_has_as_a_method_is_not_followed(

@@ -298,12 +298,8 @@ _WRITTEN = re.compile(
     rb"\.(\w+)[ \t]*=[ \t]*"
     rb"(lambda(?=\W)|[A-Za-z_][\w.]*+(?=[ \t]*+(?:#[^\n]*)?\r?\n))"
 )
-_SELF = re.compile(rb"(?<![\w.])self\Z")
-# ``obj.attr = obj.method``: an object's own method kept under another name (not
-# ``self``'s: the class's attributes say what those hold)
-_SAVED = re.compile(
-    rb"(?<![\w.])(?!self\.)(\w+)\.(\w+)[ \t]*=[ \t]*\1\.\w+[ \t]*+(?:#[^\n]*)?\r?\n"
-)
+# the plain name a write's ``.attr`` is set on (read back before the match)
+_RECEIVER = re.compile(rb"(?<![\w.])(\w+)\Z")
 _METHOD = re.compile(rb"def[ \t]+(\w+)[ \t]*\([ \t]*self\b")
 _DEFINED = re.compile(rb"def[ \t]+(\w+)")  # and ``undef x``: a name more, no harm
 
@@ -1615,7 +1611,7 @@ class Project:
         name), a lambda, or ``x``'s own method kept aside (``x.orig = x.step``),
         where no class of the project has a method of that name
         (``x.run()`` on an object nothing types is far more often some class's
-        ``run`` than a callback)."""
+        ``run`` than a callback); the latter with ``--preview`` only."""
         if self._import_words is None or self._writes is None:
             self._import_words = {}
             writes: dict[bytes, dict[Path, None]] = {}
@@ -1625,15 +1621,18 @@ class Project:
                 if data is None:
                     continue
                 words = self._import_words[path] = imported_words(data)
+                if not self.handoffs:  # only ``_installed`` asks for the writes
+                    continue
                 known = words.union(_DEFINED.findall(data), (b"lambda",))
                 methods.update(_METHOD.findall(data))
-                for attribute, value in _installs(data):
+                installed, kept = _installs(data)
+                for attribute, value in installed:
                     # a CapWords name is a class (a spec, not a callback): not read
                     callback = not value.rpartition(b".")[2][:1].isupper()
                     if callback and value.partition(b".")[0] in known:
                         writes.setdefault(attribute, {})[path] = None
                 # ``m.__orig_step__ = m.optimizer_step``: a method kept aside
-                for _, attribute in _SAVED.findall(data):
+                for attribute in kept:
                     writes.setdefault(attribute, {})[path] = None
             self._writes = {
                 attribute: list(paths)
@@ -2868,14 +2867,25 @@ def _rebinds(package: ModuleSummary, name: str) -> bool:
     return package.imports.get(attr, name) != name
 
 
-def _installs(data: bytes) -> list[tuple[bytes, bytes]]:
+def _installs(data: bytes) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
     """The attribute writes of a dotted name or a lambda in ``data`` (``_WRITTEN``),
-    as (attribute, value), but those on ``self``."""
-    return [
-        (match[1], match[2])
-        for match in _WRITTEN.finditer(data)
-        if _SELF.search(data, max(0, match.start() - 5), match.start()) is None
-    ]
+    as (attribute, value), but those on ``self``; and the attributes of those that
+    keep an object's own method under another name (``obj.orig = obj.step``, not
+    ``self``'s: the class's attributes say what those hold)."""
+    installed: list[tuple[bytes, bytes]] = []
+    kept: list[bytes] = []
+    for match in _WRITTEN.finditer(data):
+        start = match.start()
+        receiver = _RECEIVER.search(data, max(0, start - 256), start)
+        name = receiver[1] if receiver is not None else None
+        if name == b"self":
+            continue
+        attribute, value = match[1], match[2]
+        installed.append((attribute, value))
+        owner, _, method = value.partition(b".")
+        if owner == name and method and b"." not in method:
+            kept.append(attribute)
+    return installed, kept
 
 
 # an import statement, from ``import``'s right: ``from a.b import (c, d as e)``
