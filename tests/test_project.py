@@ -1185,7 +1185,7 @@ def _one_file_reports_its_marks(root: Path, source: str) -> None:
 
 FIELDS = """\
     import copy
-    from dataclasses import dataclass
+    from dataclasses import dataclass, field
     from typing import Any, ClassVar
 
     import torch
@@ -1214,6 +1214,7 @@ FIELDS = """\
     @dataclass
     class Steps:
         kind: ClassVar[str] = "steps"
+        count: int = field(init=False)
         first: Any
         second: Any = fallback
 
@@ -1236,7 +1237,8 @@ def test_dataclass_fields_hold_what_their_construction_passed(tmp_path: Path) ->
     construction passed (by position or keyword), its default where it passed
     nothing: ``steps.second`` is ``clean`` here, ``other.second`` the default, and
     what another instance holds (``unused``) is not run; a copy holds what the
-    original does. ``ClassVar`` is no field."""
+    original does. ``ClassVar`` is no field, and ``field(init=False)`` no
+    parameter."""
     _one_file_reports_its_marks(tmp_path, FIELDS)
 
 

@@ -1646,8 +1646,9 @@ def _moved_to(method: str, call: ast.Call) -> str | None:
 
 
 def _fields(node: ast.ClassDef) -> tuple[list[str], dict[str, Ref]]:
-    """A dataclass's fields, in order, and the defaults that name or make
-    something (``attention: type = Identity``); ``ClassVar`` ones are no fields."""
+    """A dataclass's fields that its ``__init__`` takes, in order, and the defaults
+    that name or make something (``attention: type = Identity``); ``ClassVar`` ones
+    are no fields, and ``field(init=False)`` ones no parameters."""
     names: list[str] = []
     defaults: dict[str, Ref] = {}
     for statement in node.body:
@@ -1660,13 +1661,24 @@ def _fields(node: ast.ClassDef) -> tuple[list[str], dict[str, Ref]]:
         outer = (
             annotation.value if isinstance(annotation, ast.Subscript) else annotation
         )
-        if (dotted(outer) or "").rpartition(".")[2] == "ClassVar":
+        if (dotted(outer) or "").rpartition(".")[2] == "ClassVar" or _not_init(
+            statement.value
+        ):
             continue
         names.append(statement.target.id)
         ref = ref_of(statement.value) if statement.value is not None else None
         if ref is not None and not _is_field_call(statement.value):
             defaults[statement.target.id] = ref
     return names, defaults
+
+
+def _not_init(value: ast.expr | None) -> bool:
+    """``field(init=False)``: a field that ``__init__`` does not take."""
+    if not _is_field_call(value):
+        return False
+    assert isinstance(value, ast.Call)
+    given = _keyword(value, "init")
+    return isinstance(given, ast.Constant) and given.value is False
 
 
 def _is_field_call(value: ast.expr | None) -> bool:
