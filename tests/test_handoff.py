@@ -993,3 +993,19 @@ def test_a_method_kept_aside_and_called_under_capture_runs_what_the_library_runs
     ) in finding
     _, out, _ = run("check", "--no-cache", ".", cwd=tmp_path)
     assert ": GL" not in out  # not without preview
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("    def forward(self, x):\n", True),
+        ("async def forward (self):\n", True),
+        ("def forward_all(self):\n", False),
+        ("self.forward(x)\n", False),
+        ("# def forward\n", False),
+    ],
+)
+def test_a_search_for_a_method_reads_its_def(source: str, found: bool) -> None:
+    """The files searched for a class's overrides of a method are those whose text
+    defines a function of that name (the others are not summarised)."""
+    assert reach._names(source.encode(), b"forward", reach._DEF) is found

@@ -281,6 +281,7 @@ _PREFETCHED = 8  # files a text search has summarised together, at a time
 _ANYWHERE = "word"  # anywhere, as ``grep -w`` finds it
 _BASE = "base"  # among the bases of a class statement: ``class Sub(pkg.Base):``
 _CALL = "call"  # called, or imported under another name: ``Name(``, ``Name as N``
+_DEF = "def"  # defined as a function: ``def name(``
 _MAX_SUPER = 4  # ``super().__init__`` calls GL407 follows up from a constructor
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
@@ -491,7 +492,7 @@ class Project:
             str, list[tuple[ModuleSummary, ClassSummary]]
         ] = {}
         self._subclasses: dict[
-            tuple[str, str], list[tuple[ModuleSummary, ClassSummary]]
+            tuple[str, str, str], list[tuple[ModuleSummary, ClassSummary]]
         ] = {}
         # what the calls followed pass each parameter: ``_TENSOR``, a caller's
         # parameter (``CALLER``), or anything else ("")
@@ -1263,7 +1264,7 @@ class Project:
         opaque value says so."""
         found: list[object] = [
             _Fn(sub_module, sub_module.functions[sub.methods[attr]], handoff)
-            for sub_module, sub in self.subclasses(value.module, value.cls)
+            for sub_module, sub in self.subclasses(value.module, value.cls, attr)
             if attr in sub.methods
         ]
         if value.declared and len(found) > _OVERRIDES:
@@ -1275,12 +1276,14 @@ class Project:
         return found
 
     def subclasses(
-        self, module: ModuleSummary, cls: ClassSummary
+        self, module: ModuleSummary, cls: ClassSummary, defining: str = ""
     ) -> list[tuple[ModuleSummary, ClassSummary]]:
         """The project classes that derive from ``cls``, nearest first: those of its
-        own module, and (in preview) those of the files that name it. A test's
-        subclasses (test doubles) are not what code outside the tests runs."""
-        key = (module.path, cls.name)
+        own module, and (in preview) those of the files that name it, and that
+        define a method ``defining`` where it is given (the others are not
+        summarised). A test's subclasses (test doubles) are not what code outside
+        the tests runs."""
+        key = (module.path, cls.name, defining)
         known = self._subclasses.get(key)
         if known is not None:
             return known
@@ -1292,7 +1295,7 @@ class Project:
             tests = is_test_module(module.path)
             modules.extend(
                 m
-                for m in self._naming({short: words}, how=_BASE)
+                for m in self._naming({short: words}, how=_BASE, defining=defining)
                 if m is not module and (tests or not is_test_module(m.path))
             )
         found = [
@@ -2592,7 +2595,7 @@ class Project:
                         yield module, caller, site, target
 
     def _naming(
-        self, names: dict[str, set[str]], *, how: str = _ANYWHERE
+        self, names: dict[str, set[str]], *, how: str = _ANYWHERE, defining: str = ""
     ) -> Iterator[ModuleSummary]:
         """The summaries of the project's files that import one of the words a name
         of ``names`` maps to (that name, its class, its module) and whose text names
@@ -2613,7 +2616,11 @@ class Project:
             if not named:
                 continue
             data = self._read(path)
-            if data is not None and any(_names(data, n, how) for n in named):
+            if (
+                data is not None
+                and any(_names(data, n, how) for n in named)
+                and (not defining or _names(data, defining.encode(), _DEF))
+            ):
                 hits.append((module_of(path), self.index.root_of_file(str(path))))
         seen: set[str] = set()
         for start in range(0, len(hits), _PREFETCHED):
@@ -2922,6 +2929,8 @@ def _names(data: bytes, name: bytes, how: str = _ANYWHERE) -> bool:
         word = rb"\bclass\s+\w+\s*\([^)]*" + word
     elif how == _CALL:
         word += rb"(?:\s*\(|\s+as\b)"
+    elif how == _DEF:
+        word = rb"\bdef\s+" + word + rb"\s*\("
     return re.search(word, data) is not None
 
 
