@@ -107,3 +107,31 @@ def test_a_block_that_settles_its_test_is_not_captured(
 ) -> None:
     found = lint(SETTLE.format(test=test, body=body), "GL101")
     assert (not found) is settled
+
+
+REBOUND = """
+import torch
+
+
+def shift(x, dim: int):
+    dim %= x.dim()
+    return x.roll(1, dims=dim)
+
+
+def train(x, g) -> int:
+    steps: int = 0
+    with torch.cuda.graph(g):
+        y = shift(x, -1)
+        steps += 1
+    for _ in range(3):
+        g.replay()
+    return steps
+"""
+
+
+def test_a_number_rebound_in_a_captured_call_frame_is_no_host_state() -> None:
+    """``dim %= n`` on a parameter of a function every call of which is captured
+    rebinds it in the call's own frame. ``steps += 1`` on a local of the function
+    that holds the region outlives the capture: the function returns 1 after three
+    replays."""
+    assert [d.line for d in lint(REBOUND, "GL404")] == [14]

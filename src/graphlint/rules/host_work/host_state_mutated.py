@@ -6,6 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
+from graphlint.facts.scopes import Scope as NameScope
 from graphlint.facts.values import Kind
 from graphlint.files import is_test_module
 from graphlint.matchers import method
@@ -94,8 +95,27 @@ class HostStateMutated(Rule):
             (kind is Kind.PYTHON or counted)
             and not self.scratch_or_memo(target, target, region)
             and not self.probe(target)
+            and not self.rebinds_a_local(target, region)
         ):
             self.report(node, region, stmt=self.code_of(node))
+
+    def rebinds_a_local(self, target: cst.BaseExpression, region: Region) -> bool:
+        """``dim %= n`` on a number, a string or None that a local or parameter of a
+        function holds, where every call of the function is captured (the region is
+        the function): the value is rebound in the call's own frame, which the call
+        drops; nothing outlives it for replays to miss."""
+        if not isinstance(target, cst.Name):
+            return False
+        key = self.state.key_of(target)
+        value = self.value(target)
+        owner = key[1] if key is not None else None
+        return (
+            isinstance(owner, NameScope)
+            and region.root is not None
+            and owner.node is region.root
+            and value.element is None
+            and value.items is None
+        )
 
     def made_in(self, container: cst.BaseExpression, region: Region) -> bool:
         """Whether ``container`` (or one it lies in) is a new dict, list or set that
