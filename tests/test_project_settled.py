@@ -586,3 +586,56 @@ def test_summaries_say_which_arguments_are_tensors_made_on_the_host_or_gpu() -> 
     (call,) = [c for c in fn.calls if c.callee == "f"]
     assert call.device == ("0", "2", "w")
     assert call.host == ("1", "6", "v")
+
+
+EXIT_IN_WITH = """\
+import contextlib
+
+import torch
+
+
+def read(bounds):
+    return bounds.max().item()
+
+
+def validate(bounds):
+    with torch.cuda.device(bounds.device):
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("validate before capture")
+    lower, upper = bounds.cpu().tolist()
+    return read(bounds) > lower
+
+
+def swallowed(bounds):
+    with contextlib.suppress(RuntimeError):
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("validate before capture")
+    return bounds.sum().item()
+"""
+
+
+def test_an_early_exit_inside_a_with_block_guards_what_follows_it(
+    tmp_path: Path,
+) -> None:
+    """``if capturing(): raise`` inside ``with torch.cuda.device(d):`` leaves the
+    block and the function: the ``.cpu()`` after it, and the call of ``read``, do
+    not run under capture (in the file, and for reach). Under ``suppress`` the code
+    after the block runs anyway."""
+    (tmp_path / "lib.py").write_text(EXIT_IN_WITH)
+    (tmp_path / "main.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+
+            from lib import swallowed, validate
+
+            x = torch.zeros(2, device="cuda")
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                validate(x)
+                swallowed(x)
+            """
+        )
+    )
+    found = _found(check_project([tmp_path / "main.py"], Settings(), 1))
+    assert {(f, line) for f, line, code in found if code == "GL101"} == {("lib.py", 22)}

@@ -829,7 +829,21 @@ def _exit_of(statement: cst.BaseStatement) -> list[tuple[cst.BaseExpression, boo
             return [(statement.test, False)]
         if isinstance(statement.orelse, cst.Else) and leaves(statement.orelse.body):
             return [(statement.test, True)]
+    if (  # an exit inside ``with torch.cuda.device(d):`` leaves the block too
+        isinstance(statement, cst.With)
+        and isinstance(statement.body, cst.IndentedBlock)
+        and not any(_suppresses(item.item) for item in statement.items)
+    ):
+        return [found for inner in statement.body.body for found in _exit_of(inner)]
     return []
+
+
+def _suppresses(manager: cst.BaseExpression) -> bool:
+    """``contextlib.suppress(...)``: a context manager that swallows an exception
+    raised in its block, so the code after it runs anyway."""
+    called = manager.func if isinstance(manager, cst.Call) else manager
+    name = called.attr if isinstance(called, cst.Attribute) else called
+    return isinstance(name, cst.Name) and name.value == "suppress"
 
 
 def leaves(block: cst.BaseSuite) -> bool:

@@ -1767,17 +1767,41 @@ def _only_return(body: list[ast.stmt]) -> ast.expr | None:
 
 def _guard_after(statement: ast.stmt, local: Local, passed: Passed) -> str | None:
     """What must hold for code after ``statement`` to run, when it exits early."""
-    found: guards.Formula | None = None
-    if isinstance(statement, ast.Assert):
-        found = formula(statement.test, local, passed=passed)
-    elif isinstance(statement, ast.If):
-        if _always_exits(statement.body):
-            found = guards.negate(formula(statement.test, local, passed=passed))
-        elif _always_exits(statement.orelse):
-            found = formula(statement.test, local, passed=passed)
+    found = _exit_formula(statement, local, passed)
     if found is None or not guards.mentions_call(found, or_none=True):
         return None
     return guards.encode(found)
+
+
+def _swallows(manager: ast.expr) -> bool:
+    """``contextlib.suppress(...)``: the code after its block runs anyway."""
+    called = manager.func if isinstance(manager, ast.Call) else manager
+    return (dotted(called) or "").rpartition(".")[2] == "suppress"
+
+
+def _exit_formula(
+    statement: ast.stmt, local: Local, passed: Passed
+) -> guards.Formula | None:
+    """``_guard_after``'s formula, before it is kept or not; an exit inside a
+    ``with`` block (``with torch.cuda.device(d): if capturing(): raise``) leaves
+    the block too, unless its manager swallows exceptions (``suppress``)."""
+    if isinstance(statement, ast.Assert):
+        return formula(statement.test, local, passed=passed)
+    if isinstance(statement, ast.If):
+        if _always_exits(statement.body):
+            return guards.negate(formula(statement.test, local, passed=passed))
+        if _always_exits(statement.orelse):
+            return formula(statement.test, local, passed=passed)
+    if isinstance(statement, (ast.With, ast.AsyncWith)) and not any(
+        _swallows(item.context_expr) for item in statement.items
+    ):
+        inner = [
+            found
+            for each in statement.body
+            if (found := _exit_formula(each, local, passed)) is not None
+        ]
+        return ["and", *inner] if len(inner) > 1 else inner[0] if inner else None
+    return None
 
 
 def _exit_settled(
