@@ -639,3 +639,67 @@ def test_an_early_exit_inside_a_with_block_guards_what_follows_it(
     )
     found = _found(check_project([tmp_path / "main.py"], Settings(), 1))
     assert {(f, line) for f, line, code in found if code == "GL101"} == {("lib.py", 22)}
+
+
+FLAGS = """\
+def lengths(cu):
+    return (cu[1:] - cu[:-1]).tolist()
+
+
+def rope(t, cu, fused: bool = False):
+    if fused:
+        return t * 2
+    sizes = (cu[1:] - cu[:-1]).tolist()
+    lengths(cu)
+    return t.split(sizes)
+
+
+def other(t, cu, fast=False):
+    if fast:
+        return t * 2
+    return cu.max().item()
+
+
+def mixed(t, cu, fast=False):
+    if fast:
+        return t * 2
+    return cu.min().item()
+
+
+def passes_on(t, cu, fused):
+    return rope(t, cu, fused=fused)
+"""
+
+
+def test_a_flag_every_call_passes_as_a_constant_settles_its_tests(
+    tmp_path: Path,
+) -> None:
+    """``rope(..., fused=True)``, also through a caller that passes its own
+    parameter on: the code after ``if fused: return`` (and the call it makes) does
+    not run under capture. ``other``'s default ``fast=False`` leaves its ``.item()``
+    running; ``mixed`` is called with both values, so its test stays unknown."""
+    (tmp_path / "lib.py").write_text(FLAGS)
+    (tmp_path / "main.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+
+            from lib import mixed, other, passes_on, rope
+
+            t = torch.zeros(4, device="cuda")
+            cu = torch.zeros(3, dtype=torch.int32, device="cuda")
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                rope(t, cu, fused=True)
+                passes_on(t, cu, True)
+                other(t, cu)
+                mixed(t, cu, fast=True)
+                mixed(t, cu, fast=False)
+            """
+        )
+    )
+    found = _found(check_project([tmp_path / "main.py"], Settings(), 1))
+    assert {(f, line) for f, line, code in found if code == "GL101"} == {
+        ("lib.py", 16),
+        ("lib.py", 22),
+    }

@@ -95,7 +95,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # calls settle); 32 adds the loops and side-stream blocks of a function (``Blocks``)
 # and the capturing functions whose callers elsewhere settle GL703
 # (``WarmupVerdict.callers``)
-FORMAT = 33
+FORMAT = 34
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

@@ -106,13 +106,16 @@ class Hop:
 @dataclass(frozen=True, slots=True)
 class Settled:
     """A parameter of a function that regions reach, to which every call under
-    capture passes None (``none``) or else a value that cannot be None; it holds
+    capture passes None (``none``) or else a value that cannot be None (with its
+    truth, where every call passes the same constant flag); it holds
     what was passed before the line ``until`` (0: in the whole function), where the
     function may rebind it."""
 
     name: str
     none: bool
     until: int = 0
+    # every call passes a constant True or False (``fused=True``), where known
+    truth: bool | None = None
 
     def holds(self, line: int) -> bool:
         return not self.until or line < self.until

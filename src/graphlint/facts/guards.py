@@ -19,7 +19,8 @@ project pass): ``["none", "grid"]`` is the test ``grid is None``.
 
 Formulas are plain nested lists, so the project summaries can store them as JSON:
 ``["call", "torch.cuda.is_current_stream_capturing"]``, ``["none", "param"]``,
-``["not", f]``, ``["and", f, g, ...]``, ``["or", f, g, ...]``, ``["const", true]``,
+``["flag", "param"]`` (the parameter's truth, as ``if fused:`` tests it), ``["not",
+f]``, ``["and", f, g, ...]``, ``["or", f, g, ...]``, ``["const", true]``,
 ``["test", "cfg.size > 1"]`` (a comparison, as text: unknown unless a caller's
 argument settles it), ``["unknown"]``.
 """
@@ -72,6 +73,7 @@ def under_capture(
     is_check: Callable[[str], bool],
     is_none: IsNone = _unsettled,
     holds: IsNone = _unsettled,
+    truth: IsNone = _unsettled,
 ) -> bool | None:
     """The formula's value while the stream is capturing: True, False or None
     (unknown). ``is_check(name)`` says whether calling ``name`` checks the capture
@@ -86,16 +88,18 @@ def under_capture(
         return None
     if head == "none":
         return is_none(str(formula[1]))
+    if head == "flag":
+        return truth(str(formula[1]))
     if head == "test":
         return holds(str(formula[1]))
     if head == "const":
         return bool(formula[1])
     if head == "not":
-        inner = under_capture(_sub(formula, 1), is_check, is_none, holds)
+        inner = under_capture(_sub(formula, 1), is_check, is_none, holds, truth)
         return None if inner is None else not inner
     if head in ("and", "or"):
         parts = [
-            under_capture(_sub(formula, i), is_check, is_none, holds)
+            under_capture(_sub(formula, i), is_check, is_none, holds, truth)
             for i in range(1, len(formula))
         ]
         decisive = head == "or"  # True decides an ``or``, False an ``and``
@@ -109,17 +113,20 @@ def never_under_capture(
     formulas: Sequence[Formula],
     is_check: Callable[[str], bool],
     is_none: IsNone = _unsettled,
+    truth: IsNone = _unsettled,
 ) -> bool:
     """Whether code that runs only when every formula holds is never captured."""
-    return any(under_capture(f, is_check, is_none) is False for f in formulas)
+    return any(
+        under_capture(f, is_check, is_none, truth=truth) is False for f in formulas
+    )
 
 
 def mentions_call(formula: Formula, *, or_none: bool = False) -> bool:
     """Whether a formula calls anything (only those can be capture checks), or,
-    with ``or_none``, tests a parameter for None."""
+    with ``or_none``, tests a parameter for None or for its truth."""
     if not formula:
         return False
-    if formula[0] == "call" or (or_none and formula[0] == "none"):
+    if formula[0] == "call" or (or_none and formula[0] in ("none", "flag")):
         return True
     return any(
         isinstance(part, list) and mentions_call(part, or_none=or_none)

@@ -755,6 +755,9 @@ class RegionFinder(cst.CSTVisitor):
         if isinstance(expr, cst.Name):
             if expr.value in ("True", "False"):
                 return ["const", expr.value == "True"]
+            truth = self.truth(expr) if settled else None
+            if truth is not None:  # ``if fused:``, every call passing ``fused=True``
+                return ["const", truth]
             # ``capturing = is_capturing()`` once, then ``if not capturing:``
             scope = self.values.scope_of.get(expr)
             bindings = scope.lookup(expr.value) if scope is not None else None
@@ -773,12 +776,22 @@ class RegionFinder(cst.CSTVisitor):
         """Whether ``name``, read in a function that regions elsewhere reach, is a
         parameter that every call under capture passes None (True) or a value
         that cannot be None (False), and still holds it."""
+        fact = self._settled_fact(name)
+        return fact.none if fact is not None else None
+
+    def truth(self, name: cst.Name) -> bool | None:
+        """The truth of the constant that every call under capture passes the
+        parameter ``name`` (``fused=True``), where it still holds it."""
+        fact = self._settled_fact(name)
+        return fact.truth if fact is not None else None
+
+    def _settled_fact(self, name: cst.Name) -> guards.Settled | None:
         scope = self.values.scope_of.get(name)
         function = scope.function() if scope is not None else None
         if function is None or scope is None or scope.owner(name.value) is not function:
             return None
         fact = self.settled.get(function.node, {}).get(name.value)
-        return fact.none if fact is not None and fact.holds(self.line(name)) else None
+        return fact if fact is not None and fact.holds(self.line(name)) else None
 
 
 def _tested_for_none(expr: cst.BaseExpression) -> tuple[cst.Name, bool] | None:

@@ -66,12 +66,14 @@ from graphlint.project import dynamo
 from graphlint.project.index import Loader, ModuleIndex
 from graphlint.project.summary import (
     CALLER,
+    FALSE,
     FIELD,
     MAYBE,
     NEW,
     NONE,
     OR,
     SOME,
+    TRUE,
     UNLESS,
     WHEN,
     Arguments,
@@ -1717,8 +1719,11 @@ class Project:
                 return self.settled_attribute(target, param[5:])
             return self.is_none((*path, param))
 
+        def truth(param: str) -> bool | None:
+            return self.truth((*path, param))
+
         return guards.never_under_capture(
-            formulas, is_check, is_none
+            formulas, is_check, is_none, truth
         ) or self._correlated(target, formulas, is_check, is_none)
 
     def _correlated(
@@ -1951,6 +1956,21 @@ class Project:
         found = self._through_callers(key, self._tensors, value)
         return found.pop() if found is not None and len(found) == 1 else None
 
+    def truth(self, key: _Param) -> bool | None:
+        """The truth of the constant every call followed passes the parameter
+        (``fused=True``), also through callers that pass on their own parameter;
+        None when the calls pass anything else or not the same."""
+
+        def value(null: _Null) -> list[bool | _Param | None]:
+            if null.code in (TRUE, FALSE):
+                return [null.code == TRUE]
+            if null.code.startswith(CALLER) and OR not in null.code and null.fn:
+                return [(null.module.path, null.fn.path, null.code[len(CALLER) :])]
+            return [None]
+
+        found = self._through_callers(key, self._nulls, value)
+        return found.pop() if found is not None and len(found) == 1 else None
+
     def is_none(self, key: _Param) -> bool | None:
         """Whether every call followed passes the parameter None (True), or every
         one a value that cannot be None (False); None when it is not known. What
@@ -2005,7 +2025,7 @@ class Project:
     ) -> bool | _Param | None:
         """An argument is None (True), cannot be None (False), is the caller's
         parameter (its key), or is not known (None)."""
-        if code in (NONE, SOME):
+        if code in (NONE, SOME, TRUE, FALSE):
             return code == NONE
         if code.startswith((WHEN, UNLESS)):
             return None  # as the test goes: ``guarded`` weighs it with the callee's
@@ -2065,14 +2085,15 @@ class Project:
         return self._classes[key]
 
     def settled(self, target: _Fn) -> tuple[guards.Settled, ...]:
-        """The parameters that ``target`` tests for None and that the calls
-        followed settle."""
+        """The parameters that ``target`` tests for None or for their truth and
+        that the calls followed settle."""
         found: list[guards.Settled] = []
         for name in target.fn.tested:
-            none = self.is_none((target.module.path, target.fn.path, name))
-            if none is not None:
+            key = (target.module.path, target.fn.path, name)
+            none, truth = self.is_none(key), self.truth(key)
+            if none is not None or truth is not None:
                 until = target.fn.rebound.get(name, 0)
-                found.append(guards.Settled(name, none, until))
+                found.append(guards.Settled(name, bool(none), until, truth))
         return tuple(found)
 
     def checks(self) -> frozenset[str]:
@@ -2775,6 +2796,8 @@ def _text(code: str) -> str | None:
     attribute (``self.config``), the caller's name, None."""
     if code == NONE:
         return "None"
+    if code in (TRUE, FALSE):
+        return str(code == TRUE)
     if code.startswith(FIELD):
         return code[len(FIELD) :]
     if code.startswith(CALLER) and OR not in code:

@@ -131,6 +131,7 @@ def _arguments(
 # or anything else. The project pass resolves the names. Codes joined by ``OR``: the
 # argument is one of them (a name bound several times).
 NONE, SOME, CALLER, NEW, FIELD, MAYBE, OR = "none", "some", "=", "()", ".", "", "|"
+TRUE, FALSE = "true", "false"  # the constants: not None, and a known truth
 # a value that is None exactly when a test fails (``WHEN``: ``x if test else None``)
 # or holds (``UNLESS``: ``None if test else x``), followed by the test's text
 WHEN, UNLESS = "?", "!"
@@ -954,6 +955,7 @@ class _Summarizer(ast.NodeVisitor):
                 self.nullness(v, depth + 1) for v in (expr.body, expr.orelse)
             )
             text = self.condition(expr.test)
+            body, orelse = (SOME if c in (TRUE, FALSE) else c for c in (body, orelse))
             if text is not None and {body, orelse} == {SOME, NONE}:
                 return (WHEN if body == SOME else UNLESS) + text
             return _either([body, orelse])
@@ -1206,6 +1208,8 @@ def formula(
     if tested is not None and passed is not None and passed(tested[0]):
         atom = ["none", tested[0].id]
         return atom if tested[1] else guards.negate(atom)
+    if isinstance(test, ast.Name) and passed is not None and passed(test):
+        return ["flag", test.id]  # ``if fused:``, which a caller's constant settles
     value = local(test.id) if isinstance(test, ast.Name) and local else None
     if value is not None:
         return formula(value, None, depth + 1, passed)
@@ -1399,6 +1403,8 @@ def _nullness(expr: ast.expr) -> str:
     """Whether an expression is None whatever names it reads: a literal, a display,
     an operator (MAYBE: it depends)."""
     if isinstance(expr, ast.Constant):
+        if isinstance(expr.value, bool):
+            return TRUE if expr.value else FALSE
         return NONE if expr.value is None else SOME
     return SOME if isinstance(expr, _VALUES) else MAYBE
 
