@@ -131,6 +131,8 @@ class Dropped:
 _Handoff = tuple[Hop, ...]
 # a call a lambda makes: the module and function that make the lambda, its record
 _Through = tuple[ModuleSummary, FunctionSummary | None, CallSite]
+# what each call on a way passes its callee's parameters, as (name, text) pairs
+_Hops = tuple[tuple[tuple[str, str], ...], ...]
 
 
 @dataclass(frozen=True)
@@ -1751,17 +1753,15 @@ class Project:
             )
         return False
 
-    def _origins(
-        self, key: _Param
-    ) -> list[tuple[_Null, tuple[tuple[tuple[str, str], ...], ...]]] | None:
+    def _origins(self, key: _Param) -> list[tuple[_Null, _Hops]] | None:
         """The records of what the calls followed pass a parameter, through the
         callers that pass on a parameter of their own (``draft(counts)`` calling
         ``run(counts=counts)``), each with what the calls on the way pass their
         callees' other parameters, the callee's first; None where a caller is a
         region's own function (any caller) or the ways are too many to weigh."""
-        found: list[tuple[_Null, tuple[tuple[tuple[str, str], ...], ...]]] = []
-        todo: list[tuple[_Param, tuple[tuple[tuple[str, str], ...], ...]]] = [(key, ())]
-        seen: set[tuple[_Param, tuple[tuple[tuple[str, str], ...], ...]]] = set()
+        found: list[tuple[_Null, _Hops]] = []
+        todo: list[tuple[_Param, _Hops]] = [(key, ())]
+        seen: set[tuple[_Param, _Hops]] = set()
         while todo:
             current, hops = todo.pop()
             if (current, hops) in seen:
@@ -1782,7 +1782,7 @@ class Project:
     def _never_from(
         self,
         null: _Null,
-        hops: tuple[tuple[tuple[str, str], ...], ...],
+        hops: _Hops,
         param: str,
         formulas: list[guards.Formula],
         is_check: Callable[[str], bool],
