@@ -14,7 +14,7 @@ import pytest
 from graphlint import runner
 from graphlint.project import check, reach
 from graphlint.project.check import check_project
-from graphlint.project.reach import imported_words
+from graphlint.project.reach import _names, imported_words
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
@@ -1009,3 +1009,23 @@ def test_a_search_for_a_method_reads_its_def(source: str, found: bool) -> None:
     """The files searched for a class's overrides of a method are those whose text
     defines a function of that name (the others are not summarised)."""
     assert reach._names(source.encode(), b"forward", reach._DEF) is found
+
+
+@pytest.mark.parametrize(
+    ("source", "how", "named"),
+    [
+        ("x = step\n", "word", True),
+        ("x = stepper\ny = a_step\n", "word", False),
+        ("y = a_step\nstep(1)\n", "call", True),
+        ("step = 1\nfrom m import step as s\n", "call", True),
+        ("step = 1\nprint(step)\n", "call", False),
+        ("def undefined(): step\ndef  step (x): pass\n", "def", True),
+        ("def other(step): pass\n", "def", False),
+        ("class A(B): pass\nclass C(\n    mod.step, D):\n", "base", True),
+        ("class A(B): step\n", "base", False),
+        ("subclass = 1\nclass C(D, step):\n", "base", True),
+        ("class A(B, f()): x = step\n", "base", False),
+    ],
+)
+def test_where_a_text_names_a_word(source: str, how: str, named: bool) -> None:
+    assert _names(source.encode(), b"step", how) is named

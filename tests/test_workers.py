@@ -95,3 +95,20 @@ def test_a_kept_pool_checks_each_run_with_its_own_buffers_and_settings(
         pool.use(replace(settings, max_memory=settings.max_memory + 256))
         runner.run_files(pool, [path])
         assert pool.workers[0].process.pid != pid
+
+
+def test_a_run_gives_the_collector_back_as_it_found_it(tmp_path: Path) -> None:
+    """The collecting process collects less often during a run (``fewer_collections``),
+    and afterwards as before: the language server runs many."""
+    import gc  # noqa: PLC0415
+
+    from graphlint.project.check import survey_project  # noqa: PLC0415
+
+    source = tmp_path / "m.py"
+    source.write_text("import torch\nwith torch.cuda.graph(g):\n    y = x.item()\n")
+    before = gc.get_threshold(), gc.get_freeze_count()
+    with runner.fewer_collections():
+        assert gc.get_threshold()[0] > before[0][0]
+    checked = survey_project([source], Settings(), inline=True)
+    assert [d.code for r in checked.results for d in r.diagnostics] == ["GL101"]
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

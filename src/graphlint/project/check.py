@@ -69,6 +69,7 @@ from graphlint.runner import (
     SummaryJob,
     Workers,
     default_jobs,
+    fewer_collections,
     open_pool,
     run_files,
 )
@@ -313,23 +314,24 @@ def survey_project(
 
     forget_paths()
     read: list[Path] = [*files]  # what the results depend on, besides the files
-    done = _survey_project(
-        files,
-        settings,
-        jobs,
-        read,
-        roots=roots,
-        eager=eager,
-        cache=cache,
-        excluded=excluded,
-        display=display,
-        capture_roots=capture_roots,
-        base=base,
-        warn=said,
-        folders=folders,
-        progress=progress,
-        inline=inline,
-    )
+    with fewer_collections():
+        done = _survey_project(
+            files,
+            settings,
+            jobs,
+            read,
+            roots=roots,
+            eager=eager,
+            cache=cache,
+            excluded=excluded,
+            display=display,
+            capture_roots=capture_roots,
+            base=base,
+            warn=said,
+            folders=folders,
+            progress=progress,
+            inline=inline,
+        )
     if runs is not None:
         runs.put(done, [*read, *package_folders()], warnings)
     return done

@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cache, partial
 from itertools import islice
 from pathlib import Path
 from typing import TypeVar
@@ -2946,7 +2946,30 @@ def imported_words(data: bytes) -> frozenset[bytes]:
 
 def _names(data: bytes, name: bytes, how: str = _ANYWHERE) -> bool:
     """Whether the text ``data`` has the word ``name`` where ``how`` says (over
-    lines too)."""
+    lines too). The pattern is tried only where the name is: at each place it is
+    written, or from each ``def``/``class`` before it that may lead to it (a
+    regular expression that starts with ``\\b`` is tried at every position)."""
+    pattern = _pattern(name, how)
+    lead = _LEADS.get(how)
+    at = data.find(name)
+    while at != -1:
+        start = at
+        while (start := data.rfind(lead, 0, start) if lead else start) != -1:
+            if pattern.match(data, start):
+                return True
+            # ``def``: only the nearest one may lead to the name; ``class``: any
+            # with no ``)`` between it and the name
+            if lead is None or how == _DEF or b")" in data[start:at]:
+                break
+        at = data.find(name, at + 1)
+    return False
+
+
+_LEADS = {_BASE: b"class", _DEF: b"def"}  # what a match starts with, if not the name
+
+
+@cache
+def _pattern(name: bytes, how: str) -> re.Pattern[bytes]:
     word = rb"\b" + re.escape(name) + rb"\b"
     if how == _BASE:
         word = rb"\bclass\s+\w+\s*\([^)]*" + word
@@ -2954,7 +2977,7 @@ def _names(data: bytes, name: bytes, how: str = _ANYWHERE) -> bool:
         word += rb"(?:\s*\(|\s+as\b)"
     elif how == _DEF:
         word = rb"\bdef\s+" + word + rb"\s*\("
-    return re.search(word, data) is not None
+    return re.compile(word)
 
 
 def _called_as(path: str) -> str | None:
