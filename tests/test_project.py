@@ -731,6 +731,38 @@ def test_a_reached_call_over_the_budget_is_shown_with_its_region(
     )
 
 
+def test_a_cut_binding_is_evaluated_again_only_where_it_may_differ() -> None:
+    """A chain cut at the depth limit (a tensor handed down many calls) is not a
+    complete value, so it is not kept for every read; but at the same depth it cuts
+    where it did, and evaluating it at every read made TransformerEngine's
+    resolution take 17 s. It is evaluated again at another depth, or once a
+    parameter got a new argument; what reads it is cut too."""
+    from graphlint.project.reach import _Bindings  # noqa: PLC0415
+
+    bindings = _Bindings()
+    evaluated: list[str] = []
+
+    def inner() -> list[object]:
+        evaluated.append("inner")
+        return bindings.too_deep()
+
+    def outer() -> list[object]:
+        evaluated.append("outer")
+        return bindings.values(("local", "x"), inner, 20)
+
+    for _ in range(3):
+        assert bindings.values(("local", "x"), inner, 20) == []
+    assert evaluated == ["inner"]
+    bindings.values(("local", "x"), inner, 19)
+    assert evaluated == ["inner", "inner"]
+    bindings.values(("local", "y"), outer, 19)
+    bindings.values(("local", "y"), outer, 18)  # cut too: not kept as complete
+    assert evaluated == ["inner", "inner", "outer", "outer"]
+    bindings.changed()
+    bindings.values(("local", "x"), inner, 20)
+    assert evaluated[-1] == "inner" and len(evaluated) == 5
+
+
 # -- names bound many times, some bindings reading the name itself (issue #27) ---------
 REBINDINGS = [
     "{0} = {0}.float()",

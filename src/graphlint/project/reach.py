@@ -340,6 +340,7 @@ class _Bindings:
 
     def __init__(self) -> None:
         self._done: dict[_Key, list[object]] = {}
+        self._cut: dict[tuple[_Key, int], list[object]] = {}  # at that depth
         self._open: dict[_Key, int] = {}  # being evaluated: its place on the stack
         self._last: dict[_Key, list[object]] = {}  # in a cycle: the last pass found
         # evaluated in a cycle that is still open: its values and the lowest place
@@ -350,11 +351,21 @@ class _Bindings:
         self._grew = False  # a value of an open cycle grew in this pass
         self._cuts = 0  # chains cut at the depth limit
 
-    def values(self, key: _Key, evaluate: Callable[[], list[object]]) -> list[object]:
-        """What the binding ``key`` holds: ``evaluate()``, the first time."""
+    def values(
+        self, key: _Key, evaluate: Callable[[], list[object]], depth: int
+    ) -> list[object]:
+        """What the binding ``key`` holds: ``evaluate()``, the first time. A chain
+        cut at the depth limit is evaluated again only at another ``depth``, or
+        once a parameter got a new argument: at the same depth it cuts again where
+        it did, and chains of arguments passed down many calls (a tensor handed
+        from layer to layer) were evaluated again at every read."""
         done = self._done.get(key)
         if done is not None:
             return list(done)
+        cut = self._cut.get((key, depth))
+        if cut is not None:
+            self._cuts += 1  # what reads it is cut too
+            return list(cut)
         place = self._open.get(key)
         if place is not None:  # a cycle closes here
             self._low = min(self._low, place)
@@ -385,6 +396,8 @@ class _Bindings:
                     break  # no cycle; or settled, once its own values were read
             if self._cuts == cuts:
                 self._done[key] = found
+            else:
+                self._cut[(key, depth)] = found
             self._low, self._grew = low, grew
             return list(found)
         finally:
@@ -398,6 +411,7 @@ class _Bindings:
     def changed(self) -> None:
         """A parameter got a new argument: what was found may be short of it."""
         self._done.clear()
+        self._cut.clear()
 
 
 _MAX_OPAQUE = 8  # values a binding keeps that lead to no project code
@@ -655,6 +669,7 @@ class Project:
                         return self._bindings.values(
                             ("local", module, enclosing, name),
                             partial(self._local, module, enclosing, name, depth),
+                            depth,
                         )
                     if name in enclosing.params:  # whatever the callers pass
                         return self.argument(module, enclosing, name, depth) or [
@@ -686,7 +701,9 @@ class Project:
         """What a module-level name is bound to."""
         refs = module.names[name]
         return self._bindings.values(
-            ("global", module, name), partial(self.refs, module, None, refs, depth)
+            ("global", module, name),
+            partial(self.refs, module, None, refs, depth),
+            depth,
         )
 
     def _imported(self, module: ModuleSummary, name: str, depth: int) -> list[object]:
@@ -695,6 +712,7 @@ class Project:
         return self._bindings.values(
             ("import", module, name),
             partial(self.qualified, dotted, depth + 1, near=module),
+            depth,
         )
 
     def argument(
@@ -712,7 +730,9 @@ class Project:
         if not passed:
             return []
         return self._bindings.values(  # ``f(model)`` inside ``f``: a cycle
-            ("parameter", module, fn, name), partial(self._passed_values, passed, depth)
+            ("parameter", module, fn, name),
+            partial(self._passed_values, passed, depth),
+            depth,
         )
 
     def _passed_values(self, passed: list[_Passed], depth: int) -> list[object]:
@@ -1010,6 +1030,7 @@ class Project:
         return self._bindings.values(  # a field holding an instance of its class
             ("field", module, cls, attr, value.built),
             partial(self._field_values, module, cls, attr, made, depth),
+            depth,
         )
 
     def _field_values(
@@ -1158,6 +1179,7 @@ class Project:
                     held = self._bindings.values(
                         ("attribute", module, cls, attr),
                         partial(self.refs, module, init, cls.attrs[attr], depth),
+                        depth,
                     )
                     return [_handed(v, handoff) for v in held] if handoff else held
             if attr == "apply" and any(
