@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import RegionKind
+from graphlint.facts.names import is_none
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
@@ -175,6 +176,36 @@ class HostState(cst.CSTVisitor):
                 ):
                     return True
         return False
+
+    def staged(self, target: cst.Subscript, region: Region) -> bool:
+        """Whether ``target`` (``recv[k]``, written under capture) is a staging slot
+        of its capture: the code the capture runs both fills the slot (the container
+        and the index text, ``k`` in each function) and resets it to None or
+        deletes it (a forward's output handed to its backward, then dropped). The
+        capture leaves the slot as eager calls leave it, and replays, which run
+        neither write, lose nothing."""
+        key = self.key_of(target)
+        index = subscript_index(target)
+        if key is None or index is None:
+            return False
+        text, capture = source(index), _capture(region)
+        filled = reset = False
+        for write in self.writes.get(key, ()):
+            if (
+                write.region is None
+                or _capture(write.region) != capture
+                or not isinstance(write.target, cst.Subscript)
+                or (slot := subscript_index(write.target)) is None
+                or source(slot) != text
+            ):
+                continue
+            if write.how == "delete" or (
+                write.how == "assign" and is_none(write.value)
+            ):
+                reset = True
+            elif write.how == "assign":
+                filled = True
+        return filled and reset
 
     def _same_key(self, a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:
         """Two indexes that hold one value: the same text, and for a local name the

@@ -67,6 +67,7 @@ class HostStateMutated(Rule):
                 and self.is_host_container(t.value)
                 and not self.scratch_or_memo(t.value, t, region)
                 and not self.state.graph_slot(t, region)
+                and not self.state.staged(t, region)
             ):
                 self.report(node, region, stmt=self.code_of(node))
                 return
