@@ -1203,6 +1203,40 @@ def test_a_projects_own_checkpoint_in_a_graphed_callable(one_line: bool) -> None
     assert found.message.startswith("`Ckpt.backward` uses reentrant checkpointing")
 
 
+@pytest.mark.parametrize(
+    ("graphed", "label"),
+    [
+        ("torch.cuda.make_graphed_callables", "make_graphed_callables"),
+        (
+            "transformer_engine.pytorch.make_graphed_callables",
+            "make_graphed_callables of transformer_engine",
+        ),
+    ],
+)
+def test_only_pytorchs_graphed_callables_reject_reentrant_checkpoints(
+    graphed: str, label: str
+) -> None:
+    """PyTorch's make_graphed_callables runs the backward pass with
+    ``torch.autograd.grad``, which reentrant checkpoints reject; Transformer
+    Engine's runs ``torch.autograd.backward``, which they support. Its regions
+    say whose they are, and GL708 holds only for PyTorch's; the other rules hold
+    for both."""
+    source = (
+        "import torch\nimport transformer_engine.pytorch\n"
+        "from torch.utils.checkpoint import checkpoint\n\n\n"
+        "class Block(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        y = checkpoint(torch.relu, x, use_reentrant=True)\n"
+        "        return y * y.sum().item()\n\n\n"
+        "x = torch.randn(4, device='cuda', requires_grad=True)\n"
+        f"block = {graphed}(Block(), (x,))\n"
+    )
+    found = lint(source, "GL708", "GL101")
+    torchs = graphed.startswith("torch.")
+    assert [d.code for d in found] == (["GL708", "GL101"] if torchs else ["GL101"])
+    assert all(d.region is not None and d.region.label == label for d in found)
+
+
 def _one_file_reports_its_marks(root: Path, source: str) -> None:
     """``source`` checked as a project of one file reports exactly the lines it
     marks (GL703 aside: these snippets do not warm up)."""

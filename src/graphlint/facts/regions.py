@@ -38,6 +38,9 @@ GRAPHED_CALLABLES = frozenset(
         "transformer_engine.pytorch.graph.make_graphed_callables",
     }
 )
+# PyTorch's own; another library's (Transformer Engine's) is labelled with its name:
+# it runs the backward pass its own way (``torch.autograd.backward``, not ``grad``)
+TORCH_GRAPHED = "torch.cuda.make_graphed_callables"
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
@@ -589,9 +592,10 @@ class RegionFinder(cst.CSTVisitor):
         if q in GRAPHED_CALLABLES:
             self.graphed_calls.append(node)
             target = first_arg(node, "callables", "modules")
-            region = Region(
-                RegionKind.GRAPHED, self.line(node), "make_graphed_callables"
-            )
+            named = RegionKind.GRAPHED.value
+            if q != TORCH_GRAPHED:
+                named += f" of {q.partition('.')[0]}"
+            region = Region(RegionKind.GRAPHED, self.line(node), named)
         elif q == "torch.compile":
             label = self.cudagraph_label(node)
             target = first_arg(node, "model")

@@ -23,6 +23,7 @@ _VALIDITY_CHECK = "torch.autograd._is_checkpoint_valid"
 # what such a Function's backward runs on the rerun forward: a backward pass of its
 # own, which the one graphed callables run with ``torch.autograd.grad`` cannot see into
 _NESTED_BACKWARD = "torch.autograd.backward"
+_TORCH_LABEL = RegionKind.GRAPHED.value  # PyTorch's make_graphed_callables
 
 
 class ReentrantCheckpointInGraphedCallable(Rule):
@@ -50,7 +51,10 @@ class ReentrantCheckpointInGraphedCallable(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.here
-        if region.kind is not RegionKind.GRAPHED:
+        # PyTorch's: its backward pass is ``torch.autograd.grad``. Transformer
+        # Engine's runs ``torch.autograd.backward``, which reentrant checkpoints
+        # support.
+        if region.kind is not RegionKind.GRAPHED or region.label != _TORCH_LABEL:
             return
         name = self.qualname(node.func)
         reentrant = keyword(node, "use_reentrant") if name in _CHECKPOINTS else None
@@ -108,7 +112,7 @@ class ReentrantCheckpointInGraphedCallable(Rule):
         ):
             return
         region = self.here
-        if region.kind is not RegionKind.GRAPHED:
+        if region.kind is not RegionKind.GRAPHED or region.label != _TORCH_LABEL:
             return
         body = node.body  # an indented block, or ``if ...: raise ...`` on one line
         lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
