@@ -148,7 +148,9 @@ class HostStateMutated(Rule):
     ) -> bool:
         """A container or counter the captured code makes itself is scratch state:
         it does not outlive the capture, so nothing is lost on replay (also a
-        list one captured call makes and its closures fill). A write only
+        list one captured call makes and its closures fill, and the lists in a
+        list it makes: ``self.users = [[] for _ in ops]`` in a constructor the
+        capture calls, then ``self.users[i].append(j)``). A write only
         done when a test of the same state says so (``if k not in cache:``, ``if
         self.buf is None:``) is a memo or lazy initialisation: warm-up did it, and the
         capture finds it done."""
@@ -159,6 +161,7 @@ class HostStateMutated(Rule):
                 write.region == region and write.how in ("assign", "iterate")
                 for write in self.state.writes.get(key, ())
             )
+            or self.made_in(expr, region)  # ``self.ins[i].append(x)``, ins made
             or self.flow.memo(node, key)
         )
 
