@@ -322,6 +322,36 @@ def test_calls_in_blocks_that_settle_their_own_test_are_marked() -> None:
     assert [c.settled for c in g.calls] == [True]
 
 
+def test_an_entry_read_with_get_is_the_entry_its_block_fills() -> None:
+    """``if seen.get(k) is v: return`` ... ``seen[k] = v``: the calls after the
+    early exit run at warm-up only; a test of another entry settles nothing."""
+    _, fn = _summary(
+        """\
+        def f(self, key, generation):
+            if self.seen.get(key) is generation:
+                return
+            validate(generation)
+            self.seen[key] = generation
+        """,
+        "f",
+    )
+    assert [(c.callee, c.settled) for c in fn.calls] == [
+        ("self.seen.get", False),
+        ("validate", True),
+    ]
+    _, other = _summary(
+        """\
+        def f(self, key, generation):
+            if self.seen.get(key, None) == generation:
+                return
+            validate(generation)
+            self.seen["all"] = generation
+        """,
+        "f",
+    )
+    assert [c.settled for c in other.calls if c.callee == "validate"] == [False]
+
+
 def test_a_memoising_decorator_is_told_from_a_wrapper_that_calls_every_time() -> None:
     module, _ = _summary(
         """\

@@ -322,11 +322,38 @@ class Settled:
         )
 
     def _same(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-        """Two expressions naming one location (``self.ready``, ``cache["k"]``)."""
+        """Two expressions naming one location (``self.ready``, ``cache["k"]``);
+        ``cache.get(k)`` reads the entry ``cache[k]`` names."""
+        if isinstance(a, cst.Call) or isinstance(b, cst.Call):
+            first, second = _entry(a), _entry(b)
+            return (
+                first is not None
+                and second is not None
+                and self._same(first[0], second[0])
+                and source(first[1]) == source(second[1])
+            )
         key = self.state.key_of(a)
         return (
             key is not None and key == self.state.key_of(b) and source(a) == source(b)
         )
+
+
+def _entry(
+    expr: cst.BaseExpression,
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The container and the index of ``d[k]`` or ``d.get(k)`` (``d.get(k, v)``)."""
+    if isinstance(expr, cst.Subscript):
+        index = subscript_index(expr)
+        return (expr.value, index) if index is not None else None
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "get"
+        and 1 <= len(expr.args) <= 2
+        and all(a.keyword is None and not a.star for a in expr.args)
+    ):
+        return expr.func.value, expr.args[0].value
+    return None
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

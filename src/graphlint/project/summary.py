@@ -1923,12 +1923,28 @@ def _adds(test: ast.expr, holds: bool, call: ast.Call) -> bool:
 
 
 def _same(a: ast.expr, b: ast.expr) -> bool:
-    """Two expressions naming one location (``self.ready``, ``cache["k"]``)."""
+    """Two expressions naming one location (``self.ready``, ``cache["k"]``);
+    ``cache.get(k)`` reads the entry ``cache[k]`` names."""
+    a, b = _as_entry(a), _as_entry(b)
     return (
         isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
         and isinstance(b, (ast.Name, ast.Attribute, ast.Subscript))
         and ast.unparse(a) == ast.unparse(b)
     )
+
+
+def _as_entry(expr: ast.expr) -> ast.expr:
+    """``d.get(k)`` (``d.get(k, v)``) as the entry ``d[k]`` it reads."""
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "get"
+        and 1 <= len(expr.args) <= 2
+        and not expr.keywords
+        and not any(isinstance(a, ast.Starred) for a in expr.args)
+    ):
+        return ast.Subscript(expr.func.value, expr.args[0], ast.Load())
+    return expr
 
 
 def _is_none(expr: ast.expr) -> bool:
