@@ -475,6 +475,21 @@ class HostState(cst.CSTVisitor):
             for w in bindings
         )
 
+    def made_around(self, key: Key, region: Region) -> bool:
+        """Whether a container ``key`` lies in (``self.ins`` for ``self.ins[i]``)
+        is a new list, set or dict (a display or a comprehension) that code under
+        ``region`` makes: the containers in it are made with it, and dropped with
+        it. A container bound to another one (``pending = self.pending``) is not."""
+        base = key
+        while base[0] in ("item", "attr") and isinstance(base[1], tuple):
+            base = base[1]
+            if any(
+                w.region == region and w.how == "assign" and _made(w.value)
+                for w in self.writes.get(base, ())
+            ):
+                return True
+        return False
+
     def region_function(self, region: Region) -> cst.CSTNode:
         root = region.root
         if root is None:

@@ -161,7 +161,7 @@ class HostStateMutated(Rule):
                 write.region == region and write.how in ("assign", "iterate")
                 for write in self.state.writes.get(key, ())
             )
-            or self.made_in(expr, region)  # ``self.ins[i].append(x)``, ins made
+            or self.state.made_around(key, region)  # ``self.ins[i].append(x)``
             or self.flow.memo(node, key)
         )
 
