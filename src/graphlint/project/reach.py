@@ -303,8 +303,10 @@ _WRITTEN = re.compile(
     rb"\.(\w+)[ \t]*=[ \t]*"
     rb"(lambda(?=\W)|[A-Za-z_][\w.]*+(?=[ \t]*+(?:#[^\n]*)?\r?\n))"
 )
-# the plain name a write's ``.attr`` is set on (read back before the match)
-_RECEIVER = re.compile(rb"(?<![\w.])(\w+)\Z")
+# the plain name a write's ``.attr`` is set on: read back before the match, on the
+# reversed text (a pattern anchored at the match's start would be tried at every
+# position before it)
+_RECEIVER = re.compile(rb"\w{1,256}(?![\w.])")
 _METHOD = re.compile(rb"def[ \t]+(\w+)[ \t]*\([ \t]*self\b")
 _DEFINED = re.compile(rb"def[ \t]+(\w+)")  # and ``undef x``: a name more, no harm
 
@@ -2928,8 +2930,8 @@ def _installs(data: bytes) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
     kept: list[bytes] = []
     for match in _WRITTEN.finditer(data):
         start = match.start()
-        receiver = _RECEIVER.search(data, max(0, start - 256), start)
-        name = receiver[1] if receiver is not None else None
+        receiver = _RECEIVER.match(data[max(0, start - 257) : start][::-1])
+        name = receiver[0][::-1] if receiver is not None else None
         if name == b"self":
             continue
         attribute, value = match[1], match[2]
