@@ -352,6 +352,24 @@ def test_an_entry_read_with_get_is_the_entry_its_block_fills() -> None:
     assert [c.settled for c in other.calls if c.callee == "validate"] == [False]
 
 
+def test_an_early_exit_on_two_parts_is_settled_when_the_rest_makes_both_true() -> None:
+    """``if self.ready and self.key == key: return``: the calls after it run at
+    warm-up only when the rest stores both parts; with one stored, the capture
+    runs them again."""
+    source = """\
+        def f(self, key):
+            if self.ready and self.key == key:
+                return
+            build(key)
+            self.ready = True
+            self.key = key
+        """
+    one = source.replace("self.key = key", "pass")
+    for text, settled in ((source, True), (one, False)):
+        _, fn = _summary(text, "f")
+        assert [c.settled for c in fn.calls if c.callee == "build"] == [settled]
+
+
 def test_a_memoising_decorator_is_told_from_a_wrapper_that_calls_every_time() -> None:
     module, _ = _summary(
         """\

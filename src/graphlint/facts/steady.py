@@ -253,6 +253,28 @@ class Settled:
             if isinstance(line, cst.SimpleStatementLine)
             for small in line.body
         ]
+        return self._settled_by(test, holds, writes)
+
+    def _settled_by(
+        self,
+        test: cst.BaseExpression,
+        holds: bool,
+        writes: Sequence[cst.BaseSmallStatement],
+    ) -> bool:
+        """Whether ``writes``, run when ``test`` is ``holds``, leave it not so; of
+        ``a and b`` (``a or b``), the parts each writes settles: ``if self.ready and
+        self.key == key: return`` then ``self.ready = True; self.key = key``."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._settled_by(test.expression, not holds, writes)
+        if isinstance(test, cst.BooleanOperation):
+            parts = [
+                self._settled_by(part, holds, writes)
+                for part in (test.left, test.right)
+            ]
+            # a false ``and`` is made true by making every part true; a true one
+            # false by making one part false (``or`` the other way round)
+            every = isinstance(test.operator, cst.And) != holds
+            return all(parts) if every else any(parts)
         return any(self._undoes(test, holds, w) for w in writes)
 
     def _undoes(

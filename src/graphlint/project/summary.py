@@ -1840,6 +1840,10 @@ def _settles(
     next call."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _settles(test.operand, not holds, body, persistent)
+    if isinstance(test, ast.BoolOp):  # ``if self.ready and self.key == key: return``
+        parts = [_settles(value, holds, body, persistent) for value in test.values]
+        every = isinstance(test.op, ast.And) != holds  # as ``Settled._settled_by``
+        return all(parts) if every else any(parts)
     return any(
         _undoes(test, holds, statement)
         and all(persistent(t) for t in _written(statement))
