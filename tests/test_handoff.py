@@ -126,6 +126,32 @@ def test_handoffs_are_followed_in_preview_only(wrapped: Path) -> None:
     assert "must be true or false" in err
 
 
+@pytest.mark.parametrize(
+    "annotation",
+    ["", ": Callable", ": typing.Callable[..., Any]", ': "Callable"', ": Any"],
+)
+def test_a_stored_callable_says_why_it_is_not_followed_however_annotated(
+    wrapped: Path, annotation: str
+) -> None:
+    """``fn: Callable`` (or ``Any``) names no class whose code a call runs: the
+    wrapper's ``self.fn(*args)`` runs what the callers hand over. By default it is
+    listed as not followed, with why; with ``--preview`` it is followed. (An
+    annotation of ``Callable`` once typed it as the library's, and the call was
+    neither followed nor listed.)"""
+    wrap = wrapped / "pkg" / "wrap.py"
+    text = WRAPPER.replace(
+        "def __init__(self, fn):", f"def __init__(self, fn{annotation}):"
+    )
+    wrap.write_text("import typing\nfrom typing import Any, Callable\n" + text)
+    _, out, _ = run("check", "--show-reach", ".", cwd=wrapped)
+    assert (
+        "pkg/wrap.py:13:19: `self.fn` not followed, parameter: `fn` is a parameter "
+        "of `Wrapper.__init__` (`--preview` follows what callers hand over)"
+    ) in out
+    _, out, _ = run("check", "--preview", ".", cwd=wrapped)
+    assert "pkg/steps.py:2:12: GL101" in out
+
+
 def test_show_reach_lists_the_handoffs(wrapped: Path) -> None:
     _, out, _ = run("check", "--preview", "--show-reach", ".", cwd=wrapped)
     listing = out.split("Capture regions (1):\n")[1].split("Calls not followed")[0]

@@ -1744,6 +1744,8 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
         return None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         text = annotation.value.strip()
+        if text.rpartition(".")[2] in _UNTYPED:
+            return None
         return text if text.replace(".", "").replace("_", "").isalnum() else None
     if isinstance(annotation, ast.Subscript):
         outer = dotted(annotation.value) or ""
@@ -1755,7 +1757,13 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
             if not (isinstance(side, ast.Constant) and side.value is None):
                 return _annotated_class(side)
         return None
-    return dotted(annotation)
+    name = dotted(annotation)
+    # ``fn: Callable``, ``x: Any``: no class whose code a call runs, but whatever the
+    # callers pass (a wrapper's stored callable: ``self.fn = fn``)
+    return None if name is not None and name.rpartition(".")[2] in _UNTYPED else name
+
+
+_UNTYPED = frozenset({"Callable", "Any"})
 
 
 def _only_return(body: list[ast.stmt]) -> ast.expr | None:
