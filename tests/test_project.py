@@ -553,6 +553,27 @@ def test_compile_wrappers_from_other_modules(tmp_path: Path) -> None:
     )
 
 
+def test_a_function_compiling_a_global_compiles_what_the_module_imports(
+    tmp_path: Path,
+) -> None:
+    """``global forward; forward = torch.compile(forward, mode=...)`` in a function
+    compiles the function the module imports: the region reaches it. (Its own
+    binding of the name was taken as the only one, and the region reached
+    nothing.)"""
+    (tmp_path / "steps.py").write_text(
+        "def forward(x):\n    return x * x.sum().item()  # expect: GL101\n"
+    )
+    (tmp_path / "run.py").write_text(
+        "import torch\nfrom steps import forward\n\n\n"
+        "def main(x):\n"
+        "    global forward\n"
+        '    forward = torch.compile(forward, mode="reduce-overhead")\n'
+        "    return forward(x)\n"
+    )
+    results = check_project([tmp_path / "run.py", tmp_path / "steps.py"], Settings(), 1)
+    assert found(results) == [("steps.py", 2, "GL101")]
+
+
 def test_compile_sites_name_imported_wrappers_only() -> None:
     """Pass one lists functions handed to imported wrappers (relative imports
     resolved), named as the enclosing code sees them; a wrapper the module binds

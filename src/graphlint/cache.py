@@ -94,8 +94,10 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # region one type, also how a function is reached (``RegionRef`` with the facts its
 # calls settle); 32 adds the loops and side-stream blocks of a function (``Blocks``)
 # and the capturing functions whose callers elsewhere settle GL703
-# (``WarmupVerdict.callers``)
-FORMAT = 34
+# (``WarmupVerdict.callers``); 34 adds the constant flags calls pass (the nullness
+# codes ``TRUE`` and ``FALSE``); 35 the names a function declares ``global``
+# (``FunctionSummary.shared``)
+FORMAT = 35
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

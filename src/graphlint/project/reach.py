@@ -668,11 +668,15 @@ class Project:
                     if local is not None:  # a class defined in the function
                         return [_Cls(module, local, False)]
                     if name in enclosing.names:  # also ``model: Transformer``
-                        return self._bindings.values(
+                        bound = self._bindings.values(
                             ("local", module, enclosing, name),
                             partial(self._local, module, enclosing, name, depth),
                             depth,
                         )
+                        if name not in enclosing.shared:
+                            return bound
+                        # ``global fwd``: also what the module binds
+                        return [*bound, *self.lookup(module, None, name, depth + 1)]
                     if name in enclosing.params:  # whatever the callers pass
                         return self.argument(module, enclosing, name, depth) or [
                             _untracked(enclosing, name)

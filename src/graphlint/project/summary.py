@@ -211,6 +211,10 @@ class FunctionSummary:
     # guard formula, so that callers can tell a capture check
     returns: str = ""
     params: list[str] = field(default_factory=list)  # argument names
+    # names it declares ``global``: its bindings of them are the module's, which
+    # hold what the module binds too (``global fwd; fwd = torch.compile(fwd)``
+    # compiles the function ``fwd`` the module imports)
+    shared: list[str] = field(default_factory=list)
     # local names bound, somewhere, to a value ``names`` does not model (``h = x +
     # y``, ``a, b = f()``, a parameter without a class annotation)
     untracked: list[str] = field(default_factory=list)
@@ -467,6 +471,8 @@ class _Summarizer(ast.NodeVisitor):
             *(x for x in (arguments.vararg, arguments.kwarg) if x is not None),
         ]
         summary.params = [a.arg for a in every]
+        if self.shares:
+            summary.shared = _declared_global(node.body)
         summary.positional = len(arguments.posonlyargs) + len(arguments.args)
         positional = [*arguments.posonlyargs, *arguments.args]
         defaults: dict[str, ast.expr | None] = dict.fromkeys(
@@ -1764,6 +1770,22 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
 
 
 _UNTYPED = frozenset({"Callable", "Any"})
+
+
+def _declared_global(body: list[ast.stmt]) -> list[str]:
+    """The names a function's own ``global`` statements declare (not those of the
+    functions and classes it defines)."""
+    found: list[str] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Global):
+            found.extend(n for n in node.names if n not in found)
+        elif not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
+            todo.extend(ast.iter_child_nodes(node))
+    return sorted(found)
 
 
 def _only_return(body: list[ast.stmt]) -> ast.expr | None:
