@@ -160,3 +160,72 @@ def test_a_graph_per_key_files_its_output_under_that_key(tmp_path: Path) -> None
         "scale = 1.0\nfor bs in (1, 2, 4):\n    scale = bs / 2\n    inputs",
     )
     assert check(tmp_path, "scale = 2.0\n" + shared) == {(11, "GL406")}
+
+
+def _gl404(tmp_path: Path, source: str) -> set[tuple[int, str]]:
+    path = tmp_path / "case.py"
+    path.write_text(source)
+    results = check_project([path], Settings(), 1)
+    return {
+        (d.line, d.code) for r in results for d in r.diagnostics if d.code == "GL404"
+    }
+
+
+def test_a_slot_reset_before_it_is_filled_is_host_state(tmp_path: Path) -> None:
+    """A staging slot is one the capture fills and then empties; emptied first
+    and filled after, in one function, it keeps what the capture put there."""
+    found = _gl404(
+        tmp_path,
+        """\
+import torch
+
+recv = {}
+
+
+def step(x, k, n):
+    recv[k] = None  # expect: GL404
+    y = x * 2
+    recv[k] = n + 1  # expect: GL404
+    return y
+
+
+g = torch.cuda.CUDAGraph()
+x = torch.ones(4, device="cuda")
+with torch.cuda.graph(g):
+    out = step(x, 0, 5)
+""",
+    )
+    assert found == {(7, "GL404"), (9, "GL404")}
+
+
+def test_the_lists_of_a_copy_are_the_old_ones(tmp_path: Path) -> None:
+    """``list(self.pending)`` and ``[self.pending[0]]`` are new lists of the old
+    lists: appending to those is host state, unlike ``[[] for _ in ops]``."""
+    found = _gl404(
+        tmp_path,
+        """\
+import torch
+
+
+class Fuser:
+    def __init__(self):
+        self.pending = [[], []]
+
+    def forward(self, x):
+        self.users = list(self.pending)
+        self.users[0].append(x)
+        self.copy = [self.pending[0]]
+        self.copy[0].append(x)
+        self.fresh = [[], [0]]
+        self.fresh[0].append(x)
+        return x * 2
+
+
+f = Fuser()
+g = torch.cuda.CUDAGraph()
+x = torch.ones(4, device="cuda")
+with torch.cuda.graph(g):
+    out = f.forward(x)
+""",
+    )
+    assert found == {(10, "GL404"), (12, "GL404")}

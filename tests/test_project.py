@@ -784,6 +784,24 @@ def test_a_cut_binding_is_evaluated_again_only_where_it_may_differ() -> None:
     assert evaluated[-1] == "inner" and len(evaluated) == 5
 
 
+def test_a_cut_binding_is_evaluated_again_once_what_it_reads_is_found_whole() -> None:
+    """X at depth 20 reads Y one step deeper and is cut; Y found whole later, at a
+    shallow depth, is what X holds at depth 20 too."""
+    from graphlint.project.reach import _Bindings  # noqa: PLC0415
+
+    bindings = _Bindings()
+
+    def y(depth: int) -> list[object]:
+        return bindings.too_deep() if depth > 20 else ["y"]
+
+    def x() -> list[object]:
+        return bindings.values(("local", "y"), lambda: y(21), 21)
+
+    assert bindings.values(("local", "x"), x, 20) == []
+    assert bindings.values(("local", "y"), lambda: y(3), 3) == ["y"]
+    assert bindings.values(("local", "x"), x, 20) == ["y"]
+
+
 # -- names bound many times, some bindings reading the name itself (issue #27) ---------
 REBINDINGS = [
     "{0} = {0}.float()",
@@ -1256,6 +1274,11 @@ def test_only_pytorchs_graphed_callables_reject_reentrant_checkpoints(
     torchs = graphed.startswith("torch.")
     assert [d.code for d in found] == (["GL708", "GL101"] if torchs else ["GL101"])
     assert all(d.region is not None and d.region.label == label for d in found)
+    autocast = source.replace(
+        f"block = {graphed}(", f"with torch.autocast('cuda'):\n    block = {graphed}("
+    )
+    (set_up,) = lint(autocast, "GL706")  # set-up rules name the region alike
+    assert set_up.region is not None and set_up.region.label == label
 
 
 def _one_file_reports_its_marks(root: Path, source: str) -> None:

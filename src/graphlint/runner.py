@@ -631,13 +631,16 @@ def fewer_collections() -> Iterator[None]:
     of objects and few cycles, and CPython's default thresholds made a third of
     that time collections. The objects alive before are frozen out of them."""
     saved = gc.get_threshold()
-    gc.freeze()
+    freeze = gc.get_freeze_count() == 0  # not what someone else froze
+    if freeze:
+        gc.freeze()
     gc.set_threshold(*_GC_THRESHOLDS)
     try:
         yield
     finally:
         gc.set_threshold(*saved)
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
 
 
 def default_jobs() -> int:

@@ -42,6 +42,17 @@ GRAPHED_CALLABLES = frozenset(
 # it runs the backward pass its own way (``torch.autograd.backward``, not ``grad``)
 TORCH_GRAPHED = "torch.cuda.make_graphed_callables"
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
+
+
+def graphed_label(qualified: str | None) -> str:
+    """The label of a region ``make_graphed_callables`` makes: PyTorch's, or another
+    library's, named (``make_graphed_callables of transformer_engine``)."""
+    label = RegionKind.GRAPHED.value
+    if qualified is not None and qualified != TORCH_GRAPHED:
+        label += f" of {qualified.partition('.')[0]}"
+    return label
+
+
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
 FULLGRAPH = "fullgraph=True"  # in a compile region's label
@@ -592,10 +603,7 @@ class RegionFinder(cst.CSTVisitor):
         if q in GRAPHED_CALLABLES:
             self.graphed_calls.append(node)
             target = first_arg(node, "callables", "modules")
-            named = RegionKind.GRAPHED.value
-            if q != TORCH_GRAPHED:
-                named += f" of {q.partition('.')[0]}"
-            region = Region(RegionKind.GRAPHED, self.line(node), named)
+            region = Region(RegionKind.GRAPHED, self.line(node), graphed_label(q))
         elif q == "torch.compile":
             label = self.cudagraph_label(node)
             target = first_arg(node, "model")

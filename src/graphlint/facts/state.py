@@ -181,15 +181,18 @@ class HostState(cst.CSTVisitor):
         """Whether ``target`` (``recv[k]``, written under capture) is a staging slot
         of its capture: the code the capture runs both fills the slot (the container
         and the index text, ``k`` in each function) and resets it to None or
-        deletes it (a forward's output handed to its backward, then dropped). The
-        capture leaves the slot as eager calls leave it, and replays, which run
-        neither write, lose nothing."""
+        deletes it afterwards (a forward's output handed to its backward, then
+        dropped; in one function, the reset below the fill). The capture leaves the
+        slot as eager calls leave it, and replays, which run neither write, lose
+        nothing. Across functions the order is taken to be the step's: the
+        function that fills the slot runs first."""
         key = self.key_of(target)
         index = subscript_index(target)
         if key is None or index is None:
             return False
         text, capture = source(index), _capture(region)
-        filled = reset = False
+        fills: list[Write] = []
+        resets: list[Write] = []
         for write in self.writes.get(key, ()):
             if (
                 write.region is None
@@ -202,10 +205,16 @@ class HostState(cst.CSTVisitor):
             if write.how == "delete" or (
                 write.how == "assign" and is_none(write.value)
             ):
-                reset = True
+                resets.append(write)
             elif write.how == "assign":
-                filled = True
-        return filled and reset
+                fills.append(write)
+        # in one function, the reset comes after the fill (a reset first leaves the
+        # slot filled); across functions, the step calls the filling one first
+        return any(
+            fill.function is not reset.function or fill.line < reset.line
+            for fill in fills
+            for reset in resets
+        )
 
     def _same_key(self, a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:
         """Two indexes that hold one value: the same text, and for a local name the
@@ -477,14 +486,15 @@ class HostState(cst.CSTVisitor):
 
     def made_around(self, key: Key, region: Region) -> bool:
         """Whether a container ``key`` lies in (``self.ins`` for ``self.ins[i]``)
-        is a new list, set or dict (a display or a comprehension) that code under
-        ``region`` makes: the containers in it are made with it, and dropped with
-        it. A container bound to another one (``pending = self.pending``) is not."""
+        is a new list, set or dict that code under ``region`` makes with new
+        containers in it (``_made_anew``): they are dropped with it. One bound to
+        another container (``pending = self.pending``), or a copy of one
+        (``list(self.pending)``, whose lists are the old ones), is not."""
         base = key
         while base[0] in ("item", "attr") and isinstance(base[1], tuple):
             base = base[1]
             if any(
-                w.region == region and w.how == "assign" and _made(w.value)
+                w.region == region and w.how == "assign" and _made_anew(w.value)
                 for w in self.writes.get(base, ())
             ):
                 return True
@@ -567,6 +577,28 @@ class _TestReads(cst.CSTVisitor):
 _CONTAINERS = frozenset(
     {"list", "dict", "set", "deque", "defaultdict", "OrderedDict", "Counter"}
 )
+
+
+def _made_anew(value: cst.BaseExpression | None) -> bool:
+    """Whether ``value`` makes a new container whose elements are new too: a
+    comprehension, an empty ``list()``/``dict()``/``set()``, or a display of such
+    values, numbers and strings (not ``[self.pending[0]]``)."""
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.DictComp)):
+        return True
+    if isinstance(value, (cst.List, cst.Set, cst.Tuple)):
+        return all(
+            isinstance(e, cst.Element) and _made_anew(e.value) for e in value.elements
+        )
+    if isinstance(value, cst.Dict):
+        return all(
+            isinstance(e, cst.DictElement) and _made_anew(e.value)
+            for e in value.elements
+        )
+    if isinstance(value, cst.Call):
+        return not value.args and _made(value)
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and (
+        not isinstance(value, cst.Name) or value.value in ("None", "True", "False")
+    )
 
 
 def _made(value: cst.BaseExpression | None) -> bool:

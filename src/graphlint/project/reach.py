@@ -286,6 +286,7 @@ _ANYWHERE = "word"  # anywhere, as ``grep -w`` finds it
 _BASE = "base"  # among the bases of a class statement: ``class Sub(pkg.Base):``
 _CALL = "call"  # called, or imported under another name: ``Name(``, ``Name as N``
 _DEF = "def"  # defined as a function: ``def name(``
+_LEADS = {_BASE: b"class", _DEF: b"def"}  # what a match starts with, if not the name
 _MAX_SUPER = 4  # ``super().__init__`` calls GL407 follows up from a constructor
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
@@ -357,10 +358,11 @@ class _Bindings:
         self, key: _Key, evaluate: Callable[[], list[object]], depth: int
     ) -> list[object]:
         """What the binding ``key`` holds: ``evaluate()``, the first time. A chain
-        cut at the depth limit is evaluated again only at another ``depth``, or
-        once a parameter got a new argument: at the same depth it cuts again where
-        it did, and chains of arguments passed down many calls (a tensor handed
-        from layer to layer) were evaluated again at every read."""
+        cut at the depth limit is evaluated again only at another ``depth``, once
+        a parameter got a new argument, or once another binding's values were
+        found whole (a chain cut before may end in them now): otherwise it cuts
+        again where it did, and chains of arguments passed down many calls (a
+        tensor handed from layer to layer) were evaluated again at every read."""
         done = self._done.get(key)
         if done is not None:
             return list(done)
@@ -398,6 +400,8 @@ class _Bindings:
                     break  # no cycle; or settled, once its own values were read
             if self._cuts == cuts:
                 self._done[key] = found
+                # a chain cut before may now end in it, at any depth
+                self._cut.clear()
             else:
                 self._cut[(key, depth)] = found
             self._low, self._grew = low, grew
@@ -406,7 +410,8 @@ class _Bindings:
             del self._open[key]
 
     def too_deep(self) -> list[object]:
-        """Nothing: a chain cut at the depth limit (what it helps find is not kept)."""
+        """Nothing: a chain cut at the depth limit (what it helps find is kept for
+        its depth only, ``values``)."""
         self._cuts += 1
         return []
 
@@ -660,6 +665,8 @@ class Project:
             while scope:
                 # a class body's names are not visible from its methods
                 enclosing = module.functions.get(scope)
+                if enclosing is not None and name in enclosing.shared:
+                    return self._declared_global(module, enclosing, name, depth)
                 if enclosing is not None:
                     nested = module.functions.get(f"{scope}.{name}")
                     if nested is not None:
@@ -668,15 +675,11 @@ class Project:
                     if local is not None:  # a class defined in the function
                         return [_Cls(module, local, False)]
                     if name in enclosing.names:  # also ``model: Transformer``
-                        bound = self._bindings.values(
+                        return self._bindings.values(
                             ("local", module, enclosing, name),
                             partial(self._local, module, enclosing, name, depth),
                             depth,
                         )
-                        if name not in enclosing.shared:
-                            return bound
-                        # ``global fwd``: also what the module binds
-                        return [*bound, *self.lookup(module, None, name, depth + 1)]
                     if name in enclosing.params:  # whatever the callers pass
                         return self.argument(module, enclosing, name, depth) or [
                             _untracked(enclosing, name)
@@ -691,6 +694,26 @@ class Project:
         if name in module.imports:
             return self._imported(module, name, depth)
         return [self._unbound(module, fn, name)]
+
+    def _declared_global(
+        self, module: ModuleSummary, fn: FunctionSummary, name: str, depth: int
+    ) -> list[object]:
+        """What a name ``fn`` declares ``global`` holds: what ``fn`` binds it to
+        and what the module does (``global fwd; fwd = torch.compile(fwd)``
+        compiles the ``fwd`` the module imports)."""
+        found = (
+            self._bindings.values(
+                ("local", module, fn, name),
+                partial(self._local, module, fn, name, depth),
+                depth,
+            )
+            if name in fn.names
+            else []
+        )
+        bound = (module.functions, module.classes, module.names, module.imports)
+        if any(name in names for names in bound):  # else nothing the module binds
+            found.extend(self.lookup(module, None, name, depth + 1))
+        return found or [self._unbound(module, fn, name)]
 
     def _local(
         self, module: ModuleSummary, fn: FunctionSummary, name: str, depth: int
@@ -2987,13 +3010,10 @@ def _names(data: bytes, name: bytes, how: str = _ANYWHERE) -> bool:
                 return True
             # ``def``: only the nearest one may lead to the name; ``class``: any
             # with no ``)`` between it and the name
-            if lead is None or how == _DEF or b")" in data[start:at]:
+            if lead is None or how == _DEF or data.find(b")", start, at) != -1:
                 break
         at = data.find(name, at + 1)
     return False
-
-
-_LEADS = {_BASE: b"class", _DEF: b"def"}  # what a match starts with, if not the name
 
 
 @cache

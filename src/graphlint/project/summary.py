@@ -1743,9 +1743,13 @@ def _is_param(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bo
     )
 
 
+_UNTYPED = frozenset({"Callable", "Any"})  # annotations that name no class
+
+
 def _annotated_class(annotation: ast.expr | None) -> str | None:
     """The class an annotation names: ``Transformer``, ``mod.Block``,
-    ``"Transformer"``, ``Optional[Block]``, ``Block | None``."""
+    ``"Transformer"``, ``Optional[Block]``, ``Block | None``; none for
+    ``Callable`` and ``Any`` (``_UNTYPED``), which say nothing of the code."""
     if annotation is None:
         return None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -1767,9 +1771,6 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
     # ``fn: Callable``, ``x: Any``: no class whose code a call runs, but whatever the
     # callers pass (a wrapper's stored callable: ``self.fn = fn``)
     return None if name is not None and name.rpartition(".")[2] in _UNTYPED else name
-
-
-_UNTYPED = frozenset({"Callable", "Any"})
 
 
 def _declared_global(body: list[ast.stmt]) -> list[str]:
@@ -1863,7 +1864,8 @@ def _settles(
     by a statement of its own: ``if self.mgr is None: ...; self.mgr = Manager()``,
     ``if key not in memo: memo[key] = fn(*args)``, ``if k not in seen: seen.add(k)``,
     ``if not hasattr(o, "a"): o.a = ...``, ``if dirty: ...; dirty = False``, ``if p
-    != cache["p"]: cache["p"] = p``. Warm-up runs it and leaves the test false; the
+    != cache["p"]: cache["p"] = p``, and of ``a and b`` (``a or b``) the parts the
+    block settles each. Warm-up runs it and leaves the test false; the
     capture skips it. The same patterns as the file pass's ``facts.steady.Settled``,
     on ``ast`` and by source text, of locations that outlive the call
     (``persistent``): ``if sizes is None: sizes = ...`` settles nothing for the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
-from graphlint.facts.regions import Region
+from graphlint.facts.regions import Region, graphed_label
 from graphlint.matchers import keyword, positional
 from graphlint.rule import Rule, Scope
 from graphlint.rules.apis._options import with_keyword
@@ -41,7 +41,9 @@ class GraphedCallablesUnderAutocast(Rule):
         line = self.context.positions[node].start.line
         for block in self.context.facts.setup.autocasts:
             if block.cache_enabled and block.encloses(function, line):
-                region = Region(RegionKind.GRAPHED, line, "make_graphed_callables")
+                region = Region(
+                    RegionKind.GRAPHED, line, graphed_label(self.qualname(node.func))
+                )
                 anchor = block.item or block.node
                 call = self.code_of(node.func) + "(...)"
                 fixed = self.uncached(anchor) if isinstance(anchor, cst.Call) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome, RegionKind
-from graphlint.facts.regions import Region
+from graphlint.facts.regions import Region, graphed_label
 from graphlint.facts.state import same
 from graphlint.matchers import positional
 from graphlint.rule import Rule, Scope
@@ -47,7 +47,11 @@ class HooksBeforeGraphedCallables(Rule):
                     and hook_function is function
                     and hook_line < line
                 ):
-                    region = Region(RegionKind.GRAPHED, line, "make_graphed_callables")
+                    region = Region(
+                        RegionKind.GRAPHED,
+                        line,
+                        graphed_label(self.qualname(node.func)),
+                    )
                     self.report(
                         module, region, module=self.code_of(module), line=hook_line
                     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
-from graphlint.facts.regions import Region
+from graphlint.facts.regions import TORCH_GRAPHED, Region, graphed_label
 from graphlint.facts.torchapi import AUTOGRAD_FUNCTIONS
 from graphlint.matchers import is_true, keyword
 from graphlint.rule import Rule, RuleContext
@@ -23,7 +23,7 @@ _VALIDITY_CHECK = "torch.autograd._is_checkpoint_valid"
 # what such a Function's backward runs on the rerun forward: a backward pass of its
 # own, which the one graphed callables run with ``torch.autograd.grad`` cannot see into
 _NESTED_BACKWARD = "torch.autograd.backward"
-_TORCH_LABEL = RegionKind.GRAPHED.value  # PyTorch's make_graphed_callables
+_TORCH_LABEL = graphed_label(TORCH_GRAPHED)  # PyTorch's make_graphed_callables
 
 
 class ReentrantCheckpointInGraphedCallable(Rule):
