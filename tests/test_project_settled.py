@@ -370,6 +370,26 @@ def test_an_early_exit_on_two_parts_is_settled_when_the_rest_makes_both_true() -
         assert [c.settled for c in fn.calls if c.callee == "build"] == [settled]
 
 
+def test_a_global_of_a_nested_function_is_not_the_enclosing_ones() -> None:
+    """``global table`` in a nested function leaves the enclosing function's own
+    ``table`` a local: a block filling it settles nothing for the next call."""
+    _, fn = _summary(
+        """\
+        def f():
+            def reset():
+                global table
+                table = None
+            table = {}
+            if "k" not in table:
+                fill()
+                table["k"] = 1
+        """,
+        "f",
+    )
+    assert [c.settled for c in fn.calls if c.callee == "fill"] == [False]
+    assert fn.shared == []
+
+
 def test_a_memoising_decorator_is_told_from_a_wrapper_that_calls_every_time() -> None:
     module, _ = _summary(
         """\

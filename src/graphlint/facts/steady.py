@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
 
+from graphlint.facts.names import is_none
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.state import HostState, Key, subscript_index
@@ -293,8 +294,8 @@ class Settled:
             left, right = test.left, test.comparisons[0].comparator
             if isinstance(op, (cst.Is, cst.Equal, cst.IsNot, cst.NotEqual)):
                 missing = isinstance(op, (cst.Is, cst.Equal)) == holds
-                if _is_none(right) and self._same(left, target):
-                    return missing and not _is_none(value)  # ``x is None``
+                if is_none(right) and self._same(left, target):
+                    return missing and not is_none(value)  # ``x is None``
                 if not missing:  # ``a != cache["key"]``: store it, then equal
                     return any(
                         self._same(mine, target) and source(other) == source(value)
@@ -376,10 +377,6 @@ def _entry(
     ):
         return expr.func.value, expr.args[0].value
     return None
-
-
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _truth(expr: cst.BaseExpression) -> bool | None:

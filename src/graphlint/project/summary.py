@@ -472,7 +472,7 @@ class _Summarizer(ast.NodeVisitor):
         ]
         summary.params = [a.arg for a in every]
         if self.shares:
-            summary.shared = _declared_global(node.body)
+            summary.shared = _declared(node.body, (ast.Global,))
         summary.positional = len(arguments.posonlyargs) + len(arguments.args)
         positional = [*arguments.posonlyargs, *arguments.args]
         defaults: dict[str, ast.expr | None] = dict.fromkeys(
@@ -919,12 +919,9 @@ class _Summarizer(ast.NodeVisitor):
         function = self.enclosing[-1]
         shared = self._shared.get(function) if self.shares else set()
         if shared is None:
-            shared = self._shared[function] = {
-                name
-                for node in ast.walk(function)
-                if isinstance(node, (ast.Global, ast.Nonlocal))
-                for name in node.names
-            }
+            shared = self._shared[function] = set(
+                _declared(function.body, (ast.Global, ast.Nonlocal))
+            )
         if root.id in shared:
             return True
         bound = self.bindings().values
@@ -1773,19 +1770,23 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
     return None if name is not None and name.rpartition(".")[2] in _UNTYPED else name
 
 
-def _declared_global(body: list[ast.stmt]) -> list[str]:
-    """The names a function's own ``global`` statements declare (not those of the
-    functions and classes it defines)."""
-    found: list[str] = []
-    todo: list[ast.AST] = list(body)
+def _declared(
+    body: list[ast.stmt], kinds: tuple[type[ast.Global | ast.Nonlocal], ...]
+) -> list[str]:
+    """The names a function's own ``global`` (or ``nonlocal``, as ``kinds`` says)
+    statements declare, not those of the functions and classes it defines."""
+    found: set[str] = set()
+    todo: list[ast.stmt] = list(body)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Global):
-            found.extend(n for n in node.names if n not in found)
+        if isinstance(node, kinds):
+            found.update(node.names)
         elif not isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         ):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(
+                n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt)
+            )
     return sorted(found)
 
 
