@@ -596,9 +596,9 @@ def _made_anew(value: cst.BaseExpression | None) -> bool:
         )
     if isinstance(value, cst.Call):
         return not value.args and _made(value)
-    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and (
-        not isinstance(value, cst.Name) or value.value in ("None", "True", "False")
-    )
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "True", "False")
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString))
 
 
 def _made(value: cst.BaseExpression | None) -> bool:

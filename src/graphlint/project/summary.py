@@ -1749,25 +1749,25 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
     ``Callable`` and ``Any`` (``_UNTYPED``), which say nothing of the code."""
     if annotation is None:
         return None
+    name: str | None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         text = annotation.value.strip()
-        if text.rpartition(".")[2] in _UNTYPED:
-            return None
-        return text if text.replace(".", "").replace("_", "").isalnum() else None
-    if isinstance(annotation, ast.Subscript):
+        name = text if text.replace(".", "").replace("_", "").isalnum() else None
+    elif isinstance(annotation, ast.Subscript):
         outer = dotted(annotation.value) or ""
         if outer.rsplit(".", 1)[-1] == "Optional":
             return _annotated_class(annotation.slice)
         return None
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+    elif isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         for side in (annotation.left, annotation.right):
             if not (isinstance(side, ast.Constant) and side.value is None):
                 return _annotated_class(side)
         return None
-    name = dotted(annotation)
+    else:
+        name = dotted(annotation)
     # ``fn: Callable``, ``x: Any``: no class whose code a call runs, but whatever the
     # callers pass (a wrapper's stored callable: ``self.fn = fn``)
-    return None if name is not None and name.rpartition(".")[2] in _UNTYPED else name
+    return None if name is None or name.rpartition(".")[2] in _UNTYPED else name
 
 
 def _declared(
