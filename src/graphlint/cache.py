@@ -96,8 +96,9 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # and the capturing functions whose callers elsewhere settle GL703
 # (``WarmupVerdict.callers``); 34 adds the constant flags calls pass (the nullness
 # codes ``TRUE`` and ``FALSE``); 35 the names a function declares ``global``
-# (``FunctionSummary.shared``)
-FORMAT = 35
+# (``FunctionSummary.shared``); 36 stores a file's result as it is, the region of a
+# region call typed (``Entry.region``) and compile sites apart (``FileResult.compiles``)
+FORMAT = 36
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

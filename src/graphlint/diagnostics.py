@@ -255,6 +255,10 @@ class Diagnostic:
         return text
 
 
+# which region: its file, line, kind and label (``RegionSite.key``)
+RegionKey = tuple[str, int, RegionKind, str]
+
+
 @dataclass(frozen=True, slots=True)
 class RegionSite:
     """A capture region found in a checked file: where it captures, and what."""
@@ -267,10 +271,26 @@ class RegionSite:
     # ("Model.forward"), or elsewhere, as written at the capture ("model")
     targets: tuple[str, ...] = ()
     cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
+    # how sure graphlint is that it captures (a compile wrapper's setting that only
+    # some of its values give: medium)
+    confidence: Confidence = Confidence.HIGH
 
     @property
-    def key(self) -> tuple[str, int, str, str]:
-        return (self.path, self.line, self.kind.value, self.label)
+    def key(self) -> RegionKey:
+        """Which region it is, whatever it is found to capture."""
+        return (self.path, self.line, self.kind, self.label)
+
+    def ref(self, via: tuple[Hop, ...] = ()) -> RegionRef:
+        """The region as a diagnostic of code it reaches names it."""
+        return RegionRef(
+            self.kind,
+            self.line,
+            self.label,
+            self.path,
+            via,
+            self.cell,
+            confidence=self.confidence,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,20 +352,12 @@ class Entry:
     line: int
     col: int
     callee: str  # dotted, as written
-    kind: str  # the region's RegionKind value
-    label: str
-    region_line: int
-    confidence: str = "high"  # the region's Confidence value
+    region: RegionSite  # the region it is made in (no ``targets``)
     # the callee is an expression, not a dotted name: ``callee`` is its source and
     # the call is recorded as not followed
     computed: bool = False
     # the arguments that are device tensors: positions ("0", "1") and keywords
     tensors: tuple[str, ...] = ()
-
-    @property
-    def region(self) -> tuple[str, int, str, str]:
-        """The key of its region (``RegionSite.key``)."""
-        return (self.path, self.region_line, self.kind, self.label)
 
 
 @dataclass(frozen=True)
@@ -379,8 +391,10 @@ class FileResult:
     path: str
     diagnostics: tuple[Diagnostic, ...]
     internal_error: bool = False  # a bug in graphlint stopped the analysis of this file
-    # for the project pass: calls made inside regions, and functions that are regions
-    entries: tuple[object, ...] = ()
+    # for the project pass: calls made inside regions, functions handed to compile
+    # wrappers defined elsewhere, and functions that are regions
+    entries: tuple[Entry, ...] = ()
+    compiles: tuple[CompileSite, ...] = ()
     roots: tuple[str, ...] = ()
     regions: tuple[RegionSite, ...] = ()  # found by pass one; () for a reached file
     # its suppression comments, and the (line, code) of each finding one dropped:

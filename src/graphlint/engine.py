@@ -78,13 +78,15 @@ class Analysis:
     regions."""
 
     diagnostics: list[Diagnostic]
-    entries: list[Entry | CompileSite]
+    entries: list[Entry]
     roots: list[str]
     regions: list[RegionSite] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     used: set[tuple[int, str]] = field(default_factory=set)
     warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
     asks: list[str] = field(default_factory=list)  # GL407's, for the project pass
+    # functions handed to compile wrappers defined elsewhere
+    compiles: list[CompileSite] = field(default_factory=list)
 
 
 def analyse_source(
@@ -159,7 +161,7 @@ def analyse_source(
         for node, region in facts.regions.items()
         if isinstance(node, cst.Call) and not region.via
     ]
-    entries: list[Entry | CompileSite] = [
+    entries = [
         Entry(
             path,
             module_name,
@@ -167,9 +169,7 @@ def analyse_source(
             positions[call].start.line,
             positions[call].start.column,
             callee,
-            region.kind.value,
-            region.label,
-            region.line,
+            RegionSite(path, region.line, region.kind, region.label),
             computed=computed,
             tensors=_tensor_arguments(facts, call) if target is call.func else (),
         )
@@ -343,6 +343,7 @@ def check_file(path: Path | Job, settings: Settings) -> FileResult:
             display,
             kept,
             entries=tuple(found.entries),
+            compiles=tuple(found.compiles),
             roots=tuple(found.roots),
             regions=tuple(found.regions),
             suppressions=tuple(found.suppressions),
@@ -381,7 +382,7 @@ def _check_file(
             if job.external is None
             else []
         )
-        return Analysis(problems, [*sites], [], suppressions=comments.entries)
+        return Analysis(problems, [], [], suppressions=comments.entries, compiles=sites)
     tree = found.tree
     notes: list[Diagnostic] = []  # statements skipped
     if tree is not None:
@@ -423,7 +424,7 @@ def _check_file(
         if notes:
             every = sorted([*analysis.diagnostics, *notes], key=lambda d: d.sort_key)
             analysis = replace(analysis, diagnostics=every)
-        return replace(analysis, entries=[*analysis.entries, *sites])
+        return replace(analysis, compiles=sites)
     except cst.ParserSyntaxError as error:
         detail = f"LibCST cannot parse code that CPython accepts ({error.message})"
         return [tool_diagnostic(ParserLimitExceeded, display, detail=detail)]

@@ -98,6 +98,8 @@ class Region:
     settled: tuple[guards.Settled, ...] = ()
     # and those that every call under capture passes a device tensor
     tensors: tuple[str, ...] = ()
+    # a ``capture_begin()`` ... ``capture_end()`` span, not a ``with`` block
+    begin_end: bool = False
     open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
 
     @property
@@ -968,6 +970,7 @@ class BeginEndScanner:
             root=begin,
             graph=receiver,
             graph_expr=graph,
+            begin_end=True,
             open=end is None,
         )
         for node in nodes:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec
@@ -33,18 +33,14 @@ from graphlint.cache import Cache, code_version
 from graphlint.comments import with_unused
 from graphlint.diagnostics import (
     Checked,
-    CompileSite,
     Diagnostic,
     Entry,
     FileResult,
-    RegionKind,
     RegionReach,
     RegionRef,
     RegionSite,
-    Suppression,
     Survey,
     Unfollowed,
-    WarmupVerdict,
     Wide,
 )
 from graphlint.facts import guards
@@ -82,55 +78,6 @@ if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a h
 P = ParamSpec("P")
 
 
-@dataclass(frozen=True)
-class _Stored:
-    """A file's result as the result cache keeps it (the entries by type)."""
-
-    diagnostics: tuple[Diagnostic, ...]
-    entries: tuple[Entry, ...]
-    compiles: tuple[CompileSite, ...]
-    roots: tuple[str, ...]
-    regions: tuple[RegionSite, ...]
-    suppressions: tuple[Suppression, ...]
-    used: tuple[tuple[int, str], ...]
-    warmups: tuple[WarmupVerdict, ...] = ()
-    asks: tuple[str, ...] = ()
-    wide: tuple[tuple[int, tuple[int, ...]], ...] = ()
-
-    @classmethod
-    def of(cls, result: FileResult) -> _Stored:
-        entries = tuple(e for e in result.entries if isinstance(e, Entry))
-        compiles = tuple(e for e in result.entries if isinstance(e, CompileSite))
-        return cls(
-            result.diagnostics,
-            entries,
-            compiles,
-            result.roots,
-            result.regions,
-            result.suppressions,
-            result.used,
-            result.warmups,
-            result.asks,
-            result.wide,
-        )
-
-    def result(self, path: str) -> FileResult:
-        entries = (*self.entries, *self.compiles)
-        return FileResult(
-            path,
-            self.diagnostics,
-            False,
-            entries,
-            self.roots,
-            self.regions,
-            self.suppressions,
-            self.used,
-            self.warmups,
-            self.asks,
-            self.wide,
-        )
-
-
 class _Results:
     """Checks files on the pool, or takes their results from the cache. A result is
     keyed by the file's bytes, its name and module, the job (the functions reached
@@ -147,10 +94,9 @@ class _Results:
         if self.cache is None:
             return run_files(self.pool, jobs)
         keys = [self._key(job) for job in jobs]
-        found: list[FileResult | None] = []
-        for job, key in zip(jobs, keys, strict=True):
-            stored = self.cache.get(key, _Stored) if key is not None else None
-            found.append(stored.result(str(job.path)) if stored else None)
+        found: list[FileResult | None] = [
+            self.cache.get(key, FileResult) if key is not None else None for key in keys
+        ]
         missing = [i for i, result in enumerate(found) if result is None]
         fresh = run_files(self.pool, [jobs[i] for i in missing])
         for index, result in zip(missing, fresh, strict=True):
@@ -160,7 +106,7 @@ class _Results:
                 d.code in UNSTABLE for d in result.diagnostics
             )
             if key is not None and stable:
-                self.cache.put(key, _Stored.of(result))
+                self.cache.put(key, result)
         return [r for r in found if r is not None]
 
     def _key(self, job: Job) -> str | None:
@@ -395,8 +341,8 @@ def _survey_project(
         results = _pass_one(
             checked, work, settings, whole, lambda paths: _wrap(summaries, paths)
         )
-        entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
-        compiles = [e for r in results for e in r.entries if isinstance(e, CompileSite)]
+        entries = [e for r in results for e in r.entries]
+        compiles = [e for r in results for e in r.compiles]
         project.index.prefetch(
             entries, compiles
         )  # what the helpers and reach load first
@@ -419,21 +365,14 @@ def _survey_project(
             ]
             redone = {r.path: r for r in checked.run(redo)}
             results = [redone.get(r.path, r) for r in results]
-            entries = [e for r in results for e in r.entries if isinstance(e, Entry)]
-            compiles = [
-                e for r in results for e in r.entries if isinstance(e, CompileSite)
-            ]
+            entries = [e for r in results for e in r.entries]
+            compiles = [e for r in results for e in r.compiles]
             project.index.prefetch(entries, compiles)
         sites = list(dict.fromkeys(s for r in results for s in r.regions))
         compiled = project.compiled(compiles)
         entries.extend(compiled)
         sites.extend(  # a function compiled by a wrapper another module defines
-            dict.fromkeys(
-                RegionSite(
-                    e.path, e.region_line, RegionKind(e.kind), e.label, (e.callee,)
-                )
-                for e in compiled
-            )
+            dict.fromkeys(replace(e.region, targets=(e.callee,)) for e in compiled)
         )
         read.extend(Path(job.path) for job in work)
         if not entries:

@@ -48,6 +48,7 @@ from graphlint.diagnostics import (
     Hop,
     ReachedFunction,
     Reason,
+    RegionKey,
     RegionKind,
     RegionReach,
     RegionRef,
@@ -492,7 +493,7 @@ class Project:
         # what ``reach`` saw: the calls it did not follow, and the project functions
         # each reached function calls (its edges), by (file, function path)
         self.edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        self.starts: dict[tuple[str, int, str, str], list[tuple[str, str]]] = {}
+        self.starts: dict[RegionKey, list[tuple[str, str]]] = {}
         self.lines: dict[tuple[str, str], int] = {}
         self.regions: set[tuple[str, str]] = set()  # reached, but regions themselves
         # the calls followed into project code: (file, line, callee as written)
@@ -538,7 +539,7 @@ class Project:
         self._read = read
         self._entries: list[Entry] = []
         self._capturing: set[tuple[str, str | None]] | None = None
-        self._entry_regions: dict[tuple[str, str], tuple[str, int, str, str]] = {}
+        self._entry_regions: dict[tuple[str, str], RegionKey] = {}
         self._holder_classes: set[tuple[str, str]] = set()
         self._demanded: dict[_Param, None] = {}
         # the constructions of dataclasses found in the project, by class
@@ -1526,10 +1527,13 @@ class Project:
                     site.line,
                     site.col,
                     site.target,
-                    RegionKind.COMPILE.value,
-                    label,
-                    site.line,
-                    (Confidence.HIGH if sure else Confidence.MEDIUM).value,
+                    RegionSite(
+                        site.path,
+                        site.line,
+                        RegionKind.COMPILE,
+                        label,
+                        confidence=Confidence.HIGH if sure else Confidence.MEDIUM,
+                    ),
                 )
             )
         return found
@@ -2221,11 +2225,11 @@ class Project:
         kind = (
             how.kind
             if how is not None
-            else site.kind
+            else site.region.kind
             if isinstance(site, Entry)
-            else ""
+            else None
         )
-        if kind != RegionKind.GRAPHED.value:
+        if kind is not RegionKind.GRAPHED:
             # an autograd Function's backward runs under capture where the backward
             # pass is captured: always for graphed callables; elsewhere, not known
             targets = [t for t in targets if t.applied != "backward"]
@@ -2354,7 +2358,7 @@ class Project:
             self._capturing = {
                 (entry.module, entry.function)
                 for entry in self._entries
-                if entry.function and entry.kind == RegionKind.MANUAL.value
+                if entry.function and entry.region.kind is RegionKind.MANUAL
             }
         return (target.module.name, target.fn.path) in self._capturing
 
@@ -2371,14 +2375,7 @@ class Project:
                 reached = replace(how, via=(*how.via, hop))
             else:  # a call in the region itself
                 assert isinstance(site, Entry)
-                reached = RegionRef(
-                    RegionKind(site.kind),
-                    site.region_line,
-                    site.label,
-                    site.path,
-                    (hop,),
-                    confidence=Confidence(site.confidence),
-                )
+                reached = site.region.ref((hop,))
             self.blocked.setdefault(why.blocked, []).append(reached)
         elif (
             how is not None
@@ -2462,7 +2459,7 @@ class Project:
         again when a parameter it reads gets a new argument)."""
         entry = self._entries[index]
         reader = (_ENTRY, str(index))
-        self._entry_regions[reader] = entry.region
+        self._entry_regions[reader] = entry.region.key
         unfollowed = self._unfollowed_in[reader] = []
         module = self.index.module(
             entry.module, prefer=self.index.root_of_file(entry.path)
@@ -2487,20 +2484,13 @@ class Project:
             targets = self._follow(module, fn, entry, entry.path, unfollowed, site)
         finally:
             self._reading = None
-        self.starts.setdefault(entry.region, []).extend(
+        self.starts.setdefault(entry.region.key, []).extend(
             (t.module.path, t.fn.path) for t in targets
         )
         found: list[tuple[_Fn, RegionRef]] = []
         for target in targets:
             hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
-            how = RegionRef(
-                RegionKind(entry.kind),
-                entry.region_line,
-                entry.label,
-                entry.path,
-                (*target.handoff, hop),
-                confidence=Confidence(entry.confidence),
-            )
+            how = entry.region.ref((*target.handoff, hop))
             found.append((target, self._inferred(how, target)))
         return found
 

@@ -27,7 +27,7 @@ class CaptureOnDefaultStream(Rule):
         for region in self.context.facts.all_regions():
             root = region.root
             if (
-                region.label != "capture_begin()"
+                not region.begin_end
                 or not isinstance(root, cst.Expr)
                 or region.open  # a primitive: its caller chooses the stream
                 or (region.graph or "").startswith("super(")  # a CUDAGraph subclass
