@@ -35,10 +35,11 @@ class ModuleIndex:
         prefetch: Callable[[list[tuple[Path, str]]], None] | None = None,
         sources: Sequence[Path] = (),
     ) -> None:
-        self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+        # a root for each checked file, mostly the same few: each resolved once
+        self.roots = list(dict.fromkeys(real_path(r) for r in dict.fromkeys(roots)))
         self.load = load
         self._prefetch = prefetch
-        self._root_texts = [(root, str(root)) for root in self.roots]
+        self._root_set = frozenset(self.roots)
         self._root_of_file: dict[str, Path | None] = {}
         self._modules: dict[tuple[Path, str], ModuleSummary | None] = {}
         # what ``module`` found, by the root preferred and the name; the root
@@ -235,14 +236,10 @@ class ModuleIndex:
     def root_of_file(self, path: str) -> Path | None:
         """The source root that holds ``path`` (the innermost)."""
         if path not in self._root_of_file:
-            real = os.path.realpath(path)
-            holding = [
-                root
-                for root, text in self._root_texts
-                if real == text or real.startswith(text.rstrip(os.sep) + os.sep)
-            ]
-            innermost = max(holding, key=lambda r: len(r.parts)) if holding else None
-            self._root_of_file[path] = innermost
+            real = real_path(path)
+            self._root_of_file[path] = next(
+                (f for f in (real, *real.parents) if f in self._root_set), None
+            )
         return self._root_of_file[path]
 
 
