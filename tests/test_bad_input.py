@@ -236,6 +236,37 @@ def deep_stack() -> Iterator[None]:
 CHAIN = " + ".join(["a"] * 1200)
 
 
+UNARY = "-" * 1100 + "a"  # a node for each character
+
+
+@pytest.mark.usefixtures("deep_stack")
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"x = {UNARY}\ny = 1\n",
+        f"if c: y = {UNARY}\nz = 1\n",
+        f"if c:\n    pass\nelif {UNARY}:\n    pass\n",
+        f"@dec({UNARY})\ndef f():\n    pass\n",
+        f"class C({UNARY}):\n    x = 1\n",
+        f"for i in {UNARY}:\n    pass\n",
+        f"with open({UNARY}) as f:\n    pass\n",
+        f"def f(x=0,\n      y={UNARY}):\n    return x\n",
+        "x = a" + ".b" * 1100 + "\n",
+        "x = 1\ry = (\r" + " +\r".join(["a"] * 1100) + "\r)\rz = 2\r",
+        f"try:\n    pass\nexcept {UNARY}:\n    pass\n",
+        f"match x:\n    case 1 if {UNARY}:\n        pass\n",
+        "x = 1\n" + "y = 2\n" * 400 + f"z = [{UNARY[-600:]}] + [{UNARY[-600:]}]\n",
+    ],
+)
+def test_the_text_bounds_what_the_full_walk_finds(source: str) -> None:
+    """Given the text, ``too_deep`` walks only the expressions of statements long
+    enough to nest too deep, and finds what the full walk finds."""
+    tree = ast.parse(source)
+    skipped = too_deep(tree)
+    assert skipped or source.endswith("]\n")  # the last: two chains of 600
+    assert too_deep(tree, source) == skipped
+
+
 @pytest.mark.usefixtures("deep_stack")
 @pytest.mark.parametrize(
     "source",
@@ -269,6 +300,7 @@ CHAIN = " + ".join(["a"] * 1200)
 def test_skipped_statements_leave_every_other_line_where_it_was(source: str) -> None:
     skipped = too_deep(ast.parse(source))
     assert skipped
+    assert too_deep(ast.parse(source), source) == skipped  # the text's bound too
     kept = skip_statements(source, skipped)
     assert too_deep(ast.parse(kept)) == []
     cst.parse_module(kept)  # LibCST reads it too

@@ -276,12 +276,12 @@ def _skip_deep(
     """``source`` and its tree without the statements nested too deeply for the
     syntax-tree analysis (``read.too_deep``), with a note for each; the file's
     GL005 where what is left does not parse or is still too deep."""
-    skipped = too_deep(tree)
+    skipped = too_deep(tree, source)
     if not skipped:
         return source, tree, []
     kept = skip_statements(source, skipped)
     again = prescreen(kept, display, settings.target)
-    if not isinstance(again, ast.Module) or too_deep(again):
+    if not isinstance(again, ast.Module) or too_deep(again, kept):
         return deep_outcome(display, skipped[0].deep)
     return kept, again, [skipped_note(display, span) for span in skipped]
 

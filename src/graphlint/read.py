@@ -21,7 +21,7 @@ import stat
 import sys
 import tokenize
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -407,12 +407,16 @@ class Skipped:
     deep: int  # the line where the nesting goes past the limit
 
 
-def too_deep(tree: ast.AST) -> list[Skipped]:
+def too_deep(tree: ast.AST, source: str | None = None) -> list[Skipped]:
     """The statements of ``tree`` nested deeper than :data:`MAX_DEPTH`, in order:
     each the innermost statement that holds such nesting and that ``pass`` can
     replace (not an ``elif``: its whole ``if``; a definition with its decorators),
-    none inside another. Iterative: any depth CPython builds."""
+    none inside another. Iterative: any depth CPython builds.
+
+    Given the ``source`` of ``tree``, the expressions of a statement whose text is
+    too short to nest that deep are not walked (``_shallow``)."""
     found: dict[ast.AST, int] = {}  # statement -> the line where it goes too deep
+    starts = _line_starts(source) if source is not None else None
     # node, depth, nearest line number, the statement that holds it
     stack: list[tuple[ast.AST, int, int, ast.AST | None]] = [(tree, 1, 1, None)]
     while stack:
@@ -426,7 +430,14 @@ def too_deep(tree: ast.AST) -> list[Skipped]:
         if depth > MAX_DEPTH and holder is not None:
             found[holder] = line
             continue
-        for child in ast.iter_child_nodes(node):
+        children: Iterable[ast.AST] = ast.iter_child_nodes(node)
+        if (
+            starts is not None
+            and isinstance(node, ast.stmt)
+            and depth + 2 * _text_length(node, starts) + 8 <= MAX_DEPTH
+        ):
+            children = [c for c in children if isinstance(c, _BLOCKS)]
+        for child in children:
             inner = holder
             if isinstance(child, ast.stmt) and not _elif(node, child):
                 inner = child
@@ -444,6 +455,37 @@ def too_deep(tree: ast.AST) -> list[Skipped]:
             continue
         outermost.append(span)
     return outermost
+
+
+# what holds statements: the nodes of a statement ``too_deep`` walks when it need
+# not walk its expressions
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _line_starts(source: str) -> list[int]:
+    """The offset of each line's start, as CPython numbers lines (from 1 at index
+    1), and the end of the text last."""
+    return [0, 0, *(m.end() for m in _NEWLINE.finditer(source)), len(source)]
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _text_length(statement: ast.stmt, starts: list[int]) -> int:
+    """How many characters a statement's own expressions may span at most: those of
+    its lines, up to the first line of its body for a compound statement
+    (decorators included). A node of a syntax tree takes a character of the text
+    or stands between two that do (``keyword``, ``arguments``, a context), so an
+    expression ``n`` characters long is less than ``2 * n + 2`` nodes deep."""
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    first = min([statement.lineno, *(d.lineno for d in decorators)])
+    body = getattr(statement, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        last = body[0].lineno
+    else:
+        last = statement.end_lineno or statement.lineno
+    last = min(last + 1, len(starts) - 1)  # the start of the line after it
+    return starts[last] - starts[min(first, last)]
 
 
 def _elif(parent: ast.AST, child: ast.AST) -> bool:
