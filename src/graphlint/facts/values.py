@@ -191,6 +191,7 @@ class Values:
         self._binding_partial: dict[int, Value] = {}
         self._cuts = 0  # cycles cut so far (see ``_remember``)
         self._module_classes: dict[int, bool] = {}
+        self._returns: dict[cst.FunctionDef, list[cst.BaseExpression]] = {}
         # functions whose arguments are provided by a capture API, and which kind
         self.captured: dict[cst.CSTNode, RegionKind] = {}
         # reached functions' parameters that every call under capture passes a
@@ -660,7 +661,10 @@ class Values:
         if isinstance(callee.function, cst.FunctionDef):
             # a factory of this file: the object it builds (``make_optimizer()``),
             # with the call that built it; other results stay unknown
-            made = join_all(self.of(r) for r in _returned(callee.function))
+            function = callee.function
+            if function not in self._returns:  # a factory is called many times
+                self._returns[function] = _returned(function)
+            made = join_all(self.of(r) for r in self._returns[function])
             if made.kind in (Kind.OBJECT, Kind.MODULE):
                 return made
         return UNKNOWN
