@@ -14,7 +14,7 @@ import pytest
 
 from graphlint.cache import FORMAT
 from graphlint.diagnostics import FileResult
-from graphlint.project.check import check_project
+from graphlint.project.check import check_project, survey_project
 from graphlint.project.sites import compile_sites
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations, lint
@@ -551,6 +551,23 @@ def test_compile_wrappers_from_other_modules(tmp_path: Path) -> None:
         'torch.compile(mode="max-autotune")',
         "medium",
     )
+
+
+def test_one_place_compiled_surely_and_maybe_is_one_region(tmp_path: Path) -> None:
+    """Two wrappers compile one function at one line, one of them only on some of
+    its paths: the survey lists one region there."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "compiling.py").write_text(WRAPPERS)
+    (app / "uses.py").write_text(
+        "import torch\nfrom app.compiling import factory, maybe\n\n\n"
+        "def step(x: torch.Tensor):\n    return x.sum().item()\n\n\n"
+        "def run(c):\n    f = maybe(c)(step); g = factory()(step)\n"
+    )
+    survey = survey_project([app / "uses.py"], Settings(), 1).survey
+    at = [(r.region.line, r.region.targets) for r in survey.regions]
+    assert at.count((10, ("step",))) == 1
 
 
 def test_a_function_compiling_a_global_compiles_what_the_module_imports(

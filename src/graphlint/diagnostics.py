@@ -272,8 +272,9 @@ class RegionSite:
     targets: tuple[str, ...] = ()
     cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
     # how sure graphlint is that it captures (a compile wrapper's setting that only
-    # some of its values give: medium)
-    confidence: Confidence = Confidence.HIGH
+    # some of its values give: medium); not part of which region it is: one place
+    # compiled twice, surely and maybe, is one region
+    confidence: Confidence = field(default=Confidence.HIGH, compare=False)
 
     @property
     def key(self) -> RegionKey:
@@ -392,7 +393,8 @@ class FileResult:
     diagnostics: tuple[Diagnostic, ...]
     internal_error: bool = False  # a bug in graphlint stopped the analysis of this file
     # for the project pass: calls made inside regions, functions handed to compile
-    # wrappers defined elsewhere, and functions that are regions
+    # wrappers defined elsewhere (which it asks whether they capture), and
+    # functions that are regions
     entries: tuple[Entry, ...] = ()
     compiles: tuple[CompileSite, ...] = ()
     roots: tuple[str, ...] = ()

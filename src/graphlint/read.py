@@ -414,7 +414,7 @@ def too_deep(tree: ast.AST, source: str | None = None) -> list[Skipped]:
     none inside another. Iterative: any depth CPython builds.
 
     Given the ``source`` of ``tree``, the expressions of a statement whose text is
-    too short to nest that deep are not walked (``_shallow``)."""
+    too short to nest that deep are not walked (``_text_length``)."""
     found: dict[ast.AST, int] = {}  # statement -> the line where it goes too deep
     starts = _line_starts(source) if source is not None else None
     # node, depth, nearest line number, the statement that holds it

@@ -2238,7 +2238,7 @@ class Project:
             why = _Opaque(
                 Reason.EAGER, f"{_functions(targets)} never runs under capture"
             )
-        compiled = kind == RegionKind.COMPILE.value
+        compiled = kind is RegionKind.COMPILE
         # what runs eagerly even though the capture calls it, and why
         eager: list[tuple[bool, Callable[[_Fn], bool], Callable[[list[_Fn]], str]]] = [
             (
@@ -2723,7 +2723,7 @@ class Project:
         found: list[tuple[_Fn, RegionRef]] = []
         # under torch.compile, which traces what the first call runs, a block that
         # settles its own test is not skipped (as in the file pass: ``Rule.region``)
-        compiled = how.kind == RegionKind.COMPILE.value
+        compiled = how.kind is RegionKind.COMPILE
         self._reading = key
         try:
             for site in target.fn.calls:
