@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from graphlint import runner
-from graphlint.project import check, reach
+from graphlint.project import check
 from graphlint.project.check import check_project
-from graphlint.project.reach import _names, imported_words
+from graphlint.project.textsearch import DEF, imported_words, installs, names
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 from tests.test_cli import run
@@ -798,7 +798,7 @@ def test_an_attribute_installed_with_many_callables_is_not_followed(
 def test_the_attribute_writes_a_scan_finds(
     source: str, written: list[tuple[bytes, bytes]]
 ) -> None:
-    assert reach._installs(source.encode())[0] == written
+    assert installs(source.encode())[0] == written
 
 
 @pytest.mark.parametrize(
@@ -815,7 +815,7 @@ def test_the_attribute_writes_a_scan_finds(
     ],
 )
 def test_the_methods_kept_aside_a_scan_finds(source: str, kept: list[bytes]) -> None:
-    assert reach._installs(source.encode())[1] == kept
+    assert installs(source.encode())[1] == kept
 
 
 def test_an_attribute_some_class_has_as_a_method_is_not_followed(
@@ -1034,7 +1034,7 @@ def test_a_method_kept_aside_and_called_under_capture_runs_what_the_library_runs
 def test_a_search_for_a_method_reads_its_def(source: str, found: bool) -> None:
     """The files searched for a class's overrides of a method are those whose text
     defines a function of that name (the others are not summarised)."""
-    assert reach._names(source.encode(), b"forward", reach._DEF) is found
+    assert names(source.encode(), b"forward", DEF) is found
 
 
 @pytest.mark.parametrize(
@@ -1054,4 +1054,4 @@ def test_a_search_for_a_method_reads_its_def(source: str, found: bool) -> None:
     ],
 )
 def test_where_a_text_names_a_word(source: str, how: str, named: bool) -> None:
-    assert _names(source.encode(), b"step", how) is named
+    assert names(source.encode(), b"step", how) is named

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache, partial
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import TypeVar
@@ -63,7 +62,7 @@ from graphlint.facts.torchapi import (
 )
 from graphlint.files import is_test_module
 from graphlint.library import Library, library_of
-from graphlint.project import dynamo
+from graphlint.project import dynamo, textsearch
 from graphlint.project.index import Loader, ModuleIndex
 from graphlint.project.summary import (
     CALLER,
@@ -282,12 +281,6 @@ _COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
 _MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
 _MAX_PASSED = 16  # arguments kept per parameter: a union, not a call-by-call trace
 _PREFETCHED = 8  # files a text search has summarised together, at a time
-# where a text search wants a name (``_names``)
-_ANYWHERE = "word"  # anywhere, as ``grep -w`` finds it
-_BASE = "base"  # among the bases of a class statement: ``class Sub(pkg.Base):``
-_CALL = "call"  # called, or imported under another name: ``Name(``, ``Name as N``
-_DEF = "def"  # defined as a function: ``def name(``
-_LEADS = {_BASE: b"class", _DEF: b"def"}  # what a match starts with, if not the name
 _MAX_SUPER = 4  # ``super().__init__`` calls GL407 follows up from a constructor
 _MAX_ROUNDS = 8  # rounds of hand-offs: a helper passing its parameter on is one more
 _ENTRY = ""  # the file of a region call's reader key: (_ENTRY, its index)
@@ -298,19 +291,6 @@ _UNTYPED = frozenset(
     {Reason.PARAMETER, Reason.UNTRACKED, Reason.UNRESOLVED, Reason.ATTRIBUTE}
 )
 _MAX_INSTALLED = 4  # callables installed as one attribute, at most, to follow it
-# ``receiver.attr = value`` of a dotted name or a lambda (each pattern begins with a
-# literal, and the receiver is read back only for a match: a scan of every file
-# costs little)
-_WRITTEN = re.compile(
-    rb"\.(\w+)[ \t]*=[ \t]*"
-    rb"(lambda(?=\W)|[A-Za-z_][\w.]*+(?=[ \t]*+(?:#[^\n]*)?\r?\n))"
-)
-# the plain name a write's ``.attr`` is set on: read back before the match, on the
-# reversed text (a pattern anchored at the match's start would be tried at every
-# position before it)
-_RECEIVER = re.compile(rb"\w{1,256}(?![\w.])")
-_METHOD = re.compile(rb"def[ \t]+(\w+)[ \t]*\([ \t]*self\b")
-_DEFINED = re.compile(rb"def[ \t]+(\w+)")  # and ``undef x``: a name more, no harm
 
 # a binding: ("local", module, function, name), ("global", module, name), ("import",
 # module, name), ("attribute", module, class, name) or ("parameter", module,
@@ -1110,7 +1090,7 @@ class Project:
         project's files that name it."""
         short = cls.name.rpartition(".")[2]
         words = {module.name.rpartition(".")[2], short}
-        found = self._naming({short: words}, how=_CALL)
+        found = self._naming({short: words}, how=textsearch.CALL)
         others = (m for m in found if m.path != module.path)
         for other in itertools.chain([module], others):
             names = _local_names(other, [short])
@@ -1296,7 +1276,7 @@ class Project:
         words = {base.partition(".")[0], short}
         direct = [
             (module, cls)
-            for module in self._naming({short: words}, how=_BASE)
+            for module in self._naming({short: words}, how=textsearch.BASE)
             for cls in module.classes.values()
             if any(b.qualified == base for b in self._hierarchy(module, cls)[1])
         ]
@@ -1351,7 +1331,9 @@ class Project:
             tests = is_test_module(module.path)
             modules.extend(
                 m
-                for m in self._naming({short: words}, how=_BASE, defining=defining)
+                for m in self._naming(
+                    {short: words}, how=textsearch.BASE, defining=defining
+                )
                 if m is not module and (tests or not is_test_module(m.path))
             )
         found = [
@@ -1682,12 +1664,12 @@ class Project:
                 data = self._read(path)
                 if data is None:
                     continue
-                words = self._import_words[path] = imported_words(data)
+                words = self._import_words[path] = textsearch.imported_words(data)
                 if not self.handoffs:  # only ``_installed`` asks for the writes
                     continue
-                known = words.union(_DEFINED.findall(data), (b"lambda",))
-                methods.update(_METHOD.findall(data))
-                installed, kept = _installs(data)
+                known = words.union(textsearch.defined(data), (b"lambda",))
+                methods.update(textsearch.methods(data))
+                installed, kept = textsearch.installs(data)
                 for attribute, value in installed:
                     # a CapWords name is a class (a spec, not a callback): not read
                     callback = not value.rpartition(b".")[2][:1].isupper()
@@ -2657,7 +2639,11 @@ class Project:
                         yield module, caller, site, target
 
     def _naming(
-        self, names: dict[str, set[str]], *, how: str = _ANYWHERE, defining: str = ""
+        self,
+        names: dict[str, set[str]],
+        *,
+        how: str = textsearch.ANYWHERE,
+        defining: str = "",
     ) -> Iterator[ModuleSummary]:
         """The summaries of the project's files that import one of the words a name
         of ``names`` maps to (that name, its class, its module) and whose text names
@@ -2680,8 +2666,11 @@ class Project:
             data = self._read(path)
             if (
                 data is not None
-                and any(_names(data, n, how) for n in named)
-                and (not defining or _names(data, defining.encode(), _DEF))
+                and any(textsearch.names(data, n, how) for n in named)
+                and (
+                    not defining
+                    or textsearch.names(data, defining.encode(), textsearch.DEF)
+                )
             ):
                 hits.append((module_of(path), self.index.root_of_file(str(path))))
         seen: set[str] = set()
@@ -2936,86 +2925,6 @@ def _rebinds(package: ModuleSummary, name: str) -> bool:
     if attr in package.functions or attr in package.classes or attr in package.names:
         return True
     return package.imports.get(attr, name) != name
-
-
-def _installs(data: bytes) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
-    """The attribute writes of a dotted name or a lambda in ``data`` (``_WRITTEN``),
-    as (attribute, value), but those on ``self``; and the attributes of those that
-    keep an object's own method under another name (``obj.orig = obj.step``, not
-    ``self``'s: the class's attributes say what those hold)."""
-    installed: list[tuple[bytes, bytes]] = []
-    kept: list[bytes] = []
-    for match in _WRITTEN.finditer(data):
-        start = match.start()
-        receiver = _RECEIVER.match(data[max(0, start - 257) : start][::-1])
-        name = receiver[0][::-1] if receiver is not None else None
-        if name == b"self":
-            continue
-        attribute, value = match[1], match[2]
-        installed.append((attribute, value))
-        owner, _, method = value.partition(b".")
-        if owner == name and method and b"." not in method:
-            kept.append(attribute)
-    return installed, kept
-
-
-# an import statement, from ``import``'s right: ``from a.b import (c, d as e)``
-_IMPORT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+"
-    rb"(\([^)]*\)|(?:[^\\\n]|\\(?:\r?\n|.))*)",
-    re.MULTILINE,
-)
-_WORD = re.compile(rb"\w+")
-
-
-def imported_words(data: bytes) -> frozenset[bytes]:
-    """The words of a file's import statements right of ``import``: the names and
-    modules it imports (each part of ``a.b.c``) and their aliases; ``*`` for a star
-    import, which may import anything."""
-    words: set[bytes] = set()
-    start = 0  # the regular expression is tried only on lines that say ``import``
-    while (at := data.find(b"import", start)) != -1:
-        match = _IMPORT.match(data, data.rfind(b"\n", 0, at) + 1)
-        start = max(at + 6, match.end()) if match is not None else at + 6
-        if match is not None:
-            imported = match.group(1)
-            words.update(_WORD.findall(imported))
-            if b"*" in imported:
-                words.add(b"*")
-    return frozenset(words)
-
-
-def _names(data: bytes, name: bytes, how: str = _ANYWHERE) -> bool:
-    """Whether the text ``data`` has the word ``name`` where ``how`` says (over
-    lines too). The pattern is tried only where the name is: at each place it is
-    written, or from each ``def``/``class`` before it that may lead to it (a
-    regular expression that starts with ``\\b`` is tried at every position)."""
-    pattern = _pattern(name, how)
-    lead = _LEADS.get(how)
-    at = data.find(name)
-    while at != -1:
-        start = at
-        while (start := data.rfind(lead, 0, start) if lead else start) != -1:
-            if pattern.match(data, start):
-                return True
-            # ``def``: only the nearest one may lead to the name; ``class``: any
-            # with no ``)`` between it and the name
-            if lead is None or how == _DEF or data.find(b")", start, at) != -1:
-                break
-        at = data.find(name, at + 1)
-    return False
-
-
-@cache
-def _pattern(name: bytes, how: str) -> re.Pattern[bytes]:
-    word = rb"\b" + re.escape(name) + rb"\b"
-    if how == _BASE:
-        word = rb"\bclass\s+\w+\s*\([^)]*" + word
-    elif how == _CALL:
-        word += rb"(?:\s*\(|\s+as\b)"
-    elif how == _DEF:
-        word = rb"\bdef\s+" + word + rb"\s*\("
-    return re.compile(word)
 
 
 def _called_as(path: str) -> str | None:
