@@ -14,6 +14,7 @@ import pytest
 
 from graphlint.cache import FORMAT
 from graphlint.diagnostics import FileResult
+from graphlint.project.bindings import Bindings
 from graphlint.project.check import check_project, survey_project
 from graphlint.project.sites import compile_sites
 from graphlint.settings import Settings
@@ -775,9 +776,7 @@ def test_a_cut_binding_is_evaluated_again_only_where_it_may_differ() -> None:
     where it did, and evaluating it at every read made TransformerEngine's
     resolution take 17 s. It is evaluated again at another depth, or once a
     parameter got a new argument; what reads it is cut too."""
-    from graphlint.project.reach import _Bindings  # noqa: PLC0415
-
-    bindings = _Bindings()
+    bindings = Bindings(lambda _: False)
     evaluated: list[str] = []
 
     def inner() -> list[object]:
@@ -804,9 +803,7 @@ def test_a_cut_binding_is_evaluated_again_only_where_it_may_differ() -> None:
 def test_a_cut_binding_is_evaluated_again_once_what_it_reads_is_found_whole() -> None:
     """X at depth 20 reads Y one step deeper and is cut; Y found whole later, at a
     shallow depth, is what X holds at depth 20 too."""
-    from graphlint.project.reach import _Bindings  # noqa: PLC0415
-
-    bindings = _Bindings()
+    bindings = Bindings(lambda _: False)
 
     def y(depth: int) -> list[object]:
         return bindings.too_deep() if depth > 20 else ["y"]
