@@ -15,7 +15,7 @@ def test_a_binding_is_evaluated_once_and_a_cycle_until_it_grows_no_more() -> Non
     def h() -> list[object]:
         passes.append(1)
         seen = bindings.values(("local", "h"), h, 0)  # the read that closes it
-        return sorted({"f", *(f"{v}.float" for v in seen if v == "f")})
+        return sorted({"f", *(f"{v}.float" for v in seen if v == "f")}, key=str)
 
     found = bindings.values(("local", "h"), h, 0)
     assert found == ["f", "f.float"]
@@ -28,7 +28,8 @@ def test_values_that_lead_nowhere_are_kept_few() -> None:
     """Each read of an untracked value makes a new one: only the first eight of
     them are kept, with every value that may lead to project code."""
     bindings = Bindings(lambda v: isinstance(v, str) and v.startswith("?"))
-    made = [f"?{n}" for n in range(20)] + ["step"]
+    made: list[object] = [f"?{n}" for n in range(20)]
+    made.append("step")
     found = bindings.values(("local", "x"), lambda: made, 0)
     assert found == [*made[:8], "step"]
     everything = Bindings(lambda _: False).values(("local", "x"), lambda: made, 0)

@@ -299,7 +299,7 @@ def test_a_worker_crash_prints_nothing(tmp_path: Path) -> None:
 
 def _hog(job: Job, settings: Settings) -> FileResult:
     hold = bytearray(600 * 1024 * 1024)  # over the 256 MiB limit set below
-    return FileResult(str(job.path), (), entries=(len(hold),))
+    return FileResult(str(job.path), (), roots=(str(len(hold)),))
 
 
 def test_memory_limit_turns_into_gl005(
