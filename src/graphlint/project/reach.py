@@ -1342,9 +1342,8 @@ class Project:
         if self._steps is not None:  # nested (a guard helper): the outer budget
             return work()
         self._steps = 0
-        self._bindings = Bindings(
-            _is_opaque
-        )  # what it finds holds for this resolution only
+        # what it finds holds for this resolution only
+        self._bindings = Bindings(_is_opaque)
         try:
             return work()
         except RecursionError:  # pathological import cycles: the call ends here
@@ -2522,10 +2521,10 @@ class Project:
     ) -> Iterator[ModuleSummary]:
         """The summaries of the project's files that import one of the words a name
         of ``names`` maps to (that name, its class, its module) and whose text names
-        it as ``how`` says (``_names``): the others are not summarised. Each file's
-        imports are read once a run. Summarised as they are asked for, a few at a
-        time on every worker: a search that stops early (the first constructions
-        of a class) summarises no more."""
+        it as ``how`` says (``textsearch.names``): the others are not summarised.
+        Each file's imports are read once a run. Summarised as they are asked for, a
+        few at a time on every worker: a search that stops early (the first
+        constructions of a class) summarises no more."""
         if not names:
             return
         words = self._scan()[0]
