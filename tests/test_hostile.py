@@ -561,9 +561,9 @@ def test_compile_wrappers_that_fan_out_stay_cheap(tmp_path: Path) -> None:
 def test_a_resolution_over_budget_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphlint.project import reach  # noqa: PLC0415
+    from graphlint.project import resolve  # noqa: PLC0415
 
-    monkeypatch.setattr(reach, "BUDGET", 0)
+    monkeypatch.setattr(resolve, "BUDGET", 0)
     _package(tmp_path, "def helper(x):\n    return x.item()\n")
     code, out, _ = run("check", "pkg/train.py", cwd=tmp_path)
     assert code == 1

@@ -713,9 +713,9 @@ def test_a_condition_over_the_budget_is_shown_at_the_call_it_guards(
     """``check()`` resolves, but whether it is a capture check needs ``pick``, bound
     300 times: the call it guards is followed as if it were not one, and GL005
     says so there, once, with the call of ``pick`` in ``check`` counted."""
-    from graphlint.project import reach  # noqa: PLC0415
+    from graphlint.project import resolve  # noqa: PLC0415
 
-    monkeypatch.setattr(reach, "BUDGET", 200)
+    monkeypatch.setattr(resolve, "BUDGET", 200)
     functions = "".join(f"def f{i}():\n    return True\n" for i in range(300))
     picks = "".join(f"pick = f{i}\n" for i in range(300))
     step = "def step(x):\n    if check():\n        torch.cuda.synchronize()\n"
@@ -752,9 +752,9 @@ def test_a_reached_call_over_the_budget_is_shown_with_its_region(
     """The region's call resolves; the helper's own calls fan out past the budget:
     one GL005 on the helper's file, at the first of them, which says what was not
     followed and how many calls, shown with the named file's region."""
-    from graphlint.project import reach  # noqa: PLC0415
+    from graphlint.project import resolve  # noqa: PLC0415
 
-    monkeypatch.setattr(reach, "BUDGET", 200)
+    monkeypatch.setattr(resolve, "BUDGET", 200)
     functions = [f"def f{i}(x):\n    return x\n" for i in range(300)]
     every = ", ".join(f"f{i}" for i in range(300))
     calls = "        b(x)\n        b.run(x)\n        b(x + 1)\n"
@@ -898,9 +898,9 @@ def test_names_rebound_from_themselves_resolve_in_few_steps(
     call: up to 48 of them per name, in a local, ``self.block`` and a module-level
     name, and a pair of locals that read each other, resolve within a budget of
     1,000 steps, and every model they hold is reached."""
-    from graphlint.project import reach  # noqa: PLC0415
+    from graphlint.project import resolve  # noqa: PLC0415
 
-    monkeypatch.setattr(reach, "BUDGET", 1_000)
+    monkeypatch.setattr(resolve, "BUDGET", 1_000)
 
     def rebound(name: str, indent: str) -> str:
         lines = [indent + line.format(name) for line in REBINDINGS] * repeats

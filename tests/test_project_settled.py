@@ -11,7 +11,8 @@ from graphlint.diagnostics import Hop, RegionKind, RegionRef
 from graphlint.engine import analyse_source
 from graphlint.facts.guards import Settled
 from graphlint.project.check import check_project, survey_project
-from graphlint.project.reach import _Fn, _memoises
+from graphlint.project.reach import _memoises
+from graphlint.project.resolve import Fn
 from graphlint.project.summary import Nullness, summarize
 from graphlint.settings import Settings
 from tests.conftest import expectations
@@ -418,7 +419,7 @@ def test_a_memoising_decorator_is_told_from_a_wrapper_that_calls_every_time() ->
         "cache_once",
     )
     found = {
-        name: _memoises(_Fn(module, module.functions[name]))
+        name: _memoises(Fn(module, module.functions[name]))
         for name in ("cache_once", "traced", "both")
     }
     assert found == {"cache_once": True, "traced": False, "both": False}

@@ -286,9 +286,9 @@ def test_eager_and_budget_reasons(
         """
     eager = frozenset({"run.Dumper.dump"})
     assert _reasons(tmp_path, source, eager=eager) == {"d.dump": "eager function"}
-    from graphlint.project import reach  # noqa: PLC0415
+    from graphlint.project import resolve  # noqa: PLC0415
 
-    monkeypatch.setattr(reach, "BUDGET", 0)
+    monkeypatch.setattr(resolve, "BUDGET", 0)
     assert _reasons(tmp_path, source) == {"d.dump": "budget exhausted"}
 
 

@@ -73,7 +73,8 @@ from graphlint.settings import Job, Setter, Settings
 from graphlint.tool_codes import UNANALYSED, ParserLimitExceeded
 
 if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a hit
-    from graphlint.project.reach import Dropped, Project
+    from graphlint.project.reach import Project
+    from graphlint.project.resolve import Dropped
 
 P = ParamSpec("P")
 
@@ -713,7 +714,7 @@ def _missing(
 def _abandoned(calls: list[Dropped]) -> Diagnostic:
     """GL005 at the first of a file's calls whose resolution went over the budget:
     the file was analysed; what those calls run was not followed."""
-    from graphlint.project.reach import BUDGET  # noqa: PLC0415 - loaded by now
+    from graphlint.project.resolve import BUDGET  # noqa: PLC0415 - loaded by now
 
     first, *rest = sorted(calls, key=lambda c: (c.line, c.col, c.guard, c.callee))
     steps = f"{BUDGET:,} steps"
