@@ -66,8 +66,8 @@ def analyse(
     declared: frozenset[str] = frozenset(),
     typed: frozenset[tuple[str, str]] = frozenset(),
 ) -> FileFacts:
-    """Compute a file's facts: one scope walk, the two region walks, then one walk
-    for host state, capture set-up and flow;
+    """Compute a file's facts: one scope walk, the region finder's walk, then one
+    walk for each node's region, host state, capture set-up and flow;
     ``declared``: the functions the configuration names as capture roots;
     ``typed``: what the calls in other files pass the functions that capture
     (``Job.typed``)."""
@@ -88,7 +88,7 @@ def analyse(
     regions = found.regions
     # what the calls of the file (and of the project) pass the functions that
     # capture: their code's inputs
-    passed = typed_by_callers(regions, scopes, values)
+    passed = typed_by_callers(regions.present, scopes, values)
     given: dict[str, set[str]] = {}
     for where, mark in typed:
         given.setdefault(where, set()).add(mark)
@@ -106,14 +106,16 @@ def analyse(
         values, state, positions, regions, graphed_calls=found.graphed_calls
     )
     flow = Flow(module, values, state, found, setup, positions, path)
-    # one walk for the three: set-up and flow read what state recorded at a node
-    # (its writes), flow what set-up did (its side-stream blocks). A file that
-    # captures nothing needs none of them; calls of compiled callables need state
-    # and flow, graphed callables set-up.
-    timeline = bool(regions or found.compiles)
+    # one walk for the four: each reads the region the assignment decided at a
+    # node or above it, set-up and flow what state recorded there (its writes),
+    # flow what set-up did (its side-stream blocks). A file that captures nothing
+    # needs none of them; calls of compiled callables need state and flow,
+    # graphed callables set-up.
+    timeline = bool(regions.present or found.compiles)
     walkers = [
+        *([regions] if regions.walked() else []),
         *([state] if timeline else []),
-        *([setup] if regions or found.graphed_calls else []),
+        *([setup] if regions.present or found.graphed_calls else []),
         *([flow] if timeline else []),
     ]
     walk_together(module, walkers)

@@ -183,13 +183,13 @@ class Flow(cst.CSTVisitor):
         # captures made in this file (not reached from elsewhere), by root
         self.captures: dict[cst.CSTNode, Region] = {
             r.root: r
-            for r in set(found.regions.values())
+            for r in found.regions.present
             if r.kind is RegionKind.MANUAL and not r.via and r.root is not None
         }
         # marked functions of this file: the first call captures, each call replays
         self.marked: dict[cst.CSTNode, Region] = {
             r.root: r
-            for r in set(found.regions.values())
+            for r in found.regions.present
             if r.kind is RegionKind.MARKED
             and not r.via
             and isinstance(r.root, cst.FunctionDef)

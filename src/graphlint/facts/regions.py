@@ -9,9 +9,10 @@ its innermost region. Rules only ask ``region_of(node)``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -27,7 +28,7 @@ from graphlint.facts.torchapi import (
     cudagraph_keyword,
 )
 from graphlint.facts.values import Kind, Value, Values
-from graphlint.facts.walk import walk
+from graphlint.facts.walk import parents, walk
 from graphlint.matchers import tensor_slots
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -1009,44 +1010,150 @@ def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
     return found
 
 
-class RegionAssigner(cst.CSTVisitor):
-    """Second walk: every node gets the innermost region it runs in (or none)."""
+class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
+    """Every node under capture -> the innermost region it runs in.
+
+    Not a walk of its own: the first visitor of the facts' shared walk
+    (``facts.walk.walk_together``), it decides each node as the walk enters it,
+    from the region its parent runs in. A node the walk has not reached yet (a
+    write's target, a definition later in a loop) is decided on the spot, down
+    from its nearest decided ancestor, as the walk will decide it. ``present``:
+    the regions some node runs in, known before the walk."""
 
     def __init__(
         self,
+        module: cst.Module,
         finder: RegionFinder,
         pragmas: Sequence[tuple[int, int]],
     ) -> None:
         super().__init__()
+        self.module = module
         self.finder = finder
         self.pragmas = pragmas
-        self.regions: dict[cst.CSTNode, Region] = {}
+        # what each node decided runs there (a region, _EXCLUDED or None): its
+        # children start from it
+        self._tops: dict[cst.CSTNode, Region | object | None] = {}
         self._stack: list[Region | object | None] = [None]
-        self._pushed: set[cst.CSTNode] = set()
+        self._regions: dict[cst.CSTNode, Region] = {}  # in the walk's order
+        self._complete = False
+        self._parents: dict[int, cst.CSTNode] | None = None
+        self.present = self._candidates()
+        if not self.present:
+            self._complete = True  # nothing runs under capture: nothing to walk
 
+    # -- the walk ----------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        entry = self.entry(node)
-        if entry is not _KEEP:
-            self._stack.append(entry)
-            self._pushed.add(node)
-        current = self._stack[-1]
-        if isinstance(current, Region):
-            self.regions[node] = current
+        top = self._tops.get(node, _UNDECIDED)
+        if top is _UNDECIDED:
+            top = self._tops[node] = self._decide(node, self._stack[-1])
+        self._stack.append(top)
+        if isinstance(top, Region):
+            self._regions[node] = top
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if original_node in self._pushed:
-            self._pushed.discard(original_node)
-            self._stack.pop()
+        self._stack.pop()
+        if original_node is self.module:
+            self._complete = True
 
-    def entry(self, node: cst.CSTNode) -> Region | object | None:
-        if node in self.finder.roots:
-            return self.finder.roots[node]
-        if node in self.finder.excluded:
+    def walked(self) -> bool:
+        """Whether the shared walk must visit the file for this: some node runs
+        under capture."""
+        return not self._complete
+
+    # -- the mapping -------------------------------------------------------------
+    def __getitem__(self, node: cst.CSTNode) -> Region:
+        top = self._top(node)
+        if isinstance(top, Region):
+            return top
+        raise KeyError(node)
+
+    def get(self, node: cst.CSTNode, default: object = None) -> Any:
+        top = self._tops.get(node, _UNDECIDED)
+        if top is _UNDECIDED:
+            top = self._top(node)
+        return top if isinstance(top, Region) else default
+
+    def __contains__(self, node: object) -> bool:
+        return isinstance(node, cst.CSTNode) and self.get(node) is not None
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def items(self) -> ItemsView[cst.CSTNode, Region]:
+        return self._all().items()
+
+    def values(self) -> ValuesView[Region]:
+        return self._all().values()
+
+    def _all(self) -> dict[cst.CSTNode, Region]:
+        if not self._complete:  # asked before the walk: walk for it
+            walk(self.module, self)
+        return self._regions
+
+    # -- deciding ------------------------------------------------------------------
+    def _candidates(self) -> frozenset[Region]:
+        """The regions some node runs in: those of the roots (each runs in its
+        own), of the statements between ``capture_begin()`` and ``capture_end()``
+        and of those in a marked span of lines, where nothing keeps them out."""
+        finder = self.finder
+        found: set[Region] = set(finder.roots.values())
+        nodes: list[cst.CSTNode] = list(finder.spans)
+        if self.pragmas:
+            nodes.extend(
+                node
+                for node, place in finder.positions.items()
+                if isinstance(node, _PRAGMA_TYPES)
+                and any(s < place.start.line < e for s, e in self.pragmas)
+            )
+        for node in nodes:
+            region = self.get(node)
+            if region is not None:
+                found.add(region)
+        return frozenset(found)
+
+    def _top(self, node: cst.CSTNode) -> Region | object | None:
+        """What ``node`` decides (``on_visit``), decided down from its nearest
+        decided ancestor where the walk has not reached it."""
+        tops = self._tops
+        if node in tops:
+            return tops[node]
+        if self._parents is None:
+            self._parents = parents()
+        path = [node]
+        parent = self._parents.get(id(node))
+        while parent is not None and parent not in tops:
+            path.append(parent)
+            parent = self._parents.get(id(parent))
+        if parent is None and path[-1] is not self.module:
+            # an ancestor no walk has listed yet, or another tree's node
+            self._all()
+            return tops.get(node)
+        top = tops[parent] if parent is not None else None
+        for step in reversed(path):
+            top = tops[step] = self._decide(step, top)
+        return top
+
+    def _decide(
+        self, node: cst.CSTNode, current: Region | object | None
+    ) -> Region | object | None:
+        """What runs in ``node``, where its parent runs in ``current``."""
+        entry = self._entry(node, current)
+        return current if entry is _KEEP else entry
+
+    def _entry(
+        self, node: cst.CSTNode, current: Region | object | None
+    ) -> Region | object | None:
+        finder = self.finder
+        if node in finder.roots:
+            return finder.roots[node]
+        if node in finder.excluded:
             return _EXCLUDED
-        current = self._stack[-1]
         if (
-            node in self.finder.settled_out
+            node in finder.settled_out
             and isinstance(current, Region)
             and current.via  # settled by the calls from other regions, not its own
         ):
@@ -1054,20 +1161,20 @@ class RegionAssigner(cst.CSTVisitor):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             # a nested definition runs when called, not where it is written;
             # a pragma span may still cover it as a whole
-            return self.pragma(node)
-        if self._stack[-1] is _EXCLUDED:
+            return self._pragma(node)
+        if current is _EXCLUDED:
             return _KEEP  # spans and pragmas do not reach into a guarded block
-        if node in self.finder.spans:
-            return self.finder.spans[node]
+        if node in finder.spans:
+            return finder.spans[node]
         if self.pragmas and isinstance(
             node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
         ):
-            found = self.pragma(node)
+            found = self._pragma(node)
             if found is not None:
                 return found
         return _KEEP
 
-    def pragma(self, node: cst.CSTNode) -> Region | None:
+    def _pragma(self, node: cst.CSTNode) -> Region | None:
         line = self.finder.positions[node].start.line
         for start, end in self.pragmas:
             if start < line < end:
@@ -1077,13 +1184,21 @@ class RegionAssigner(cst.CSTVisitor):
 
 _KEEP = object()  # the node runs where its parent runs
 _EXCLUDED = object()  # a guarded block: never under capture
+_UNDECIDED = object()  # not decided yet
+# the nodes a marked span of lines covers when they start inside it
+_PRAGMA_TYPES = (
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.SimpleStatementLine,
+    cst.BaseCompoundStatement,
+)
 
 
 @dataclass(frozen=True)
 class Found:
     """What the region walks find in one file."""
 
-    regions: dict[cst.CSTNode, Region]  # every node under capture -> its region
+    regions: Assignment  # every node under capture -> its region
     # make_graphed_callables calls: their set-up matters even when their targets
     # cannot be resolved
     graphed_calls: list[cst.Call]
@@ -1098,7 +1213,7 @@ class Found:
 
 
 def typed_by_callers(
-    regions: Mapping[cst.CSTNode, Region], scopes: ScopeBuilder, values: Values
+    regions: Iterable[Region], scopes: ScopeBuilder, values: Values
 ) -> dict[cst.CSTNode, frozenset[str]]:
     """The parameters of each function that makes a capture (``with
     torch.cuda.graph(g): y = model(x)`` in ``def capture(model, x)``) that every
@@ -1106,7 +1221,7 @@ def typed_by_callers(
     tensor or a module: what the captured code is given, marked as
     ``Entry.tensors`` marks them ("x", "xs*", "mask!", "model~")."""
     found: dict[cst.CSTNode, frozenset[str]] = {}
-    for region in set(regions.values()):
+    for region in regions:
         if region.kind is not RegionKind.MANUAL or region.root is None or region.via:
             continue
         scope = scopes.scope_of.get(region.root)
@@ -1194,10 +1309,8 @@ def find_regions(
             scanner = BeginEndScanner(finder)
             scanner.scan(fn.body.body)
             scanner.finish()
-    assigner = RegionAssigner(finder, pragmas)
-    walk(module, assigner)
     return Found(
-        assigner.regions,
+        Assignment(module, finder, pragmas),
         finder.graphed_calls,
         finder.unresolved,
         finder.conditions,

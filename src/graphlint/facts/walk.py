@@ -118,6 +118,12 @@ def _read_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield value
 
 
+def parents() -> dict[int, cst.CSTNode]:
+    """Each node's parent, by the node's id, among the nodes walked so far (every
+    node of the file once the facts' first walk is done)."""
+    return {id(kid): node for node, kids in _KIDS.values() for kid in kids}
+
+
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and every node under it that is not layout, in source order."""
     yield node
@@ -355,6 +361,7 @@ __all__ = [
     "descendants",
     "forget",
     "node_types",
+    "parents",
     "visited",
     "walk",
     "walk_batched",
