@@ -169,7 +169,7 @@ def analyse_source(
             positions[call].start.line,
             positions[call].start.column,
             callee,
-            RegionSite(path, region.line, region.kind, region.label),
+            region.site(path),
             computed=computed,
             tensors=_tensor_arguments(facts, call) if target is call.func else (),
         )
@@ -246,19 +246,16 @@ def _sites(facts: FileFacts, path: str) -> list[RegionSite]:
     lists them (those defined here by path, those defined elsewhere as written)."""
     targets: dict[RegionSite, list[str]] = {}
     for region in facts.all_regions():
-        site = RegionSite(path, region.line, region.kind, region.label)
+        site = region.site(path)
         found = targets.setdefault(site, [])
         if isinstance(region.root, cst.FunctionDef) and region.root in facts.paths:
             found.append(facts.paths[region.root])
         elif isinstance(region.root, cst.Lambda):
             found.append("lambda")
     for _, target, region in facts.unresolved:
-        site = RegionSite(path, region.line, region.kind, region.label)
+        site = region.site(path)
         targets.setdefault(site, []).append(shorten(source(target)))
-    return [
-        RegionSite(s.path, s.line, s.kind, s.label, tuple(dict.fromkeys(t)))
-        for s, t in targets.items()
-    ]
+    return [replace(s, targets=tuple(dict.fromkeys(t))) for s, t in targets.items()]
 
 
 def _function_path(facts: FileFacts, node: cst.CSTNode) -> str | None:

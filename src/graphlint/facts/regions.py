@@ -17,7 +17,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.diagnostics import Confidence, Hop, RegionKind
+from graphlint.diagnostics import Confidence, Hop, RegionKind, RegionSite
 from graphlint.facts import guards
 from graphlint.facts.names import dotted, is_true, keyword
 from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
@@ -111,6 +111,10 @@ class Region:
     def spans(self, line: int) -> bool:
         """Whether ``line`` lies within the region's source lines."""
         return self.line <= line <= self.end_line
+
+    def site(self, path: str) -> RegionSite:
+        """The region as found in the file ``path``, for what crosses a process."""
+        return RegionSite(path, self.line, self.kind, self.label)
 
 
 Callable = cst.FunctionDef | cst.Lambda
