@@ -15,7 +15,7 @@ import pytest
 from graphlint.comments import scan
 from graphlint.diagnostics import Hop, RegionKind, Settled
 from graphlint.facts.positions import positions_of
-from graphlint.facts.regions import Assignment, Region, find_regions
+from graphlint.facts.regions import FINDER_SITES, Assignment, Region, find_regions
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.values import Values
 from graphlint.facts.walk import descendants, forget, walk
@@ -29,7 +29,7 @@ def assignment(
 ) -> Assignment:
     """The file's regions as ``facts.analysis.analyse`` finds them, before its
     shared walk."""
-    scopes = ScopeBuilder(None)
+    scopes = ScopeBuilder(None, sites=FINDER_SITES)
     walk(module, scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     positions = positions_of(module)

@@ -17,7 +17,16 @@ import graphlint.facts.scopes
 import graphlint.facts.setup
 import graphlint.facts.state
 from graphlint.facts.positions import UNASKED, positions_of
-from graphlint.facts.walk import LAYOUT, walk, walk_batched, walk_together
+from graphlint.facts.regions import FINDER_SITES, RegionFinder
+from graphlint.facts.scopes import ScopeBuilder
+from graphlint.facts.walk import (
+    LAYOUT,
+    replay,
+    subscribed,
+    walk,
+    walk_batched,
+    walk_together,
+)
 from graphlint.rule import tree_rules
 from tests.conftest import FIXTURES
 
@@ -184,3 +193,54 @@ def test_positions_are_libcst_s_for_every_node_that_can_be_asked_about(
     ours = positions_of(module)
     asked = {n: r for n, r in theirs.items() if type(n) not in UNASKED}
     assert asked == {n: r for n, r in ours.items() if type(n) not in UNASKED}
+
+
+class Sited(cst.CSTVisitor):
+    """Asks about a few node types, entering and leaving, as the region finder
+    does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, cst.CSTNode]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.events.append(("call", node))
+
+    def visit_With(self, node: cst.With) -> None:
+        self.events.append(("with", node))
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.events.append(("/with", original_node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.events.append(("def", node))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.events.append(("/def", original_node))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.events.append(("block", node))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_replay_of_the_scope_walk_s_sites_is_the_walk(path: Path) -> None:
+    """A visitor that asks about a few node types sees, from what the scope walk
+    recorded, what its own walk shows it, in the same order."""
+    module = parse(path)
+    walked = Sited()
+    walk(module, walked)
+    scopes = ScopeBuilder(None, sites=subscribed(Sited))
+    walk(module, scopes)
+    replayed = Sited()
+    replay(scopes.sites, replayed)
+    assert replayed.events == walked.events
+
+
+def test_the_region_finder_is_replayed_at_every_node_it_asks_about() -> None:
+    """Each ``visit_``/``leave_`` method of the finder names a node type the scope
+    walk records for it."""
+    entered, left = FINDER_SITES
+    names = {f"visit_{t.__name__}" for t in entered}
+    names |= {f"leave_{t.__name__}" for t in left}
+    own = {name for name in vars(RegionFinder) if name.startswith(("visit_", "leave_"))}
+    assert own == names

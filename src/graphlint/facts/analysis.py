@@ -10,7 +10,12 @@ from libcst.metadata import CodeRange
 
 from graphlint.facts.flow import Flow
 from graphlint.facts.reaching import Reaching
-from graphlint.facts.regions import Region, find_regions, typed_by_callers
+from graphlint.facts.regions import (
+    FINDER_SITES,
+    Region,
+    find_regions,
+    typed_by_callers,
+)
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState
@@ -66,12 +71,13 @@ def analyse(
     declared: frozenset[str] = frozenset(),
     typed: frozenset[tuple[str, str]] = frozenset(),
 ) -> FileFacts:
-    """Compute a file's facts: one scope walk, the region finder's walk, then one
-    walk for each node's region, host state, capture set-up and flow;
+    """Compute a file's facts: one scope walk, a replay of what it saw for the
+    region finder, then one walk for each node's region, host state, capture
+    set-up and flow;
     ``declared``: the functions the configuration names as capture roots;
     ``typed``: what the calls in other files pass the functions that capture
     (``Job.typed``)."""
-    scopes = ScopeBuilder(package)
+    scopes = ScopeBuilder(package, sites=FINDER_SITES)
     walk(module, scopes)
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     found = find_regions(

@@ -28,7 +28,7 @@ from graphlint.facts.torchapi import (
     cudagraph_keyword,
 )
 from graphlint.facts.values import Kind, Value, Values
-from graphlint.facts.walk import parents, walk
+from graphlint.facts.walk import parents, replay, subscribed, walk
 from graphlint.matchers import tensor_slots
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -587,19 +587,19 @@ class RegionFinder(cst.CSTVisitor):
                 return True
         return False
 
-    def leave_patched(self, node: cst.CSTNode) -> None:
+    def exit_patched(self, node: cst.CSTNode) -> None:
         if node in self._patched_nodes:
             self._patched_nodes.discard(node)
             self._patched -= 1
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.leave_patched(original_node)
+        self.exit_patched(original_node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.leave_patched(original_node)
+        self.exit_patched(original_node)
 
     def leave_With(self, original_node: cst.With) -> None:
-        self.leave_patched(original_node)
+        self.exit_patched(original_node)
 
     # -- make_graphed_callables(...), torch.compile(fn, mode=...), m.compile(...) ----
     def visit_Call(self, node: cst.Call) -> None:
@@ -902,6 +902,10 @@ def _every_branch_leaves(node: cst.If) -> bool:
 
 
 _LEAVE = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+# where the region finder's walk visits and leaves, which the scope walk records
+FINDER_SITES = subscribed(RegionFinder)
 
 
 class BeginEndScanner:
@@ -1289,7 +1293,9 @@ def find_regions(
             finder.settled[function] = {fact.name: fact for fact in how.settled}
         if how is not None and how.tensors:
             values.tensor_params[function] = frozenset(how.tensors)
-    walk(module, finder)
+    if scopes.recorded != FINDER_SITES:
+        raise ValueError("scopes built without ScopeBuilder(..., sites=FINDER_SITES)")
+    replay(scopes.sites, finder)  # the finder's walk, from what the scope walk saw
     for function, path in scopes.paths.items():
         if path in declared:
             region = Region(

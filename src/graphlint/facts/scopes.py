@@ -8,7 +8,7 @@ from typing import Literal
 import libcst as cst
 
 from graphlint.facts.names import Names, dotted
-from graphlint.facts.walk import visited
+from graphlint.facts.walk import Sites, left, visited
 
 ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]
 
@@ -95,11 +95,20 @@ class Scope:
 
 
 class ScopeBuilder(cst.CSTVisitor):
-    """One walk over the module: scopes, bindings, classes and import aliases."""
+    """One walk over the module: scopes, bindings, classes and import aliases; and
+    where the walk enters and leaves the nodes of the types ``sites`` names (entered,
+    left), for a later visitor that asks only about those (``walk.replay``)."""
 
-    def __init__(self, package: str | None) -> None:
+    def __init__(
+        self,
+        package: str | None,
+        sites: tuple[frozenset[type], frozenset[type]] = (frozenset(), frozenset()),
+    ) -> None:
         super().__init__()
         self.package = package
+        self.recorded = sites
+        self._entered, self._left = sites
+        self.sites: Sites = []
         self.names = Names()
         self.scope_of: dict[cst.CSTNode, Scope] = {}
         self.classes: dict[str, ClassInfo] = {}
@@ -119,7 +128,14 @@ class ScopeBuilder(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
             self.scope_of[node] = self.scope
+        if type(node) in self._entered:
+            self.sites.append((node, True))
         return visited(self, node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        left(self, original_node)
+        if type(original_node) in self._left:
+            self.sites.append((original_node, False))
 
     # -- scopes --------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:

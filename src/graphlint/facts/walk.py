@@ -170,6 +170,52 @@ def visited(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
     return method is None or method(visitor, node) is not False
 
 
+def left(visitor: cst.CSTVisitor, node: cst.CSTNode) -> None:
+    """``CSTVisitor.on_leave``: the visitor's ``leave_<Type>`` for ``node``, the
+    method looked up once per visitor class and node type."""
+    key = (type(visitor), type(node))
+    try:
+        method = _LEFT[key]
+    except KeyError:
+        method = _LEFT[key] = _method(key[0], "leave_" + key[1].__name__)
+    if method is not None:
+        method(visitor, node)
+
+
+_LEFT: dict[tuple[type, type], Callable[[Any, Any], Any] | None] = {}
+
+Sites = list[tuple[cst.CSTNode, bool]]
+"""A walk's events at the nodes of some types, in order: (node, True) where the
+walk enters it, (node, False) where it leaves it."""
+
+
+def subscribed(
+    visitor: type[cst.CSTVisitor],
+) -> tuple[frozenset[type], frozenset[type]]:
+    """The node types a visitor class has a ``visit_<Type>`` of its own for, and
+    those it has a ``leave_<Type>`` for: what ``replay`` needs recorded."""
+    found: tuple[set[type], set[type]] = (set(), set())
+    for name in dir(visitor):
+        prefix, _, kind = name.partition("_")
+        if prefix not in ("visit", "leave") or _method(visitor, name) is None:
+            continue
+        node = getattr(cst, kind, None)
+        if isinstance(node, type) and issubclass(node, cst.CSTNode):
+            found[prefix == "leave"].add(node)
+    return frozenset(found[0]), frozenset(found[1])
+
+
+def replay(sites: Sites, visitor: cst.CSTVisitor) -> None:
+    """The walk of a visitor that never prunes and asks only about the nodes
+    ``sites`` recorded: its ``visit_<Type>`` and ``leave_<Type>`` at each, in the
+    walk's order, without walking the rest of the tree."""
+    for node, entering in sites:
+        if entering:
+            visited(visitor, node)
+        else:
+            left(visitor, node)
+
+
 # whether a visitor class has a ``leave_<Type>`` of its own
 _LEAVES: dict[type, bool] = {}
 
@@ -357,11 +403,15 @@ def walk_batched(
 
 __all__ = [
     "LAYOUT",
+    "Sites",
     "children",
     "descendants",
     "forget",
+    "left",
     "node_types",
     "parents",
+    "replay",
+    "subscribed",
     "visited",
     "walk",
     "walk_batched",
