@@ -424,7 +424,7 @@ class Reason(str, enum.Enum):
     ATTRIBUTE = "dynamic attribute"  # a class or module without that attribute
     COMPUTED = "computed callee"  # ``self.layers[i](x)``, ``make()(x)``
     NOT_CALLABLE = "not callable"  # a project value with no code to run when called
-    BUDGET = "budget exhausted"  # resolution took over ``reach.BUDGET`` steps
+    BUDGET = "budget exhausted"  # resolution took over ``resolve.BUDGET`` steps
     EAGER = "eager function"  # ``eager-functions`` says it never runs under capture
 
 

@@ -119,7 +119,7 @@ def analyse(
     # graphed callables set-up.
     timeline = bool(regions.present or found.compiles)
     walkers = [
-        *([regions] if regions.walked() else []),
+        *([regions] if regions.needs_walk() else []),
         *([state] if timeline else []),
         *([setup] if regions.present or found.graphed_calls else []),
         *([flow] if timeline else []),

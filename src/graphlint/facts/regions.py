@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TypeVar, overload
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -1026,7 +1026,10 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
     from the region its parent runs in. A node the walk has not reached yet (a
     write's target, a definition later in a loop) is decided on the spot, down
     from its nearest decided ancestor, as the walk will decide it. ``present``:
-    the regions some node runs in, known before the walk."""
+    the regions some node runs in, known before the walk, in the order of their
+    lines.
+
+    Being a ``Mapping``, it compares by its contents and cannot be hashed."""
 
     def __init__(
         self,
@@ -1045,9 +1048,10 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         self._regions: dict[cst.CSTNode, Region] = {}  # in the walk's order
         self._complete = False
         self._parents: dict[int, cst.CSTNode] | None = None
+        self._nothing = False
         self.present = self._candidates()
-        if not self.present:
-            self._complete = True  # nothing runs under capture: nothing to walk
+        if not self.present:  # nothing runs under capture: nothing to walk or ask
+            self._complete = self._nothing = True
 
     # -- the walk ----------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -1064,7 +1068,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         if original_node is self.module:
             self._complete = True
 
-    def walked(self) -> bool:
+    def needs_walk(self) -> bool:
         """Whether the shared walk must visit the file for this: some node runs
         under capture."""
         return not self._complete
@@ -1076,7 +1080,15 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             return top
         raise KeyError(node)
 
-    def get(self, node: cst.CSTNode, default: object = None) -> Any:
+    @overload
+    def get(self, node: cst.CSTNode, /) -> Region | None: ...
+
+    @overload
+    def get(self, node: cst.CSTNode, /, default: Region | _T) -> Region | _T: ...
+
+    def get(self, node: cst.CSTNode, /, default: object = None) -> object:
+        if self._nothing:
+            return default
         top = self._tops.get(node, _UNDECIDED)
         if top is _UNDECIDED:
             top = self._top(node)
@@ -1103,10 +1115,11 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         return self._regions
 
     # -- deciding ------------------------------------------------------------------
-    def _candidates(self) -> frozenset[Region]:
+    def _candidates(self) -> tuple[Region, ...]:
         """The regions some node runs in: those of the roots (each runs in its
         own), of the statements between ``capture_begin()`` and ``capture_end()``
-        and of those in a marked span of lines, where nothing keeps them out."""
+        and of those in a marked span of lines, where nothing keeps them out; in
+        the order of their lines."""
         finder = self.finder
         found: set[Region] = set(finder.roots.values())
         nodes: list[cst.CSTNode] = list(finder.spans)
@@ -1121,7 +1134,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             region = self.get(node)
             if region is not None:
                 found.add(region)
-        return frozenset(found)
+        return tuple(sorted(found, key=_region_order))
 
     def _top(self, node: cst.CSTNode) -> Region | object | None:
         """What ``node`` decides (``on_visit``), decided down from its nearest
@@ -1193,6 +1206,19 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
 _KEEP = object()  # the node runs where its parent runs
 _EXCLUDED = object()  # a guarded block: never under capture
 _UNDECIDED = object()  # not decided yet
+_T = TypeVar("_T")
+
+
+def _region_order(region: Region) -> tuple[int, int, str, str, str]:
+    return (
+        region.line,
+        region.end_line,
+        region.kind.value,
+        region.label,
+        region.graph or "",
+    )
+
+
 # the nodes a marked span of lines covers when they start inside it
 _PRAGMA_TYPES = (
     cst.FunctionDef,
@@ -1204,7 +1230,7 @@ _PRAGMA_TYPES = (
 
 @dataclass(frozen=True)
 class Found:
-    """What the region walks find in one file."""
+    """What the region finder finds in one file, and where each node runs."""
 
     regions: Assignment  # every node under capture -> its region
     # make_graphed_callables calls: their set-up matters even when their targets

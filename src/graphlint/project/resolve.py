@@ -100,7 +100,7 @@ class Fn:
     handoff: Handoff = field(default=(), compare=False)
     # run by ``Fn.apply(...)`` of an autograd Function: its ``forward`` ("forward",
     # "forward()" where ``setup_context`` takes ``ctx`` instead), or its "backward";
-    # by a library's callable, as its model says (``_LIBRARY``)
+    # by a library's callable, as its model says (``reach``'s ``_LIBRARY``)
     applied: str = field(default="", compare=False)
     # called by a lambda's call (``lambda: fn(n, counts)``): that call, in the
     # function that makes the lambda, passes its parameters
@@ -1632,18 +1632,25 @@ class Resolver:
 
 __all__ = [
     "BUDGET",
+    "MAX_PASSED",
     "BoundCompiler",
+    "Built",
     "Cls",
     "Dropped",
     "Fn",
     "Handoff",
+    "Items",
+    "Mod",
     "Opaque",
     "Param",
     "Passed",
     "Resolver",
+    "Super",
+    "Through",
     "call_sites",
     "is_opaque",
     "local_names",
     "positional_params",
     "ref_text",
+    "untracked_value",
 ]
