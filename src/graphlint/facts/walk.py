@@ -326,7 +326,10 @@ def forget() -> None:
 def _kids(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     entered = _ENTERED
     found: list[cst.CSTNode] = []
-    for name in _FIELDS.get(type(node)) or _fields(node):
+    names = _FIELDS.get(type(node))
+    if names is None:  # not ``or``: most types' tuple is empty (a name's)
+        names = _fields(node)
+    for name in names:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
