@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TypeVar, overload
+from typing import TypeVar, cast, overload
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -28,7 +28,7 @@ from graphlint.facts.torchapi import (
     cudagraph_keyword,
 )
 from graphlint.facts.values import Kind, Value, Values
-from graphlint.facts.walk import parents, replay, subscribed, walk
+from graphlint.facts.walk import node_types, parents, replay, subscribed, walk
 from graphlint.matchers import tensor_slots
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -1095,7 +1095,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         return top if isinstance(top, Region) else default
 
     def __contains__(self, node: object) -> bool:
-        return isinstance(node, cst.CSTNode) and self.get(node) is not None
+        return self.get(cast(cst.CSTNode, node)) is not None
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
         return iter(self._all())
@@ -1127,7 +1127,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             nodes.extend(
                 node
                 for node, place in finder.positions.items()
-                if isinstance(node, _PRAGMA_TYPES)
+                if type(node) in _PRAGMA_TYPES
                 and any(s < place.start.line < e for s, e in self.pragmas)
             )
         for node in nodes:
@@ -1179,7 +1179,8 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             and current.via  # settled by the calls from other regions, not its own
         ):
             return _EXCLUDED
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        kind = type(node)  # by exact type: this runs at every node of the file
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
             # a nested definition runs when called, not where it is written;
             # a pragma span may still cover it as a whole
             return self._pragma(node)
@@ -1187,9 +1188,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             return _KEEP  # spans and pragmas do not reach into a guarded block
         if node in finder.spans:
             return finder.spans[node]
-        if self.pragmas and isinstance(
-            node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-        ):
+        if self.pragmas and kind in _STATEMENTS:
             found = self._pragma(node)
             if found is not None:
                 return found
@@ -1219,13 +1218,9 @@ def _region_order(region: Region) -> tuple[int, int, str, str, str]:
     )
 
 
+_STATEMENTS = node_types(cst.SimpleStatementLine, cst.BaseCompoundStatement)
 # the nodes a marked span of lines covers when they start inside it
-_PRAGMA_TYPES = (
-    cst.FunctionDef,
-    cst.ClassDef,
-    cst.SimpleStatementLine,
-    cst.BaseCompoundStatement,
-)
+_PRAGMA_TYPES = _STATEMENTS | {cst.FunctionDef, cst.ClassDef}
 
 
 @dataclass(frozen=True)
