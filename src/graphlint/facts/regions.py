@@ -1048,10 +1048,9 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         self._regions: dict[cst.CSTNode, Region] = {}  # in the walk's order
         self._complete = False
         self._parents: dict[int, cst.CSTNode] | None = None
-        self._nothing = False
         self.present = self._candidates()
-        if not self.present:  # nothing runs under capture: nothing to walk or ask
-            self._complete = self._nothing = True
+        if not self.present:  # nothing runs under capture: nothing to walk
+            self._complete = True
 
     # -- the walk ----------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -1065,8 +1064,9 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._stack.pop()
-        if original_node is self.module:
+        if original_node is self.module:  # every answer is in _regions now
             self._complete = True
+            self._tops, self._parents = {}, None
 
     def needs_walk(self) -> bool:
         """Whether the shared walk must visit the file for this: some node runs
@@ -1075,10 +1075,10 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
 
     # -- the mapping -------------------------------------------------------------
     def __getitem__(self, node: cst.CSTNode) -> Region:
-        top = self._top(node)
-        if isinstance(top, Region):
-            return top
-        raise KeyError(node)
+        found = self.get(node)
+        if found is None:
+            raise KeyError(node)
+        return found
 
     @overload
     def get(self, node: cst.CSTNode, /) -> Region | None: ...
@@ -1087,8 +1087,8 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
     def get(self, node: cst.CSTNode, /, default: Region | _T) -> Region | _T: ...
 
     def get(self, node: cst.CSTNode, /, default: object = None) -> object:
-        if self._nothing:
-            return default
+        if self._complete:
+            return self._regions.get(node, default)
         top = self._tops.get(node, _UNDECIDED)
         if top is _UNDECIDED:
             top = self._top(node)
@@ -1151,8 +1151,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             parent = self._parents.get(id(parent))
         if parent is None and path[-1] is not self.module:
             # an ancestor no walk has listed yet, or another tree's node
-            self._all()
-            return tops.get(node)
+            return self._all().get(node)
         top = tops[parent] if parent is not None else None
         for step in reversed(path):
             top = tops[step] = self._decide(step, top)
