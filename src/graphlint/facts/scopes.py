@@ -8,7 +8,7 @@ from typing import Literal
 import libcst as cst
 
 from graphlint.facts.names import Names, dotted
-from graphlint.facts.walk import Sites, left, visited
+from graphlint.facts.walk import Sites, Subscription, left, visited
 
 ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]
 
@@ -102,7 +102,7 @@ class ScopeBuilder(cst.CSTVisitor):
     def __init__(
         self,
         package: str | None,
-        sites: tuple[frozenset[type], frozenset[type]] = (frozenset(), frozenset()),
+        sites: Subscription = (frozenset(), frozenset()),
     ) -> None:
         super().__init__()
         self.package = package

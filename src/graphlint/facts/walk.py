@@ -189,9 +189,11 @@ Sites = list[tuple[cst.CSTNode, bool]]
 walk enters it, (node, False) where it leaves it."""
 
 
-def subscribed(
-    visitor: type[cst.CSTVisitor],
-) -> tuple[frozenset[type], frozenset[type]]:
+Subscription = tuple[frozenset[type], frozenset[type]]
+"""The node types a visitor acts on where a walk enters them, and where it leaves."""
+
+
+def subscribed(visitor: type[cst.CSTVisitor]) -> Subscription:
     """The node types a visitor class has a ``visit_<Type>`` of its own for, and
     those it has a ``leave_<Type>`` for: what ``replay`` needs recorded."""
     found: tuple[set[type], set[type]] = (set(), set())
@@ -407,6 +409,7 @@ def walk_batched(
 __all__ = [
     "LAYOUT",
     "Sites",
+    "Subscription",
     "children",
     "descendants",
     "forget",
