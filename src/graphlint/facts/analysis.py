@@ -12,6 +12,7 @@ from graphlint.facts.flow import Flow
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import (
     FINDER_SITES,
+    Assignment,
     Region,
     find_regions,
     typed_by_callers,
@@ -28,7 +29,7 @@ class FileFacts:
     """What rules may ask about a file; see ``graphlint.rule.Rule``."""
 
     values: Values
-    regions: Mapping[cst.CSTNode, Region]
+    regions: Assignment  # every node under capture -> its region
     state: HostState
     setup: CaptureSetup
     flow: Flow
@@ -41,12 +42,12 @@ class FileFacts:
         """Whether the file captures anything (else region rules have nothing to do):
         a region, a graphed callable, or a call of a CUDA-graph-compiled callable."""
         return bool(
-            self.regions or self.setup.graphed_calls or self.flow.compiled_calls
+            self.regions.present or self.setup.graphed_calls or self.flow.compiled_calls
         )
 
     def all_regions(self) -> list[Region]:
         """Each region once, in source order."""
-        return sorted(set(self.regions.values()), key=lambda r: (r.line, r.end_line))
+        return list(self.regions.present)
 
     def region_of(self, node: cst.CSTNode) -> Region | None:
         return self.regions.get(node)

@@ -222,13 +222,10 @@ def replay(sites: Sites, visitor: cst.CSTVisitor) -> None:
 _LEAVES: dict[type, bool] = {}
 
 
-def _leaves(kind: type) -> bool:
+def _leaves(kind: type[cst.CSTVisitor]) -> bool:
     found = _LEAVES.get(kind)
     if found is None:
-        found = _LEAVES[kind] = any(
-            name.startswith("leave_") and _method(kind, name) is not None
-            for name in dir(kind)
-        )
+        found = _LEAVES[kind] = bool(subscribed(kind)[1])
     return found
 
 
