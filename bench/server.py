@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.lsp_client import Client
 
 DEBOUNCE = 0.25
+# as VS Code and most editors start it: the server may register file watchers
+EDITOR = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
 MODEL = "def step(x):\n    return x.sum().item()\n"
 TRAIN = (
     "import torch\nfrom pkg.model import step\n\n"
@@ -85,7 +87,7 @@ def measure(name: str, root: Path, path: Path, repeat: int, cache: Path) -> str:
     opened = []
     for _ in range(2):  # an empty cache, then the one the first left
         client = Client(root)
-        client.initialize(root)
+        client.initialize(root, EDITOR)
         start = time.perf_counter()
         uri = client.open(path, text)
         found = client.diagnostics(uri, version=1, timeout=600)
@@ -121,7 +123,7 @@ def started(root: Path, repeat: int) -> str:
     for _ in range(repeat):
         start = time.perf_counter()
         client = Client(root)
-        client.initialize(root)
+        client.initialize(root, EDITOR)
         times.append(time.perf_counter() - start)
         client.close()
     return f"{statistics.median(times):.2f} s"
@@ -135,7 +137,7 @@ def across(root: Path, repeat: int, cache: Path) -> str:
     model, train = root / "pkg" / "model.py", root / "pkg" / "train.py"
     model.write_text(CALLEE[0])
     client = Client(root)
-    client.initialize(root)
+    client.initialize(root, EDITOR)
     caller = client.open(train, train.read_text())
     client.diagnostics(caller, version=1, timeout=600)
     callee = client.open(model, CALLEE[0])

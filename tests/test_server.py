@@ -11,6 +11,7 @@ from tests.lsp_client import Client, Message
 from tests.test_cli import MODEL, TRAIN, _package
 
 CLEAN = "def step(x):\n    return x\n"
+WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
 
 
 @pytest.fixture
@@ -45,15 +46,18 @@ def test_configuration_files_are_watched_where_the_client_lets_it(
     configuration files; one that does not is asked nothing, and then the server
     still answers."""
     client = Client(project)
-    client.initialize(
-        project,
-        {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}},
-    )
+    client.initialize(project, WATCHING)
     asked = client._until(lambda m: m.get("method") == "client/registerCapability", 60)
     (registration,) = asked["params"]["registrations"]
     assert registration["method"] == "workspace/didChangeWatchedFiles"
-    globs = [w["globPattern"] for w in registration["registerOptions"]["watchers"]]
-    assert globs == ["**/.graphlint.toml", "**/graphlint.toml", "**/pyproject.toml"]
+    watchers = registration["registerOptions"]["watchers"]
+    assert [(w["globPattern"], w.get("kind")) for w in watchers] == [
+        ("**/.gitignore", None),
+        ("**/.graphlint.toml", None),
+        ("**/graphlint.toml", None),
+        ("**/pyproject.toml", None),
+        ("**/*", 1 | 4),  # made or removed
+    ]
     assert client.close() == 0
     client = Client(project)
     client.initialize(project)
@@ -63,6 +67,56 @@ def test_configuration_files_are_watched_where_the_client_lets_it(
         m.get("method") == "client/registerCapability" for m in client.received
     )
     assert client.close() == 0
+
+
+def test_a_file_made_or_removed_on_disk_is_seen_by_a_watching_server(
+    project: Path,
+) -> None:
+    """A server whose client watches the files keeps each check's plan between
+    edits; a region file made on disk, or removed, is told of and planned again:
+    the open model file shows the hazard it makes, then no longer."""
+    train = project / "pkg" / "train.py"
+    train.unlink()
+    client = Client(project)
+    client.initialize(project, WATCHING)
+    client._until(lambda m: m.get("method") == "client/registerCapability", 60)
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert client.diagnostics(uri, version=1) == []
+    client.change(uri, MODEL + "# edited\n", version=2)  # planned once already
+    assert client.diagnostics(uri, version=2) == []
+    train.write_text(TRAIN)
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        {"changes": [{"uri": train.as_uri(), "type": 1}]},
+    )
+    (found,) = client.diagnostics(uri, version=2)
+    assert found["code"] == "GL101"
+    train.unlink()
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        {"changes": [{"uri": train.as_uri(), "type": 3}]},
+    )
+    assert client.diagnostics(uri, version=2) == []
+    assert client.close() == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "rechecks"),
+    [
+        ("/r/pkg/model.py", True),
+        ("/r/notes.ipynb", True),
+        ("/r/pkg", True),  # a folder, and the files it held
+        ("/r/sub/pyproject.toml", True),
+        ("/r/.gitignore", True),
+        ("/r/README.md", False),
+        ("/r/.git/index.lock", False),
+        ("/r/.git/config", False),
+    ],
+)
+def test_which_watched_changes_recheck(path: str, rechecks: bool) -> None:
+    from graphlint.server import _changes_checks
+
+    assert _changes_checks(path) is rechecks
 
 
 def test_an_unsaved_edit_updates_the_other_open_files(

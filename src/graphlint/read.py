@@ -186,8 +186,9 @@ def overlay_contents() -> Mapping[str, bytes]:
 
 
 def overlaid(path: Path | str) -> bytes | None:
-    """The text ``path`` has in the overlay; None: it is read from disk."""
-    return _OVERLAY.get(os.path.realpath(path)) if _OVERLAY else None
+    """The text ``path`` has in the overlay; None: it is read from disk. The real
+    path is the run's (``real_path``): a server's edit stamps thousands of files."""
+    return _OVERLAY.get(str(real_path(path))) if _OVERLAY else None
 
 
 LINK_OUT = "a link out of the repository"

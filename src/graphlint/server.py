@@ -9,9 +9,12 @@
   FILE`` does: a model file that a region elsewhere captures shows the hazards that
   region makes, with the region and each call on the way as ``relatedInformation``.
 - Saving any file, or a change of configuration (``workspace/didChangeConfiguration``,
-  a watched ``pyproject.toml`` or ``graphlint.toml``), checks every open document
-  again: what one file does changes what another file's regions reach. The server
-  registers those watchers itself when the client supports dynamic registration.
+  a watched ``pyproject.toml``, ``graphlint.toml`` or ``.gitignore``), or a Python
+  file made or removed on disk, checks every open document again: what one file
+  does changes what another file's regions reach. The server registers those
+  watchers itself when the client supports dynamic registration; then it also keeps
+  each check's plan (the configuration and the project's files, ``lint.plan``)
+  between edits, planning again only after such a change.
 - Code actions: "Ignore GLxxx on this line" for each graphlint diagnostic in range.
 - Hover on a diagnostic: the rule's summary, the fix and the rule's page.
 - Closing a document clears its diagnostics.
@@ -52,6 +55,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,7 +83,7 @@ from graphlint.config import ConfigError, find, folder_of
 from graphlint.diagnostics import Applicability, Diagnostic
 from graphlint.docs import doc_path
 from graphlint.files import project_root
-from graphlint.lint import Choices, LintError, lint
+from graphlint.lint import Choices, LintError, Plan, lint, plan
 from graphlint.notebook import is_notebook
 from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay
@@ -226,6 +230,14 @@ class GraphlintServer(LanguageServer):
         self.one_at_a_time = asyncio.Lock()
         self.converter = get_converter()
         self.said: set[str] = set()  # errors shown to the user already
+        # each check's plan (its configuration and files), by the files checked,
+        # while the client tells of every file made, removed or renamed
+        # (``watching``): an edit then does not walk the project again
+        self.plans: dict[tuple[str, ...], Plan] = {}
+        self.watching = False
+        self.forgotten = 0  # how often the plans were dropped: a check's is kept
+        # only if none was dropped while it was made (checks run on another thread)
+        self.planning = threading.Lock()
 
     def report_server_error(self, error: Exception, source: ServerErrors) -> None:
         """pygls's read loop reports here what failed on a message it read; a message
@@ -237,6 +249,12 @@ class GraphlintServer(LanguageServer):
             self.protocol.refuse(None, JsonRpcParseError(f"Parse error: {error}"))
             return
         super().report_server_error(error, source)
+
+    def forget_plans(self) -> None:
+        """Plan each check again: the files or the configuration may have changed."""
+        with self.planning:
+            self.forgotten += 1
+            self.plans.clear()
 
     def document(self, uri: str) -> TextDocument | None:
         # pygls keeps documents by their unquoted URI; the client names them quoted
@@ -318,12 +336,21 @@ class GraphlintServer(LanguageServer):
         what another open file's regions reach), by real path; None when the check
         could not run (said to the client)."""
         targets = [path, *_same_project(path, others)]
+        chosen = Choices(force_exclude=True)  # an excluded file stays out when opened
         try:
             with overlay(buffers):
-                checked = lint(  # an excluded file stays out when it is opened
+                planned = self.plans.get(tuple(targets))
+                if planned is None:
+                    before = self.forgotten
+                    planned = plan([Path(t) for t in targets], chosen, self._warn)
+                    with self.planning:
+                        if self.watching and self.forgotten == before:
+                            self.plans[tuple(targets)] = planned
+                checked = lint(
                     [Path(t) for t in targets],
                     warn=self._warn,
-                    chosen=Choices(force_exclude=True),
+                    chosen=chosen,
+                    planned=planned,
                 )
         except LintError as error:  # shown once, not at every keystroke
             if str(error) not in self.said:
@@ -410,16 +437,23 @@ server = GraphlintServer()
 
 @server.feature(types.INITIALIZED)
 async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> None:
-    """Ask the client to watch the configuration files, where it can: most editors
-    send ``workspace/didChangeWatchedFiles`` only for the patterns a server
-    registers (ruff's server does the same)."""
+    """Ask the client to watch the configuration files and ``.gitignore`` files,
+    and to tell of every file made or removed, where it can: most editors send
+    ``workspace/didChangeWatchedFiles`` only for the patterns a server registers
+    (ruff's server does the same). Once the client has agreed, each check's plan is
+    kept until a change says it is out of date."""
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace is not None else None
     if watched is None or not watched.dynamic_registration:
         return
     watchers = [
-        types.FileSystemWatcher(glob_pattern=f"**/{name}")
-        for name in sorted(CONFIGURATION)
+        *(
+            types.FileSystemWatcher(glob_pattern=f"**/{name}")
+            for name in sorted([*CONFIGURATION, ".gitignore"])
+        ),
+        types.FileSystemWatcher(
+            glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete
+        ),
     ]
     registration = types.Registration(
         id="graphlint-configuration",
@@ -430,6 +464,7 @@ async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> 
         await ls.client_register_capability_async(
             types.RegistrationParams([registration])
         )
+        ls.watching = True
     except Exception as error:  # a client may refuse it: the checks go on
         ls._log(
             types.MessageType.Log,
@@ -465,6 +500,7 @@ async def _changed(
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 async def _saved(ls: GraphlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.forget_plans()  # "save as" makes a file
     ls.schedule_all()
 
 
@@ -485,6 +521,7 @@ async def _closed(
 async def _configured(
     ls: GraphlintServer, params: types.DidChangeConfigurationParams
 ) -> None:
+    ls.forget_plans()
     ls.schedule_all()
 
 
@@ -492,8 +529,24 @@ async def _configured(
 async def _watched(
     ls: GraphlintServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    if any(Path(file_path(c.uri) or "").name in CONFIGURATION for c in params.changes):
+    if any(_changes_checks(file_path(c.uri)) for c in params.changes):
+        ls.forget_plans()
         ls.schedule_all()
+
+
+def _changes_checks(path: str | None) -> bool:
+    """Whether a file made, removed or changed at ``path`` may change what a check
+    finds: a configuration or ``.gitignore`` file, a Python file or notebook, or a
+    folder that may have held some (a name with no suffix); not what git does in
+    its own folder, which an editor's git support does all the time."""
+    if path is None:
+        return False
+    found = Path(path)
+    return ".git" not in found.parts and (
+        found.name in CONFIGURATION
+        or found.name == ".gitignore"
+        or found.suffix in ("", ".py", ".ipynb")
+    )
 
 
 FIX_ALL = (

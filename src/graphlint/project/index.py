@@ -11,7 +11,7 @@ a resolution will ask for next summarised together. Resolution
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from graphlint.diagnostics import CompileSite, Entry
@@ -52,6 +52,7 @@ class ModuleIndex:
         # the modules whose file gave no summary, with that file
         self.unsummarised: dict[str, Path] = {}
         self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
+        self._unsaved: dict[Path, frozenset[str]] = {}  # what buffers add to it
         self.looked: set[Path] = set()  # folders whose entries a lookup depended on
         self.by_path: dict[str, ModuleSummary] = {}  # the summaries, by file
         # the checked notebooks, by their source root and module (``module_of``):
@@ -215,13 +216,13 @@ class ModuleIndex:
         listed = self._listed[root]
         unsaved = overlay_contents()  # an editor's buffers are there too
         head = parts[0]
-        if listed is not None and head not in listed and f"{head}.py" not in listed:
-            # most lookups end here: a name no root holds (``torch``, ``os``)
-            if not unsaved:
-                return None
-            top = os.path.join(root, head)
-            if not any(path.startswith(top) for path in unsaved):
-                return None
+        if (
+            listed is not None
+            and head not in listed
+            and f"{head}.py" not in listed
+            and (not unsaved or head not in self._unsaved_in(root, unsaved))
+        ):
+            return None  # most lookups end here: a name no root holds (``torch``)
         for candidate in (
             root.joinpath(*parts).with_suffix(".py"),
             root.joinpath(*parts, "__init__.py"),
@@ -232,6 +233,22 @@ class ModuleIndex:
             if unsaved and os.path.realpath(candidate) in unsaved:
                 return candidate
         return None
+
+    def _unsaved_in(self, root: Path, unsaved: Mapping[str, bytes]) -> frozenset[str]:
+        """The names the editor's buffers under ``root`` add to its listing (the
+        first part of each one's path there, a module's without ``.py``), once per
+        root: a server's edit looks up thousands of names in every root."""
+        found = self._unsaved.get(root)
+        if found is None:
+            top = os.path.join(root, "")
+            heads = {
+                path[len(top) :].partition(os.sep)[0]
+                for path in unsaved
+                if path.startswith(top)
+            }
+            found = frozenset({*heads, *(h.removesuffix(".py") for h in heads)})
+            self._unsaved[root] = found
+        return found
 
     def root_of_file(self, path: str) -> Path | None:
         """The source root that holds ``path`` (the innermost)."""
