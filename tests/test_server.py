@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.server import _changes_checks
 from tests.lsp_client import Client, Message
 from tests.test_cli import MODEL, TRAIN, _package
 
@@ -114,8 +115,6 @@ def test_a_file_made_or_removed_on_disk_is_seen_by_a_watching_server(
     ],
 )
 def test_which_watched_changes_recheck(path: str, rechecks: bool) -> None:
-    from graphlint.server import _changes_checks
-
     assert _changes_checks(path) is rechecks
 
 

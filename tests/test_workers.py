@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -95,6 +96,33 @@ def test_a_kept_pool_checks_each_run_with_its_own_buffers_and_settings(
         pool.use(replace(settings, max_memory=settings.max_memory + 256))
         runner.run_files(pool, [path])
         assert pool.workers[0].process.pid != pid
+
+
+def test_a_server_starts_a_worker_before_its_first_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``keep_workers(start=1)``, as the server starts, starts a fresh interpreter
+    at once (the server will have threads); the first run checks with it, with
+    that run's settings."""
+    monkeypatch.setattr(runner, "_kept", [])
+    monkeypatch.setattr(runner, "_keeping", threading.Event())
+    path = tmp_path / "train.py"
+    path.write_text(REGION + "    z = y.item()\n")
+    runner.keep_workers(start=1)
+    (pool,) = runner._kept
+    try:
+        assert pool.method == "spawn" and len(pool.workers) == 1
+        pid = pool.workers[0].process.pid
+        settings = Settings()
+        for enabled, found in [(settings.enabled - {"GL101"}, []), (None, ["GL101"])]:
+            chosen = replace(settings, enabled=enabled or settings.enabled)
+            with runner.open_pool(1, chosen) as used:
+                assert used is pool
+                (result,) = runner.run_files(used, [path])
+            assert _codes(result) == found
+        assert pool.workers[0].process.pid == pid
+    finally:
+        pool.close(kill=True)
 
 
 def test_a_run_gives_the_collector_back_as_it_found_it(tmp_path: Path) -> None:

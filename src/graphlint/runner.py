@@ -389,11 +389,13 @@ class Pool:
         size: int,
         settings: Settings,
         progress: Callable[[int, int], None] | None = None,
+        *,
+        method: str | None = None,
     ) -> None:
         self.progress = progress  # told (jobs done, jobs asked) after each job
         self.done = self.asked = 0
         self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
-        self.method = _start_method()
+        self.method = method or _start_method()
         self.workers: list[_Worker] = []
         self.use(settings)
         for _ in range(size):
@@ -654,10 +656,14 @@ _kept: list[Pool] = []  # keep_workers(): the one pool, once a run made it
 _keeping = threading.Event()
 
 
-def keep_workers() -> None:
+def keep_workers(start: int = 0) -> None:
     """Keep the workers between runs (the language server: a new interpreter per
-    worker per keystroke would cost more than the check)."""
+    worker per keystroke would cost more than the check). ``start`` workers are
+    started now, as fresh interpreters (the server will have threads), and import
+    the analysis while the server starts: its first check need not wait for them."""
     _keeping.set()
+    if start and not _kept:
+        _kept.append(Pool(start, Settings(), method="spawn"))
 
 
 @contextlib.contextmanager
