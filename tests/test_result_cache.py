@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.cache import code_version
+from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
+from graphlint.lint import lint
 from graphlint.project import check, kept
+from graphlint.read import overlay
 from graphlint.runner import Pool, run_files
 from graphlint.settings import Job
 from tests.conftest import FIXTURES, WARMED
@@ -107,6 +109,31 @@ def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> No
     layers.write_text(text.replace("return logits.sigmoid().mean().cpu()", "return 0"))
     edited = same_as_cold("app/train.py", cwd=project)
     assert edited != first and edited.count("GL101") == first.count("GL101") - 1
+
+
+def test_a_run_of_an_unsaved_edit_is_not_kept(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that reads an editor's unsaved buffer is of a text no later run sees:
+    it is not kept (a large project's run is half a megabyte, and the server checks
+    one at every pause in typing); a run whose buffers the disk holds too is."""
+    kept_runs: list[object] = []
+    put = Cache.put
+
+    def spy(cache: Cache, key: str, value: object) -> None:
+        if isinstance(value, kept._Run):
+            kept_runs.append(value)
+        put(cache, key, value)
+
+    monkeypatch.setattr(Cache, "put", spy)
+    monkeypatch.chdir(project)
+    train = project / "app" / "train.py"
+    saved = train.read_bytes()
+    for buffer, keeps in [(saved + b"\n# unsaved\n", False), (saved, True)]:
+        kept_runs.clear()
+        with overlay({str(train): buffer}):
+            lint([train])
+        assert len(kept_runs) == keeps
 
 
 def test_the_code_version_stamps_every_module_of_graphlint() -> None:

@@ -191,6 +191,18 @@ def overlaid(path: Path | str) -> bytes | None:
     return _OVERLAY.get(str(real_path(path))) if _OVERLAY else None
 
 
+def unsaved() -> bool:
+    """Whether the overlay holds text its file on disk does not: an editor's unsaved
+    edit, or standard input that differs from the file it names."""
+    for path, text in _OVERLAY.items():
+        try:
+            if read_bounded(path, len(text)) != text:
+                return True
+        except ReadError:  # TooLarge too: the disk's is longer
+            return True
+    return False
+
+
 LINK_OUT = "a link out of the repository"
 _LEADS_OUT: list[Callable[[Path], bool]] = []  # the innermost ``confined`` in force
 

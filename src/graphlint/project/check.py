@@ -59,6 +59,7 @@ from graphlint.read import (
     real_path,
     source_root,
     tool_diagnostic,
+    unsaved,
 )
 from graphlint.runner import (
     Inline,
@@ -247,7 +248,15 @@ def survey_project(
         [os.fsdecode(f) for f in folders],
         os.fsdecode(context),
     ]
-    runs = Runs(cache, files, settings, asked) if cache is not None else None
+    # a run that reads an editor's unsaved edit (the server checks one at every
+    # pause in typing) is of a text no later run sees: it is neither looked up (its
+    # key stamps every file) nor kept (a large project's run is half a megabyte,
+    # which would push out the entries later runs use)
+    runs = (
+        Runs(cache, files, settings, asked)
+        if cache is not None and not unsaved()
+        else None
+    )
     stored = runs.get() if runs is not None else None
     if stored is not None:
         for message in stored.warnings:
