@@ -9,6 +9,7 @@ import pytest
 
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile, compile_pattern
+from graphlint.read import overlaid, overlay, real_path
 
 
 def names(paths: list[Path], root: Path) -> set[str]:
@@ -110,3 +111,17 @@ def test_gitignore_patterns(
     assert decision is ignored
     if pattern.startswith("#"):
         assert compile_pattern(pattern) is None
+
+
+def test_a_relative_path_is_real_from_the_working_folder_of_the_moment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``real_path`` keeps what it resolved until the next run starts; a process
+    that runs several (the tests, a server) may change its working folder between
+    them, and a relative path then leads elsewhere, overlay lookups included."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        assert real_path("train.py") == (tmp_path / name / "train.py").resolve()
+        with overlay({"train.py": name.encode()}):
+            assert overlaid("train.py") == name.encode()

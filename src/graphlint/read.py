@@ -652,8 +652,12 @@ def forget_paths() -> None:
 def real_path(path: str | os.PathLike[str]) -> Path:
     """``path`` made absolute with its links resolved where they resolve; unlike
     ``Path.resolve()`` it never raises on a link loop (Python 3.10-3.12 do). Each
-    path is resolved once per run (``forget_paths`` starts a run)."""
+    path is resolved once per run (``forget_paths`` starts a run); a relative one
+    by where it leads from the working folder, which a process running several
+    (tests, a server) may change between them."""
     key = os.fspath(path)
+    if not os.path.isabs(key):
+        key = os.path.join(os.getcwd(), key)
     found = _REAL.get(key)
     if found is None:
         found = _REAL[key] = _resolve(key)
