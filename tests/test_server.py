@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from graphlint.server import _changes_checks
+import graphlint.server
+from graphlint.diagnostics import Checked
+from graphlint.lint import Plan
+from graphlint.server import PLANS_KEPT, GraphlintServer, _changes_checks
 from tests.lsp_client import Client, Message
 from tests.test_cli import MODEL, TRAIN, _package
 
@@ -99,6 +103,30 @@ def test_a_file_made_or_removed_on_disk_is_seen_by_a_watching_server(
     )
     assert client.diagnostics(uri, version=2) == []
     assert client.close() == 0
+
+
+def test_a_watching_server_keeps_the_newest_plans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each set of documents checked together has its plan, kept while the client
+    watches the files, up to ``PLANS_KEPT``: the oldest go first."""
+    checked: list[Plan] = []
+
+    def lint(targets: list[Path], *, planned: Plan, **_: object) -> Checked:
+        checked.append(planned)
+        return Checked([])
+
+    monkeypatch.setattr(graphlint.server, "lint", lint)
+    ls = GraphlintServer()
+    ls.watching = True
+    paths = [str(tmp_path / f"m{n}.py") for n in range(PLANS_KEPT + 2)]
+    for path in [*paths, paths[-1]]:
+        Path(path).write_text("x = 1\n")
+        assert ls._check(path, {}) == {os.path.realpath(path): []}
+    assert list(ls.plans) == [(path,) for path in paths[2:]]
+    assert checked[-1] is checked[-2]  # the same files: planned once
+    ls.forget_plans()
+    assert ls.plans == {}
 
 
 @pytest.mark.parametrize(

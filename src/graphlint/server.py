@@ -96,6 +96,9 @@ if TYPE_CHECKING:
 DEBOUNCE = 0.25  # seconds without a change before a changed document is checked
 CONFIGURATION = frozenset({"pyproject.toml", "graphlint.toml", ".graphlint.toml"})
 SOURCE = "graphlint"
+# plans kept, each for a set of open documents checked together; a large project's
+# holds its thousands of paths
+PLANS_KEPT = 8
 
 MAX_MESSAGE = 64 * 1_048_576
 """Bytes of one message beyond which it is skipped, not read. The largest file the
@@ -346,6 +349,8 @@ class GraphlintServer(LanguageServer):
                     with self.planning:
                         if self.watching and self.forgotten == before:
                             self.plans[tuple(targets)] = planned
+                            if len(self.plans) > PLANS_KEPT:  # the oldest goes
+                                del self.plans[next(iter(self.plans))]
                 checked = lint(
                     [Path(t) for t in targets],
                     warn=self._warn,
