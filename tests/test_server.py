@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lsprotocol import types
+from pygls.workspace import Workspace
 
+import graphlint.lint
 import graphlint.server
 from graphlint.diagnostics import Checked
 from graphlint.lint import Plan
@@ -17,6 +21,7 @@ from tests.test_cli import MODEL, TRAIN, _package
 
 CLEAN = "def step(x):\n    return x\n"
 WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+MADE, CHANGED, REMOVED = 1, 2, 3  # FileChangeType
 
 
 @pytest.fixture
@@ -109,7 +114,9 @@ def test_a_watching_server_keeps_the_newest_plans(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each set of documents checked together has its plan, kept while the client
-    watches the files, up to ``PLANS_KEPT``: the oldest go first."""
+    watches the workspace that holds what the plan read, up to ``PLANS_KEPT``:
+    the oldest go first. A plan made while the plans were dropped, or of files
+    outside the workspace, is not kept."""
     checked: list[Plan] = []
 
     def lint(targets: list[Path], *, planned: Plan, **_: object) -> Checked:
@@ -117,9 +124,14 @@ def test_a_watching_server_keeps_the_newest_plans(
         return Checked([])
 
     monkeypatch.setattr(graphlint.server, "lint", lint)
+    workspace, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    for folder in (workspace, elsewhere):
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text("")
     ls = GraphlintServer()
+    ls.protocol._workspace = Workspace(workspace.as_uri())
     ls.watching = True
-    paths = [str(tmp_path / f"m{n}.py") for n in range(PLANS_KEPT + 2)]
+    paths = [str(workspace / f"m{n}.py") for n in range(PLANS_KEPT + 2)]
     for path in [*paths, paths[-1]]:
         Path(path).write_text("x = 1\n")
         assert ls._check(path, {}) == {os.path.realpath(path): []}
@@ -127,23 +139,48 @@ def test_a_watching_server_keeps_the_newest_plans(
     assert checked[-1] is checked[-2]  # the same files: planned once
     ls.forget_plans()
     assert ls.plans == {}
+    outside = elsewhere / "m.py"
+    outside.write_text("x = 1\n")
+    ls._check(str(outside), {})
+    assert ls.plans == {}
+    made = graphlint.lint.plan
+
+    def dropped_meanwhile(*args: Any) -> Plan:
+        ls.forget_plans()  # a watched change while the check plans
+        return made(*args)
+
+    monkeypatch.setattr(graphlint.server, "plan", dropped_meanwhile)
+    ls._check(paths[0], {})
+    assert ls.plans == {}
 
 
 @pytest.mark.parametrize(
-    ("path", "rechecks"),
+    ("path", "change", "rechecks"),
     [
-        ("/r/pkg/model.py", True),
-        ("/r/notes.ipynb", True),
-        ("/r/pkg", True),  # a folder, and the files it held
-        ("/r/sub/pyproject.toml", True),
-        ("/r/.gitignore", True),
-        ("/r/README.md", False),
-        ("/r/.git/index.lock", False),
-        ("/r/.git/config", False),
+        ("pkg/model.py", MADE, True),
+        ("notes.ipynb", MADE, True),
+        ("incoming.d", MADE, True),  # a folder moved in: its files are not told of
+        ("incoming.d", REMOVED, True),
+        ("README.md", MADE, False),
+        ("README.md", REMOVED, True),  # it might have been a folder
+        ("pkg/model.py", CHANGED, False),  # a save says it
+        ("sub/pyproject.toml", CHANGED, True),
+        ("setup.cfg", MADE, True),  # a project marker
+        (".git", MADE, True),  # a repository made
+        (".gitignore", CHANGED, True),
+        (".git/index.lock", MADE, False),
+        (".git/index.lock", REMOVED, False),
+        ("__pycache__/m.cpython-311.pyc", MADE, False),
+        ("__pycache__", REMOVED, False),
+        (".venv/lib/site.py", MADE, False),
     ],
 )
-def test_which_watched_changes_recheck(path: str, rechecks: bool) -> None:
-    assert _changes_checks(path) is rechecks
+def test_which_watched_changes_recheck(
+    tmp_path: Path, path: str, change: int, rechecks: bool
+) -> None:
+    (tmp_path / "incoming.d").mkdir()
+    kind = types.FileChangeType(change)
+    assert _changes_checks(str(tmp_path / path), kind) is rechecks
 
 
 def test_an_unsaved_edit_updates_the_other_open_files(

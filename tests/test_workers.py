@@ -98,6 +98,31 @@ def test_a_kept_pool_checks_each_run_with_its_own_buffers_and_settings(
         assert pool.workers[0].process.pid != pid
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_a_kept_worker_looks_links_up_again_each_run(
+    tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker kept between runs resolves paths once per run, not once for its
+    life: after a link is pointed elsewhere, the buffer of the file it now leads to
+    is read, not the disk's text."""
+    monkeypatch.setenv("GRAPHLINT_WORKER_START", method)
+    for name in ("v1", "v2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text(REGION)
+    link = tmp_path / "cur"
+    settings = Settings()
+    with runner.Pool(1, settings) as pool:
+        for name in ("v1", "v2"):
+            if link.is_symlink():
+                link.unlink()
+            link.symlink_to(tmp_path / name)
+            edited = (REGION + "    z = y.item()\n").encode()
+            with overlay({str(link / "train.py"): edited}):
+                pool.use(settings)
+                (result,) = runner.run_files(pool, [link / "train.py"])
+            assert "GL101" in _codes(result), name
+
+
 def test_a_server_starts_a_worker_before_its_first_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -911,7 +911,10 @@ def server() -> None:
     # a worker imports the analysis while this process imports the protocol's types
     # (a third of a second): the first document opened finds it ready. One, not
     # more: on a machine with few cores, more would slow the server's own start
-    keep_workers(start=1)
+    try:
+        keep_workers(start=1)
+    except OSError:  # no process to spare now: the first check starts its own
+        keep_workers()
     from graphlint.server import serve  # noqa: PLC0415 - pygls only for the server
 
     serve()

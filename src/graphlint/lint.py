@@ -35,6 +35,7 @@ from graphlint.notebook import in_cells
 from graphlint.read import (
     LINK_OUT,
     confined,
+    forget_paths,
     notebook_cells,
     real_path,
     tool_diagnostic,
@@ -117,6 +118,7 @@ def plan(
     """The configuration that governs ``targets``, the files to check and the
     project they belong to. Unless ``chosen.alone``, targets inside a project are
     checked as part of it. Raises ``LintError`` for bad input."""
+    forget_paths()  # links and ``__init__.py`` files may have changed since a last run
     cwd = real_path(Path.cwd())
     config_file, target_version = chosen.config_file, chosen.target_version
     trusted = config_file is not None  # the user named it: it may raise limits

@@ -49,7 +49,7 @@ from types import TracebackType
 
 from graphlint.diagnostics import FileResult
 from graphlint.project.summary import ModuleSummary, summarize_source
-from graphlint.read import overlay_contents, set_overlay, tool_diagnostic
+from graphlint.read import forget_paths, overlay_contents, set_overlay, tool_diagnostic
 from graphlint.settings import Job, Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
@@ -164,6 +164,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
             return
         if isinstance(job, _Context):  # a kept pool's next run
             settings = job.settings
+            forget_paths()  # links and ``__init__.py`` files may have changed since
             set_overlay(job.overlay)
             continue
         try:
@@ -268,11 +269,13 @@ def _worker_main(
 
 @dataclass(frozen=True)
 class _Context:
-    """What a worker checks with: sent before a kept pool's next run when it
-    changed (a spawned worker gets its first one the same way)."""
+    """What a worker checks with: sent with a kept pool's next run, before the
+    run's first job on each worker (a spawned worker gets its first one the same
+    way)."""
 
     settings: Settings
     overlay: dict[str, bytes]
+    run: int = 0  # a new one each run: a kept worker looks paths up again
 
 
 # The file a spawned worker runs, alone in its folder (it says why)
@@ -397,6 +400,7 @@ class Pool:
         self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
         self.method = method or _start_method()
         self.workers: list[_Worker] = []
+        self._runs = 0
         self.use(settings)
         for _ in range(size):
             self.workers.append(self._spawn())
@@ -404,7 +408,8 @@ class Pool:
     def use(self, settings: Settings) -> None:
         """Check with ``settings`` and the overlay in force from now on."""
         self.settings = settings
-        self.context = _Context(settings, dict(overlay_contents()))
+        self._runs += 1
+        self.context = _Context(settings, dict(overlay_contents()), self._runs)
 
     def __enter__(self) -> Pool:
         return self

@@ -79,14 +79,14 @@ from graphlint import __version__
 from graphlint.codes import CODES
 from graphlint.columns import lines_with_breaks
 from graphlint.comments import add_ignore
-from graphlint.config import ConfigError, find, folder_of
+from graphlint.config import ConfigError, find, folder_of, within
 from graphlint.diagnostics import Applicability, Diagnostic
 from graphlint.docs import doc_path
-from graphlint.files import project_root
+from graphlint.files import PROJECT_MARKERS, SKIPPED_DIRS, project_root
 from graphlint.lint import Choices, LintError, Plan, lint, plan
 from graphlint.notebook import is_notebook
 from graphlint.output.lsp import diagnostic_to_lsp
-from graphlint.read import overlay
+from graphlint.read import overlay, real_path
 from graphlint.runner import keep_workers
 
 if TYPE_CHECKING:
@@ -253,6 +253,34 @@ class GraphlintServer(LanguageServer):
             return
         super().report_server_error(error, source)
 
+    def _watches(self, planned: Plan) -> bool:
+        """Whether the client's watchers cover what ``planned`` read: its
+        configuration files, its project and its repository lie in a workspace
+        folder. A configuration or ``.gitignore`` above them, or a document opened
+        from elsewhere, is planned at every check."""
+        folders = [
+            real_path(path)
+            for path in [
+                self.workspace.root_path,
+                *(to_fs_path(f.uri) for f in self.workspace.folders.values()),
+            ]
+            if path
+        ]
+        config = planned.config
+        read = [
+            config.source,  # and those it extends:
+            config.exclude_root,
+            config.include_root,
+            config.per_file_root,
+            planned.project,
+            planned.tree.top,
+        ]
+        return all(
+            any(within(real_path(path), folder) for folder in folders)
+            for path in read
+            if path is not None
+        )
+
     def forget_plans(self) -> None:
         """Plan each check again: the files or the configuration may have changed."""
         with self.planning:
@@ -273,9 +301,9 @@ class GraphlintServer(LanguageServer):
             self._check_later(uri, delay)
         )
 
-    def schedule_all(self) -> None:
+    def schedule_all(self, delay: float = 0.0) -> None:
         for document in list(self.workspace.text_documents.values()):
-            self.schedule(document.uri)  # as the client names it
+            self.schedule(document.uri, delay)  # as the client names it
 
     async def _check_later(self, uri: str, delay: float) -> None:
         if delay:
@@ -347,7 +375,11 @@ class GraphlintServer(LanguageServer):
                     before = self.forgotten
                     planned = plan([Path(t) for t in targets], chosen, self._warn)
                     with self.planning:
-                        if self.watching and self.forgotten == before:
+                        if (
+                            self.watching
+                            and self.forgotten == before
+                            and self._watches(planned)
+                        ):
                             self.plans[tuple(targets)] = planned
                             if len(self.plans) > PLANS_KEPT:  # the oldest goes
                                 del self.plans[next(iter(self.plans))]
@@ -534,23 +566,32 @@ async def _configured(
 async def _watched(
     ls: GraphlintServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    if any(_changes_checks(file_path(c.uri)) for c in params.changes):
+    if any(_changes_checks(file_path(c.uri), c.type) for c in params.changes):
         ls.forget_plans()
-        ls.schedule_all()
+        ls.schedule_all(DEBOUNCE)  # a checkout or a move makes many at once
 
 
-def _changes_checks(path: str | None) -> bool:
-    """Whether a file made, removed or changed at ``path`` may change what a check
-    finds: a configuration or ``.gitignore`` file, a Python file or notebook, or a
-    folder that may have held some (a name with no suffix); not what git does in
-    its own folder, which an editor's git support does all the time."""
+def _changes_checks(path: str | None, change: types.FileChangeType) -> bool:
+    """Whether a watched change at ``path`` may change what a check finds or
+    plans. Never one inside a folder the project's files never come from (``.git``,
+    ``__pycache__``, a virtual environment), which tools fill all the time. Else: a
+    configuration file, a project marker (``.git`` itself too) or a ``.gitignore``;
+    anything removed (a folder may have held Python files, whatever its name); a
+    Python file or notebook made, or a folder (moving one in tells of the folder
+    alone)."""
     if path is None:
         return False
     found = Path(path)
-    return ".git" not in found.parts and (
-        found.name in CONFIGURATION
-        or found.name == ".gitignore"
-        or found.suffix in ("", ".py", ".ipynb")
+    if any(part in SKIPPED_DIRS for part in found.parts[:-1]):
+        return False
+    if found.name in {*CONFIGURATION, *PROJECT_MARKERS, ".gitignore"}:
+        return True
+    if found.name in SKIPPED_DIRS:
+        return False
+    if change == types.FileChangeType.Deleted:
+        return True
+    return change == types.FileChangeType.Created and (
+        found.suffix in (".py", ".ipynb") or os.path.isdir(found)
     )
 
 
