@@ -53,6 +53,8 @@ class ModuleIndex:
         self.unsummarised: dict[str, Path] = {}
         self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
         self._unsaved: dict[Path, frozenset[str]] = {}  # what buffers add to it
+        self._heads: frozenset[str] | None = None  # what any root holds (``_nowhere``)
+        self._unlistable = False  # a root could not be listed: it may hold anything
         self.looked: set[Path] = set()  # folders whose entries a lookup depended on
         self.by_path: dict[str, ModuleSummary] = {}  # the summaries, by file
         # the checked notebooks, by their source root and module (``module_of``):
@@ -79,6 +81,8 @@ class ModuleIndex:
         if known is not self:  # asked before, with no load under way then
             return known  # type: ignore[return-value]
         parts = name.split(".")
+        if self._nowhere(parts[0], first):  # ``torch``: every root would say no
+            return None
         found: ModuleSummary | None = None
         settled = not self._loading  # not a lookup a load in progress made
         for root in self._roots_from(first):
@@ -181,6 +185,8 @@ class ModuleIndex:
         if not name:
             return []
         parts = name.split(".")
+        if self._nowhere(parts[0], prefer):
+            return []
         for root in self._roots_from(prefer):
             if (root, name) in self._modules:
                 return []  # loaded, or looked for and missing there
@@ -207,13 +213,7 @@ class ModuleIndex:
             notebook = self._notebooks.get((root, ".".join(parts)))
             if notebook is not None:
                 return notebook
-        if root not in self._listed:
-            self.looked.add(root)
-            try:
-                self._listed[root] = frozenset(os.listdir(root))
-            except OSError:
-                self._listed[root] = None
-        listed = self._listed[root]
+        listed = self._listing(root)
         unsaved = overlay_contents()  # an editor's buffers are there too
         head = parts[0]
         if (
@@ -233,6 +233,39 @@ class ModuleIndex:
             if unsaved and os.path.realpath(candidate) in unsaved:
                 return candidate
         return None
+
+    def _nowhere(self, head: str, prefer: Path | None) -> bool:
+        """Whether no root (``prefer`` first) holds a module or package ``head``, as
+        ``_file`` would find: most names looked up (``torch``, ``os``) are of none,
+        and asking each of dozens of roots (one for each folder of loose scripts)
+        was most of a lookup's time. Every root is listed once, the first time; a
+        root that cannot be listed may hold anything."""
+        if prefer is not None and prefer not in self._root_set:
+            return False
+        if self._heads is None:
+            heads: set[str] = {name.split(".")[0] for _, name in self._notebooks}
+            unsaved = overlay_contents()
+            for root in self.roots:
+                listed = self._listing(root)
+                if listed is None:
+                    self._unlistable = True
+                    continue
+                heads.update(listed)
+                heads.update(name.removesuffix(".py") for name in listed)
+                if unsaved:
+                    heads.update(self._unsaved_in(root, unsaved))
+            self._heads = frozenset(heads)
+        return not self._unlistable and head not in self._heads
+
+    def _listing(self, root: Path) -> frozenset[str] | None:
+        """The names in ``root``, listed once (None: it cannot be listed)."""
+        if root not in self._listed:
+            self.looked.add(root)
+            try:
+                self._listed[root] = frozenset(os.listdir(root))
+            except OSError:
+                self._listed[root] = None
+        return self._listed[root]
 
     def _unsaved_in(self, root: Path, unsaved: Mapping[str, bytes]) -> frozenset[str]:
         """The names the editor's buffers under ``root`` add to its listing (the
