@@ -274,6 +274,7 @@ def lint(
                 f"\0{tree.top}\0{tree.allowed!r}"
             ),
             progress=progress,
+            paths_current=True,  # as planned
         )
         if run.project is not None:
             checked = checked.about({str(path) for path in run.shown})

@@ -221,6 +221,7 @@ def survey_project(
     context: bytes = b"",
     progress: Callable[[int, int], None] | None = None,
     inline: bool = False,
+    paths_current: bool = False,
 ) -> Checked:
     """Check ``files`` and the project code their capture regions reach, and say
     what the analysis saw (``Checked.survey``); ``progress`` is told how many of the
@@ -236,7 +237,12 @@ def survey_project(
     With a ``cache``, a run whose files, settings and ``context`` (what else the
     caller's results depend on: the working folder, the exclusions) are those of an
     earlier run, and whose every other file and folder read is unchanged, gives
-    that run's results without checking anything (``kept.Runs``)."""
+    that run's results without checking anything (``kept.Runs``).
+
+    ``paths_current``: what ``read.real_path`` and ``read.package_of`` found since
+    the caller planned the run still holds (``lint.plan`` starts afresh, and a
+    language server plans again after any file is made or removed); else they are
+    looked up again."""
     if not files:
         return Checked([])
     roots = list(roots)
@@ -268,7 +274,8 @@ def survey_project(
         warnings.append(message)
         warn(message)
 
-    forget_paths()
+    if not paths_current:
+        forget_paths()
     read: list[Path] = [*files]  # what the results depend on, besides the files
     with fewer_collections():
         done = _survey_project(
