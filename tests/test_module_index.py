@@ -1,14 +1,19 @@
-"""The project's module index: which file a dotted name is, without reading it."""
+"""The project's module index: which file a dotted name is, without reading it;
+and the summaries it loads."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from graphlint import runner
+from graphlint.project import check
 from graphlint.project.index import ModuleIndex
-from graphlint.project.summary import ModuleSummary
+from graphlint.project.summary import ModuleSummary, summarize_source
 from graphlint.read import overlay
+from graphlint.settings import Settings
 
 
 @pytest.fixture
@@ -74,3 +79,56 @@ def test_a_module_only_a_buffer_holds_is_found(roots: list[Path]) -> None:
     with overlay({str(roots[0] / "fresh.py"): b"x = 1\n"}):
         assert index.module("fresh") is not None
     assert loaded == [str(roots[0] / "fresh.py")]
+
+
+SOURCE = """\
+import torch
+from megatron.core import utils
+
+def step(x):
+    return utils.helper(x).item()
+"""
+
+
+@pytest.mark.parametrize("path", ["core/x.py", "core/x/__init__.py"])
+def test_a_summary_under_another_name_is_the_same_but_for_the_name(path: str) -> None:
+    """A file in a namespace package has two names (``core.x`` from one source
+    root, ``megatron.core.x`` from another): without relative imports its summary
+    is the same under both, but for the name, and is renamed rather than made
+    again; with one, it is made again."""
+    first = summarize_source(SOURCE.encode(), "core.x", path)
+    second = summarize_source(SOURCE.encode(), "megatron.core.x", path)
+    assert isinstance(first, ModuleSummary) and isinstance(second, ModuleSummary)
+    renamed = first.renamed("megatron.core.x")
+    assert renamed is not None and renamed.name == "megatron.core.x"
+    assert msgspec.json.encode(renamed) == msgspec.json.encode(second)
+    relative = summarize_source(
+        b"from . import utils\n" + SOURCE.encode(), "core.x", path
+    )
+    assert isinstance(relative, ModuleSummary) and relative.renamed("m.core.x") is None
+
+
+def test_a_run_summarises_a_file_once_under_two_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked for the same unchanged file under two names, a run summarises it once,
+    both one by one and in a batch."""
+    made: list[str] = []
+    summarize = runner._summarize
+
+    def spy(job: runner.SummaryJob, settings: Settings) -> object:
+        made.append(job.module)
+        return summarize(job, settings)
+
+    monkeypatch.setattr(runner, "_summarize", spy)
+    path = tmp_path / "x.py"
+    path.write_text(SOURCE)
+    for batch in (False, True):
+        made.clear()
+        summaries = check._Summaries(runner.Inline(Settings()), Settings(), None, str)
+        names = [(path, "core.x"), (path, "megatron.core.x")]
+        if batch:
+            summaries.prefetch(names)
+        found = [summaries(*name) for name in names]
+        assert [s.name for s in found if s is not None] == ["core.x", "megatron.core.x"]
+        assert made == ["core.x"]

@@ -145,6 +145,9 @@ class _Summaries:
         # made ahead (``prefetch``), by the path and name the resolver will ask for
         self._ready: dict[tuple[Path, str], ModuleSummary | FileResult] = {}
         self.read: set[Path] = set()  # the modules summarised or looked up
+        # what this run summarised, by file, with the text: asked for under another
+        # name, the same file's summary is renamed, not made again (``renamed``)
+        self._made: dict[Path, tuple[bytes, ModuleSummary]] = {}
 
     def __call__(self, path: Path, name: str) -> ModuleSummary | None:
         found = self._ready.pop((path, name), None)
@@ -153,7 +156,7 @@ class _Summaries:
             found = known if not isinstance(known, SummaryJob) else None
             if found is None:
                 assert isinstance(known, SummaryJob)
-                found = self._store(key, self.pool.call(known))
+                found = self._store(key, self.pool.call(known), path, known)
         if isinstance(found, FileResult):
             self.failed.append((path, found))
             return None
@@ -163,20 +166,28 @@ class _Summaries:
         """Summarise ``modules`` (path, name) on every worker at once: the resolver
         asks for them one at a time, and would wait for each."""
         jobs: list[tuple[tuple[Path, str], str | None, SummaryJob]] = []
+        later: list[tuple[Path, str]] = []  # a file asked for under a second name
+        queued: set[Path] = set()
         for module in dict.fromkeys(modules):
             if module in self._ready:
+                continue
+            if module[0] in queued:
+                later.append(module)
                 continue
             key, known = self._lookup(*module)
             if isinstance(known, SummaryJob):
                 jobs.append((module, key, known))
+                queued.add(module[0])
             else:
                 self._ready[module] = known
 
         def keep(index: int, made: object) -> None:
-            module, key, _ = jobs[index]
-            self._ready[module] = self._store(key, made)
+            module, key, job = jobs[index]
+            self._ready[module] = self._store(key, made, module[0], job)
 
         self.pool.run([job for _, _, job in jobs], keep)
+        if later:  # renamed now, where they can be
+            self.prefetch(later)
 
     def _lookup(
         self, path: Path, name: str
@@ -195,12 +206,26 @@ class _Summaries:
         if cached is not None:
             cached.path = shown
             return key, cached
+        text, made = self._made.get(path, (None, None))
+        renamed = made.renamed(name) if made is not None and text == data else None
+        if renamed is not None:
+            return key, self._store(key, renamed)
         return key, SummaryJob(name, shown, data)
 
-    def _store(self, key: str | None, made: object) -> ModuleSummary | FileResult:
+    def _store(
+        self,
+        key: str | None,
+        made: object,
+        path: Path | None = None,
+        job: SummaryJob | None = None,
+    ) -> ModuleSummary | FileResult:
+        """Cache what was made (from ``job``, the summary of ``path``)."""
         assert isinstance(made, (ModuleSummary, FileResult))
-        if isinstance(made, ModuleSummary) and self.cache is not None and key:
-            self.cache.put(key, made)
+        if isinstance(made, ModuleSummary):
+            if self.cache is not None and key:
+                self.cache.put(key, made)
+            if path is not None and job is not None:
+                self._made[path] = (job.data, made)
         return made
 
 

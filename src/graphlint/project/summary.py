@@ -18,7 +18,7 @@ import functools
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -302,6 +302,15 @@ class ModuleSummary:
     # callables module-level code installs on other objects (``Store``)
     stores: dict[str, list[Store]] = field(default_factory=dict)
     blocks: Blocks = field(default_factory=Blocks)  # of module-level code
+    # it imports relatively (``from . import x``): its imports depend on its name;
+    # else only ``name`` does (``renamed``)
+    relative: bool = False
+
+    def renamed(self, name: str) -> ModuleSummary | None:
+        """The summary of the same file under another module name (a file in a
+        namespace package is ``core.x`` from one source root, ``megatron.core.x``
+        from another), where only ``name`` differs: without relative imports."""
+        return None if self.relative else replace(self, name=name)
 
 
 def dotted(node: ast.expr) -> str | None:
@@ -750,6 +759,7 @@ class _Summarizer(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.module.imports.update(imported(node, self.package))
+        self.module.relative = self.module.relative or node.level > 0
 
     # -- calls and guards ------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
