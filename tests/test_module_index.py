@@ -3,6 +3,7 @@ and the summaries it loads."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import msgspec
@@ -11,7 +12,7 @@ import pytest
 from graphlint import runner
 from graphlint.project import check
 from graphlint.project.index import ModuleIndex
-from graphlint.project.summary import ModuleSummary, summarize_source
+from graphlint.project.summary import ModuleSummary, _bindings, summarize_source
 from graphlint.read import overlay
 from graphlint.settings import Settings
 
@@ -132,3 +133,33 @@ def test_a_run_summarises_a_file_once_under_two_names(
         found = [summaries(*name) for name in names]
         assert [s.name for s in found if s is not None] == ["core.x", "megatron.core.x"]
         assert made == ["core.x"]
+
+
+WALRUS = [
+    "def f(x):\n    if (n := len(x)) > 2:\n        return n\n",
+    "def f(x):\n    for a in x:\n        while (b := a.pop()):\n"
+    "            if (c := b) and (n := c):\n                y = n\n    return y\n",
+    "def f(x):\n    y = 1; z = (w := x)\n    return [v for u in x if (v := u)]\n",
+    "def f(x):\n    def g():\n        return (k := 1)\n    k = (\n        k\n"
+    "        := 2)\n    return k\n",
+    "def f(x):\n    try:\n        a = (b := x)\n    except E as e:\n"
+    "        b = (e := 1)\n    finally:\n        c = 1\n    s = ':= in a string'\n",
+    "def f(x):\n    match x:\n        case [p]:\n            q = (r := p)\n",
+]
+
+
+@pytest.mark.parametrize("source", WALRUS)
+def test_only_the_statements_holding_a_walrus_are_walked_for_it(source: str) -> None:
+    """``_bindings`` walks for ``:=`` only the statements that span a line where one
+    is written; walking every statement (every line given) binds the same names,
+    from the same lines, with the same values in the same order."""
+    (function,) = ast.parse(source).body
+    assert isinstance(function, ast.FunctionDef)
+    lines = [n for n, line in enumerate(source.splitlines(), 1) if ":=" in line]
+    every = list(range(1, source.count("\n") + 2))
+    found, walked = _bindings(function, lines), _bindings(function, every)
+    assert found.first == walked.first
+    assert {k: [id(v) for v in vs] for k, vs in found.values.items()} == {
+        k: [id(v) for v in vs] for k, vs in walked.values.items()
+    }
+    assert any(isinstance(v, ast.expr) for vs in found.values.values() for v in vs)

@@ -11,19 +11,20 @@ summaries; only the files a capture region reaches are then analysed with LibCST
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import contextlib
 import copy
 import functools
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from graphlint.columns import ByteColumns
+from graphlint.columns import ByteColumns, lines_with_breaks
 from graphlint.diagnostics import Diagnostic, shorten
 from graphlint.facts import guards
 from graphlint.facts.torchapi import (
@@ -430,7 +431,8 @@ class _Summarizer(ast.NodeVisitor):
         # names assigned exactly once, with their values
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._bindings: dict[ast.AST, _Bindings] = {}
-        self.walrus = True  # the source may hold ``:=`` (summarize says)
+        # the lines where a ``:=`` starts, in order (summarize says)
+        self.walrus: Sequence[int] = ()
         self.param_groups = True  # ... and name an optimizer's ``param_groups``
         self.shares = True  # ... and say ``global`` or ``nonlocal``
         self._deferred = 0  # inside a lambda: runs later, when called
@@ -1443,11 +1445,12 @@ class _Bindings:
 
 
 def _bindings(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool = True
+    function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: Sequence[int] = ()
 ) -> _Bindings:
     """How ``function`` binds its own names: statement by statement (nested
-    functions and classes bind their name only); ``walrus``: whether the module has
-    any ``:=``, the only binding inside an expression worth searching for."""
+    functions and classes bind their name only); ``walrus``: the lines where the
+    module's ``:=`` start, in order, the only binding inside an expression worth
+    searching for: each statement that spans one is walked for it."""
     found = _Bindings()
 
     def bind(name: str, value: ast.expr | None, line: int) -> None:
@@ -1466,7 +1469,7 @@ def _bindings(
     def statements(body: list[ast.stmt], loop: int | None) -> None:
         for statement in body:
             line = loop if loop is not None else statement.lineno
-            if walrus:
+            if _spans(statement, walrus):
                 for node in ast.walk(statement):
                     if isinstance(node, ast.NamedExpr):
                         store(node.target, node.value, line)
@@ -1517,6 +1520,14 @@ def _bindings(
 
     statements(function.body, None)
     return found
+
+
+def _spans(statement: ast.stmt, lines: Sequence[int]) -> bool:
+    """Whether one of ``lines`` (in order) lies within ``statement``'s: where a
+    ``:=`` starts, a walk of the statement may find it (one on the same line in
+    another statement it does not)."""
+    at = bisect.bisect_left(lines, statement.lineno)
+    return at < len(lines) and lines[at] <= (statement.end_lineno or statement.lineno)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -2040,9 +2051,15 @@ def summarize(
     the same on ASCII lines)."""
     module = ModuleSummary(name, path)
     summarizer = _Summarizer(module, package)
+    if text is None:
+        summarizer.walrus = sorted(
+            {n.lineno for n in ast.walk(tree) if isinstance(n, ast.NamedExpr)}
+        )
+    elif ":=" in text:  # where the text has one (a string's too: a walk more)
+        lines = enumerate(lines_with_breaks(text), 1)
+        summarizer.walrus = [number for number, line in lines if ":=" in line]
     if text is not None:
         summarizer.columns = ByteColumns(text)
-        summarizer.walrus = ":=" in text
         summarizer.param_groups = "param_groups" in text
         summarizer.shares = "global" in text or "nonlocal" in text
     summarizer.visit(tree)
