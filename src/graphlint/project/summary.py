@@ -2051,10 +2051,9 @@ def summarize(
     the same on ASCII lines)."""
     module = ModuleSummary(name, path)
     summarizer = _Summarizer(module, package)
-    if text is None:
-        summarizer.walrus = sorted(
-            {n.lineno for n in ast.walk(tree) if isinstance(n, ast.NamedExpr)}
-        )
+    if text is None:  # any line may hold one
+        last = max((s.end_lineno or s.lineno for s in tree.body), default=0)
+        summarizer.walrus = range(1, last + 1)
     elif ":=" in text:  # where the text has one (a string's too: a walk more)
         lines = enumerate(lines_with_breaks(text), 1)
         summarizer.walrus = [number for number, line in lines if ":=" in line]
