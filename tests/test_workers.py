@@ -123,6 +123,55 @@ def test_a_kept_worker_looks_links_up_again_each_run(
             assert "GL101" in _codes(result), name
 
 
+HELPERS = """\
+import torch
+
+
+def scale(x):
+    return x * 2
+
+
+def sync(x):
+    return x.sum().item()
+
+
+g = torch.cuda.CUDAGraph()
+x = torch.ones(2, device="cuda")
+with torch.cuda.graph(g):
+    y = scale(x)
+    z = y.cpu()
+"""
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_kept_worker_checks_an_edit_as_a_fresh_one_does(
+    tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kept pool's worker parses an edited file from the pieces of its last
+    parse (``graphlint.reparse``): each version's findings, lines and all, are
+    those a fresh worker gives."""
+    monkeypatch.setenv("GRAPHLINT_WORKER_START", method)
+    path = tmp_path / "train.py"
+    path.write_text(HELPERS)
+    versions = [
+        HELPERS,
+        "import os\n\n\n" + HELPERS,  # lines above every piece
+        HELPERS.replace("return x * 2", "return x * 2\n\n\ndef more(x):\n    pass"),
+        HELPERS.replace("    z = y.cpu()\n", "    z = y.cpu()\n    w = sync(y)\n"),
+        HELPERS,
+    ]
+    settings = Settings()
+    with runner.Pool(1, settings, kept=True) as kept:
+        for version in versions:
+            with overlay({str(path): version.encode()}):
+                kept.use(settings)
+                (edited,) = runner.run_files(kept, [path])
+                with runner.Pool(1, settings) as fresh:
+                    (whole,) = runner.run_files(fresh, [path])
+            assert edited.diagnostics == whole.diagnostics
+            assert "GL101" in _codes(edited)
+
+
 def test_a_server_starts_a_worker_before_its_first_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,7 +38,7 @@ from graphlint.facts.regions import Region, source
 from graphlint.facts.walk import forget, walk_batched
 from graphlint.library import library_of
 from graphlint.matchers import tensor_slots
-from graphlint.parsing import parse_module
+from graphlint.parsing import cuts, parse_module
 from graphlint.project.sites import compile_sites
 from graphlint.read import (
     deep_outcome,
@@ -52,6 +52,7 @@ from graphlint.read import (
     too_deep,
     tool_diagnostic,
 )
+from graphlint.reparse import Pieces
 from graphlint.rule import RuleContext, tree_rules
 from graphlint.settings import Job, Setter, Settings
 from graphlint.sparse import function_spans, sparse_source
@@ -102,17 +103,20 @@ def analyse_source(
     setters: frozenset[Setter] = frozenset(),
     typed: frozenset[tuple[str, str]] = frozenset(),
     whole_file: Sequence[Suppression] | None = None,
+    starts: Sequence[int] | None = None,
 ) -> Analysis:
     """Lint ``source``; ``external`` names functions that regions elsewhere reach,
     ``declared`` those the configuration declares capture roots; ``whole_file``,
     the file's ``ignore-file`` comments where ``source`` is not all of the file's
-    text (a statement or a function blanked: it may have held one)."""
+    text (a statement or a function blanked: it may have held one); ``starts``:
+    where a worker that keeps its parses' pieces cuts ``source`` (``keep_pieces``),
+    read off CPython's parse."""
     settings = settings or Settings()
     comments = scan(source)
     if whole_file is not None:
         lines = [entry for entry in comments.entries if not entry.whole_file]
         comments.entries = [*lines, *whole_file]
-    module, positions = _parsed(source, keep=external is None)
+    module, positions = _parsed(source, keep=external is None, starts=starts)
     forget()  # the children of another file's nodes
     facts = analyse(
         module,
@@ -199,15 +203,27 @@ def analyse_source(
 # positions, most recently used last, up to ``_KEPT`` characters of source.
 _PARSED: dict[str, tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]] = {}
 _KEPT = 1 << 20
+# a language server's worker: the pieces of its parses, for the next version of
+# the file (``keep_pieces``)
+_PIECES: list[Pieces] = []
+
+
+def keep_pieces() -> None:
+    """Parse a file again from the pieces of its last parse that an edit left
+    alone (``graphlint.reparse``): a worker that lives between runs."""
+    if not _PIECES:
+        _PIECES.append(Pieces())
 
 
 def _parsed(
-    source: str, *, keep: bool
+    source: str, *, keep: bool, starts: Sequence[int] | None = None
 ) -> tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]:
     """``source`` parsed, with its positions: kept from pass one (``keep``) for the
     project pass, which takes it back."""
     found = _PARSED.pop(source, None)
-    if found is None:
+    if found is None and _PIECES:
+        found = _PIECES[0].parse(source, starts)
+    elif found is None:
         module = parse_module(source)
         found = (module, positions_of(module))
     if keep:
@@ -390,6 +406,7 @@ def _check_file(
         del skipped  # see below
     if job.external is not None:  # only the notes in the reached functions count
         notes = _reached_notes(notes, tree, job.external)
+    whole = source
     if (
         job.external is not None
         and tree is not None
@@ -400,6 +417,12 @@ def _check_file(
         # functions matter (otherwise the order of its own functions is evidence for
         # what a reached function does)
         source = sparse_source(source, tree, job.external.keys())
+    # where a kept parse's pieces start (``keep_pieces``), read off CPython's tree
+    starts = (
+        tuple(cuts(source, 1, tree.body))
+        if _PIECES and tree is not None and source is whole
+        else None
+    )
     # CPython's tree (75 bytes a source byte) is done with: freed before LibCST
     # parses and the analysis runs, not held through them
     del found, tree
@@ -417,6 +440,7 @@ def _check_file(
             typed=job.typed,
             # read where the file is not given whole: they cover every line
             whole_file=scan(text).whole_file if source is not text else None,
+            starts=starts,
         )
         if notes:
             every = sorted([*analysis.diagnostics, *notes], key=lambda d: d.sort_key)

@@ -31,7 +31,7 @@ import functools
 import itertools
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -50,7 +50,7 @@ def parse_module(source: str, *, piece: int = PIECE) -> cst.Module:
     if module is None:
         module = cst.parse_module(source)
     if len(source) >= _TRIM_FROM:
-        _release_freed()
+        release_freed()
     return module
 
 
@@ -58,16 +58,25 @@ def _in_pieces(source: str, piece: int) -> cst.Module | None:
     """The module parsed in pieces; None where it must be parsed whole."""
     if source.count("\r") != source.count("\r\n"):
         return None
-    cuts = _cuts(source, piece)
-    if not cuts:
+    starts = cuts(source, piece)
+    if not starts:
         return None
-    ends = [*cuts, len(source)]
+    ends = [*starts, len(source)]
     modules: list[cst.Module] = []
     try:
-        for start, end in zip([0, *cuts], ends, strict=True):
+        for start, end in zip([0, *starts], ends, strict=True):
             modules.append(cst.parse_module(source[start:end]))
     except cst.ParserSyntaxError:
         return None
+    return join(modules)
+
+
+def join(modules: Sequence[cst.Module]) -> cst.Module | None:
+    """The module that consecutive pieces of a source (cut by ``cuts``), each parsed
+    alone, make together; None where they do not agree on what the whole parse
+    detects once for the file (the first newline, the first indentation). A piece's
+    first statement after the first piece is a new node (its leading lines gain the
+    empty lines before it); every other node is the piece's own."""
     first = modules[0]
     if any(
         m.default_newline != first.default_newline
@@ -87,15 +96,19 @@ def _in_pieces(source: str, piece: int) -> cst.Module | None:
     )
 
 
-def _cuts(source: str, piece: int) -> list[int]:
+def cuts(
+    source: str, piece: int, statements: Sequence[ast.stmt] | None = None
+) -> list[int]:
     """Where pieces of about ``piece`` characters start: offsets of top-level
-    statements after only empty lines (see the module's docstring)."""
-    try:
-        with warnings.catch_warnings():  # a SyntaxWarning is no error, whatever -W says
-            warnings.simplefilter("ignore")
-            statements = ast.parse(source).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+    statements after only empty lines (see the module's docstring); ``statements``:
+    CPython's parse of ``source``, where it is at hand."""
+    if statements is None:
+        try:
+            with warnings.catch_warnings():  # a SyntaxWarning is no error
+                warnings.simplefilter("ignore")
+                statements = ast.parse(source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return []
     lines = source.split("\n")
     offsets = [0]
     for line in lines:
@@ -131,11 +144,11 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return trim
 
 
-def _release_freed() -> None:
+def release_freed() -> None:
     """Give the memory malloc holds free back to the system, where it can."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
 
 
-__all__ = ["PIECE", "parse_module"]
+__all__ = ["PIECE", "cuts", "join", "parse_module", "release_freed"]

@@ -142,11 +142,12 @@ def _import_analysis() -> None:
     import graphlint.analysis  # noqa: F401, PLC0415
 
 
-def _serve(conn: Connection, settings: Settings) -> None:
+def _serve(conn: Connection, context: _Context) -> None:
     # the analysis is imported beside the first jobs (summaries need none of it; a
     # file to check waits for the import's lock), while the collecting process
     # screens the files
     threading.Thread(target=_import_analysis, daemon=True).start()
+    settings, keep = context.settings, context.kept
     _limit_memory(settings.max_memory)  # now that the large stack is reserved
     # Parsing allocates millions of objects and no cycles (syntax trees have no
     # parent links): with the default thresholds the collector's passes over them,
@@ -166,7 +167,11 @@ def _serve(conn: Connection, settings: Settings) -> None:
             settings = job.settings
             forget_paths()  # links and ``__init__.py`` files may have changed since
             set_overlay(job.overlay)
+            keep = keep or job.kept
             continue
+        if keep and isinstance(job, Job):  # the first file imports the analysis
+            keep = False
+            _keep_parses()
         try:
             outcome = _guarded(job, settings)
         except BaseException as error:  # even the report of a bug failed: say so
@@ -248,10 +253,16 @@ def _address_space() -> int:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
+def _keep_parses() -> None:
+    """A worker of a pool that lives between runs keeps its parses' pieces."""
+    from graphlint.engine import keep_pieces  # noqa: PLC0415 - imports the analysis
+
+    keep_pieces()
+
+
 def _worker_main(
     conn: Connection,
-    settings: Settings,
-    overlay: dict[str, bytes],
+    context: _Context,
     inherited: list[int],
     parent: int,
     said: int,
@@ -259,10 +270,10 @@ def _worker_main(
 ) -> None:
     """Worker process: serve jobs on a thread with a large stack."""
     _detach(inherited, parent, said, kernel=kernel)
-    set_overlay(overlay)  # a spawned worker starts with none
+    set_overlay(context.overlay)  # a spawned worker starts with none
     sys.setrecursionlimit(_RECURSION_LIMIT)
     threading.stack_size(_STACK_SIZE)
-    thread = threading.Thread(target=_serve, args=(conn, settings), daemon=True)
+    thread = threading.Thread(target=_serve, args=(conn, context), daemon=True)
     thread.start()
     thread.join()
 
@@ -276,6 +287,7 @@ class _Context:
     settings: Settings
     overlay: dict[str, bytes]
     run: int = 0  # a new one each run: a kept worker looks paths up again
+    kept: bool = False  # the pool lives between runs: its workers keep parses
 
 
 # The file a spawned worker runs, alone in its folder (it says why)
@@ -339,7 +351,7 @@ def _spawned_main(job_fd: int, alive_fd: int) -> None:
         context, parent, kernel = conn.recv()
     except (EOFError, OSError):
         return
-    _worker_main(conn, context.settings, context.overlay, [], parent, 2, kernel)
+    _worker_main(conn, context, [], parent, 2, kernel)
 
 
 def _start_method() -> str:
@@ -394,7 +406,9 @@ class Pool:
         progress: Callable[[int, int], None] | None = None,
         *,
         method: str | None = None,
+        kept: bool = False,
     ) -> None:
+        self.kept = kept  # lives between runs (``keep_workers``)
         self.progress = progress  # told (jobs done, jobs asked) after each job
         self.done = self.asked = 0
         self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
@@ -409,7 +423,8 @@ class Pool:
         """Check with ``settings`` and the overlay in force from now on."""
         self.settings = settings
         self._runs += 1
-        self.context = _Context(settings, dict(overlay_contents()), self._runs)
+        overlay = dict(overlay_contents())
+        self.context = _Context(settings, overlay, self._runs, self.kept)
 
     def __enter__(self) -> Pool:
         return self
@@ -445,8 +460,7 @@ class Pool:
             target=_worker_main,
             args=(
                 child,
-                self.settings,
-                self.context.overlay,
+                self.context,
                 inherited,
                 os.getpid(),
                 says,
@@ -668,7 +682,7 @@ def keep_workers(start: int = 0) -> None:
     the analysis while the server starts: its first check need not wait for them."""
     _keeping.set()
     if start and not _kept:
-        _kept.append(Pool(start, Settings(), method="spawn"))
+        _kept.append(Pool(start, Settings(), method="spawn", kept=True))
 
 
 @contextlib.contextmanager
@@ -684,7 +698,7 @@ def open_pool(
             yield made
         return
     if not _kept:
-        _kept.append(Pool(size, settings))
+        _kept.append(Pool(size, settings, kept=True))
     kept = _kept[0]
     kept.use(settings)
     kept.progress, kept.done, kept.asked = progress, 0, 0

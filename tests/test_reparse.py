@@ -1,0 +1,164 @@
+"""A file parsed again from kept pieces is the file parsed whole, with the same
+positions, whatever was parsed before it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import CodeRange
+
+from graphlint.facts.positions import positions_of
+from graphlint.reparse import Pieces
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
+
+
+def nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from nodes(child)
+
+
+def assert_whole(pieces: Pieces, source: str) -> cst.Module:
+    """``pieces.parse(source)`` against LibCST's whole parse: the same module, and
+    each node where the whole parse's is has its range."""
+    module, positions = pieces.parse(source)
+    whole = cst.parse_module(source)
+    expected = positions_of(whole)
+    assert module.deep_equals(whole)
+    assert module.code == source
+    mine, theirs = list(nodes(module)), list(nodes(whole))
+    assert len(mine) == len(theirs)
+    assert len({id(node) for node in mine}) == len(mine), "a node in two places"
+    for got, want in zip(mine, theirs, strict=True):
+        assert positions.get(got) == expected.get(want), type(want).__name__
+    assert len(positions) == len(expected)
+    return module
+
+
+def edited(source: str, seed: int) -> list[str]:
+    """Versions of ``source`` an editor could send: lines added, removed, changed,
+    and the text back as it was."""
+    lines = source.splitlines(keepends=True)
+    pick = random.Random(seed)
+    at = pick.randrange(len(lines) + 1)
+    added = [*lines[:at], "\n", "x_edit = 1\n", "\n", *lines[at:]]
+    changed = list(lines)
+    if lines:
+        where = pick.randrange(len(lines))
+        changed[where] = changed[where].rstrip("\n") + "  # typed\n"
+    dropped = [*lines[:at], *lines[at + 1 :]]
+    return ["".join(added), "".join(changed), "".join(dropped), source]
+
+
+def compiles(source: str) -> bool:
+    try:
+        compile(source, "<edit>", "exec")
+        cst.parse_module(source)
+    except (SyntaxError, cst.ParserSyntaxError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixture_edited(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    pieces = Pieces()
+    assert_whole(pieces, source)
+    for version in edited(source, seed=len(source)):
+        if compiles(version):
+            assert_whole(pieces, version)
+
+
+SOURCE = "".join(
+    f"def helper_{n}(x):\n    y = x + {n}\n    return y * 2\n\n\n" for n in range(40)
+)
+
+
+def test_only_the_edited_piece_is_parsed() -> None:
+    pieces = Pieces()
+    assert_whole(pieces, SOURCE)
+    assert pieces.parsed == len(SOURCE)
+    edit = SOURCE.replace("x + 7\n", "x + 7 + 1\n")
+    assert_whole(pieces, edit)
+    assert pieces.parsed == len(SOURCE) + len(edit.split("\n\n\n")[7]) + 3
+
+
+def test_lines_added_above_move_the_pieces_below() -> None:
+    pieces = Pieces()
+    first = assert_whole(pieces, SOURCE)
+    second = assert_whole(pieces, "import torch\n\n" + SOURCE)
+    last, before = second.body[-1], first.body[-1]
+    assert isinstance(last, cst.FunctionDef) and isinstance(before, cst.FunctionDef)
+    assert last.body is before.body  # kept, and placed two lines lower
+
+
+def test_a_repeated_piece_is_parsed_again() -> None:
+    twice = "x = 1\n\n\ny = 2\n\n\nx = 1\n\n\ny = 2\n"
+    module = assert_whole(Pieces(), twice)
+    assert module.body[0] is not module.body[2]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "",
+        "\n\n",
+        "# only a comment\n",
+        "x = 1",  # no newline at the end
+        "x = 1\r\n\r\ny = 2\r\n",
+        "x = 1\ry = 2\n",  # a lone carriage return: CPython's line end
+        "if x:\n  y = 1\n\n\nif z:\n    w = 2\n",  # pieces disagree on indentation
+        "x = 1\n\n\n# a trailing comment\n",
+        '"""doc"""\n\n\nimport os\n\n\n@d\n# between\ndef f():\n    pass\n',
+    ],
+)
+def test_odd_sources(source: str) -> None:
+    pieces = Pieces()
+    assert_whole(pieces, source)
+    assert_whole(pieces, source + "\n\nz = 3\n")
+    assert_whole(pieces, source)
+
+
+def test_a_syntax_error_raises_as_the_whole_parse_does() -> None:
+    pieces = Pieces()
+    assert_whole(pieces, SOURCE)
+    with pytest.raises(cst.ParserSyntaxError):
+        pieces.parse(SOURCE + "\n\ndef broken(:\n    pass\n")
+    assert_whole(pieces, SOURCE)
+
+
+def test_kept_up_to_the_limit() -> None:
+    pieces = Pieces(limit=len(SOURCE))
+    assert_whole(pieces, SOURCE)
+    assert_whole(pieces, SOURCE)
+    assert pieces.parsed == len(SOURCE)
+    other = SOURCE.replace("helper", "other")
+    assert_whole(pieces, other)  # the limit is reached: SOURCE's pieces go
+    assert_whole(pieces, other)
+    assert pieces.parsed == len(SOURCE) + len(other)
+    assert_whole(pieces, SOURCE)
+    assert pieces.parsed == 2 * len(SOURCE) + len(other)
+
+
+def test_a_file_larger_than_the_limit_is_kept_whole() -> None:
+    pieces = Pieces(limit=100)
+    assert_whole(pieces, SOURCE)
+    assert_whole(pieces, "z = 1\n\n\n" + SOURCE)
+    assert pieces.parsed == len(SOURCE) + len("z = 1\n\n\n")
+
+
+def test_two_files_share_a_piece() -> None:
+    pieces = Pieces()
+    one = assert_whole(pieces, "import torch\n\n\ndef f():\n    pass\n")
+    two = assert_whole(pieces, "x = 0\n\n\ndef f():\n    pass\n")
+    assert two.body[-1] is not one.body[-1]  # joined: a new node with new lines
+    positions: Mapping[cst.CSTNode, CodeRange] = pieces.parse(
+        "import torch\n\n\ndef f():\n    pass\n"
+    )[1]
+    assert positions[one.body[0]].start.line == 1
