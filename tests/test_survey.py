@@ -16,7 +16,7 @@ from graphlint.diagnostics import (
     Reason,
     RegionKind,
     RegionReach,
-    RegionSite,
+    RegionRef,
     Survey,
     Unfollowed,
 )
@@ -322,7 +322,9 @@ def test_a_function_that_is_a_region_itself_is_marked(tmp_path: Path) -> None:
 
 
 def test_survey_output_is_escaped() -> None:
-    site = RegionSite(NOT_UTF8, 3, RegionKind.MARKED, f"marked{HOSTILE}", (HOSTILE,))
+    site = RegionRef(
+        RegionKind.MARKED, 3, f"marked{HOSTILE}", NOT_UTF8, targets=(HOSTILE,)
+    )
     survey = Survey(
         (RegionReach(site, (ReachedFunction(NOT_UTF8, 4, f"f{HOSTILE}"),)),),
         (Unfollowed(NOT_UTF8, 5, 0, HOSTILE, Reason.UNRESOLVED, f"`{HOSTILE}`"),),

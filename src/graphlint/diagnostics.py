@@ -121,12 +121,24 @@ class Settled:
         return not self.until or line < self.until
 
 
+# which region: its file, line, kind and label (``RegionRef.key``)
+RegionKey = tuple[str | None, int, RegionKind, str]
+
+
 @dataclass(frozen=True, slots=True)
 class RegionRef:
-    """A capture region: the one a diagnostic sits in, as reported to the user, and
-    how a function in another place comes to run under it (the project pass: its
-    ``via`` ends at that function, and the facts the calls there settle travel
-    with it to the function's analysis)."""
+    """A capture region, as everything past one file's analysis names it.
+
+    - Found in a checked file (``FileResult.regions``, the survey): where it
+      captures (``path`` set) and what (``targets``), how sure graphlint is that
+      it captures (a compile wrapper's setting that only some of its values give:
+      medium).
+    - The one a diagnostic sits in (``path`` None: the diagnostic's file).
+    - How a function in another place comes to run under it (the project pass):
+      its ``via`` ends at that function, and the facts the calls there settle
+      travel with it to the function's analysis; ``confidence`` is then how sure
+      the reach is (a hand-off inferred from an attribute's name: medium).
+    """
 
     kind: RegionKind
     line: int  # 1-based line where the region starts
@@ -134,12 +146,29 @@ class RegionRef:
     path: str | None = None  # the region's file, when it is not the diagnostic's
     via: tuple[Hop, ...] = ()  # the calls from the region to the diagnostic's code
     cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
-    # how sure the reach is (a hand-off inferred from an attribute's name: medium)
     confidence: Confidence = Confidence.HIGH
     # a reached function's parameters that the calls under capture settle as None
     # or not None, and those that every such call passes a device tensor
     settled: tuple[Settled, ...] = ()
     tensors: tuple[str, ...] = ()
+    # the functions it captures, when it captures functions: defined in the file
+    # ("Model.forward"), or elsewhere, as written at the capture ("model")
+    targets: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> RegionKey:
+        """Which region it is, whatever it is found to capture."""
+        return (self.path, self.line, self.kind, self.label)
+
+    @property
+    def found(self) -> tuple[RegionKey, tuple[str, ...], int | None]:
+        """Which region it is and what it is found to capture, however sure: one
+        place compiled twice, surely and maybe, is found once."""
+        return (self.key, self.targets, self.cell)
+
+    def reaching(self, via: tuple[Hop, ...] = ()) -> RegionRef:
+        """The region as a diagnostic of code it reaches through ``via`` names it."""
+        return replace(self, via=via, targets=())
 
     @property
     def shown(self) -> RegionRef:
@@ -255,45 +284,6 @@ class Diagnostic:
         return text
 
 
-# which region: its file, line, kind and label (``RegionSite.key``)
-RegionKey = tuple[str, int, RegionKind, str]
-
-
-@dataclass(frozen=True, slots=True)
-class RegionSite:
-    """A capture region found in a checked file: where it captures, and what."""
-
-    path: str
-    line: int  # 1-based, where it starts
-    kind: RegionKind
-    label: str
-    # the functions it captures, when it captures functions: defined in the file
-    # ("Model.forward"), or elsewhere, as written at the capture ("model")
-    targets: tuple[str, ...] = ()
-    cell: int | None = None  # in a notebook: the cell, and ``line`` is in it
-    # how sure graphlint is that it captures (a compile wrapper's setting that only
-    # some of its values give: medium); not part of which region it is: one place
-    # compiled twice, surely and maybe, is one region
-    confidence: Confidence = field(default=Confidence.HIGH, compare=False)
-
-    @property
-    def key(self) -> RegionKey:
-        """Which region it is, whatever it is found to capture."""
-        return (self.path, self.line, self.kind, self.label)
-
-    def ref(self, via: tuple[Hop, ...] = ()) -> RegionRef:
-        """The region as a diagnostic of code it reaches names it."""
-        return RegionRef(
-            self.kind,
-            self.line,
-            self.label,
-            self.path,
-            via,
-            self.cell,
-            confidence=self.confidence,
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class Suppression:
     """A suppression comment: the line it covers, the column it starts at, and the
@@ -353,7 +343,7 @@ class Entry:
     line: int
     col: int
     callee: str  # dotted, as written
-    region: RegionSite  # the region it is made in (no ``targets``)
+    region: RegionRef  # the region it is made in (no ``targets``)
     # the callee is an expression, not a dotted name: ``callee`` is its source and
     # the call is recorded as not followed
     computed: bool = False
@@ -398,7 +388,7 @@ class FileResult:
     entries: tuple[Entry, ...] = ()
     compiles: tuple[CompileSite, ...] = ()
     roots: tuple[str, ...] = ()
-    regions: tuple[RegionSite, ...] = ()  # found by pass one; () for a reached file
+    regions: tuple[RegionRef, ...] = ()  # found by pass one; () for a reached file
     # its suppression comments, and the (line, code) of each finding one dropped:
     # together, after every pass, they tell which suppressions are unused (GL008)
     suppressions: tuple[Suppression, ...] = ()
@@ -461,7 +451,7 @@ class ReachedFunction:
 class RegionReach:
     """A region and the functions its calls reach, in every file."""
 
-    region: RegionSite
+    region: RegionRef
     reached: tuple[ReachedFunction, ...]
     # the hand-offs followed: where code it runs was passed to the code that
     # captures it (``Wrapper(step)`` elsewhere in the project)

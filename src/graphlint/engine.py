@@ -26,7 +26,6 @@ from graphlint.diagnostics import (
     Entry,
     FileResult,
     RegionRef,
-    RegionSite,
     Suppression,
     WarmupVerdict,
     shorten,
@@ -81,7 +80,7 @@ class Analysis:
     diagnostics: list[Diagnostic]
     entries: list[Entry]
     roots: list[str]
-    regions: list[RegionSite] = field(default_factory=list)
+    regions: list[RegionRef] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     used: set[tuple[int, str]] = field(default_factory=set)
     warmups: list[WarmupVerdict] = field(default_factory=list)  # GL703's, to settle
@@ -257,10 +256,10 @@ def _callee(target: cst.BaseExpression) -> list[tuple[str, bool]]:
     return [(shorten(source(target)), True)]
 
 
-def _sites(facts: FileFacts, path: str) -> list[RegionSite]:
+def _sites(facts: FileFacts, path: str) -> list[RegionRef]:
     """The file's regions, once per capture: a region that captures functions
     lists them (those defined here by path, those defined elsewhere as written)."""
-    targets: dict[RegionSite, list[str]] = {}
+    targets: dict[RegionRef, list[str]] = {}
     for region in facts.all_regions():
         site = region.site(path)
         found = targets.setdefault(site, [])

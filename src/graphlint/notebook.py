@@ -43,7 +43,7 @@ from graphlint.diagnostics import (
     Hop,
     ReachedFunction,
     RegionReach,
-    RegionSite,
+    RegionRef,
     Related,
     Survey,
     Unfollowed,
@@ -462,8 +462,8 @@ def _hop(hop: Hop, locate: Locator) -> Hop:
 
 
 def _survey(survey: Survey, locate: Locator) -> Survey:
-    def site(found: RegionSite) -> RegionSite:
-        where = locate(found.path, found.line)
+    def site(found: RegionRef) -> RegionRef:
+        where = locate(found.path, found.line) if found.path is not None else None
         return found if where is None else replace(found, cell=where[0], line=where[1])
 
     def reached(found: ReachedFunction) -> ReachedFunction:

@@ -17,7 +17,7 @@ from typing import TypeVar, cast, overload
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.diagnostics import Confidence, Hop, RegionKind, RegionSite
+from graphlint.diagnostics import Confidence, Hop, RegionKind, RegionRef
 from graphlint.facts import guards
 from graphlint.facts.names import dotted, is_true, keyword
 from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
@@ -112,9 +112,9 @@ class Region:
         """Whether ``line`` lies within the region's source lines."""
         return self.line <= line <= self.end_line
 
-    def site(self, path: str) -> RegionSite:
+    def site(self, path: str) -> RegionRef:
         """The region as found in the file ``path``, for what crosses a process."""
-        return RegionSite(path, self.line, self.kind, self.label)
+        return RegionRef(self.kind, self.line, self.label, path)
 
 
 Callable = cst.FunctionDef | cst.Lambda

@@ -75,7 +75,7 @@ def format_region(reach: RegionReach, color: bool = False) -> str:
     """A region, what it captures, and the functions it reaches, one a line."""
     site = reach.region
     at = position(site.line, site.cell)
-    where = _paint(f"{shown_path(site.path)}:{at}:", _BOLD, color)
+    where = _paint(f"{shown_path(str(site.path))}:{at}:", _BOLD, color)
     line = f"{where} {printable(site.label)} region"
     if not site.label.startswith(site.kind.value):  # ``capture_begin()``, a marker
         line += f" [{printable(site.kind.value)}]"

@@ -38,7 +38,6 @@ from graphlint.diagnostics import (
     FileResult,
     RegionReach,
     RegionRef,
-    RegionSite,
     Survey,
     Unfollowed,
     Wide,
@@ -410,11 +409,11 @@ def _survey_project(
             entries = [e for r in results for e in r.entries]
             compiles = [e for r in results for e in r.compiles]
             project.index.prefetch(entries, compiles)
-        sites = list(dict.fromkeys(s for r in results for s in r.regions))
+        sites = _once(s for r in results for s in r.regions)
         compiled = project.compiled(compiles)
         entries.extend(compiled)
         sites.extend(  # a function compiled by a wrapper another module defines
-            dict.fromkeys(replace(e.region, targets=(e.callee,)) for e in compiled)
+            _once(replace(e.region, targets=(e.callee,)) for e in compiled)
         )
         read.extend(Path(job.path) for job in work)
         if not entries:
@@ -464,6 +463,14 @@ def _survey_project(
     results = settle_warmups(results, extra, survey, project.followed, lost, ways)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
     return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _once(sites: Iterable[RegionRef]) -> list[RegionRef]:
+    """Each region found once, as first found (``RegionRef.found``)."""
+    found: dict[object, RegionRef] = {}
+    for site in sites:
+        found.setdefault(site.found, site)
+    return list(found.values())
 
 
 def _helpers_used(project: Project, entries: Sequence[Entry]) -> set[str]:
@@ -670,7 +677,7 @@ def _renamed(found: Diagnostic, old: str, new: str) -> Diagnostic:
 
 
 def _survey(
-    sites: list[RegionSite],
+    sites: list[RegionRef],
     reached: Sequence[RegionReach] | None = None,
     unfollowed: Iterable[Unfollowed] = (),
 ) -> Survey:

@@ -45,7 +45,6 @@ from graphlint.diagnostics import (
     RegionKind,
     RegionReach,
     RegionRef,
-    RegionSite,
     Unfollowed,
 )
 from graphlint.facts import guards
@@ -241,11 +240,11 @@ class Project(Resolver):
                     site.line,
                     site.col,
                     site.target,
-                    RegionSite(
-                        site.path,
-                        site.line,
+                    RegionRef(
                         RegionKind.COMPILE,
+                        site.line,
                         label,
+                        site.path,
                         confidence=Confidence.HIGH if sure else Confidence.MEDIUM,
                     ),
                 )
@@ -927,7 +926,7 @@ class Project(Resolver):
                 reached = replace(how, via=(*how.via, hop))
             else:  # a call in the region itself
                 assert isinstance(site, Entry)
-                reached = site.region.ref((hop,))
+                reached = site.region.reaching((hop,))
             self.blocked.setdefault(why.blocked, []).append(reached)
         elif (
             how is not None
@@ -1042,7 +1041,7 @@ class Project(Resolver):
         found: list[tuple[Fn, RegionRef]] = []
         for target in targets:
             hop = Hop(entry.path, entry.line, entry.col, f"{target.fn.path}()")
-            how = entry.region.ref((*target.handoff, hop))
+            how = entry.region.reaching((*target.handoff, hop))
             found.append((target, self._inferred(how, target)))
         return found
 
@@ -1263,7 +1262,7 @@ class Project(Resolver):
 
     def survey(
         self,
-        sites: Iterable[RegionSite],
+        sites: Iterable[RegionRef],
         excluded: Callable[[str], bool] = lambda path: False,
     ) -> list[RegionReach]:
         """Each region with the functions its calls reach (run after ``reach``),

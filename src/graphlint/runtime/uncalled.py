@@ -98,7 +98,7 @@ def targets(results: Sequence[FileResult], script: Path) -> list[dict[str, Any]]
         if os.path.realpath(result.path) != real:
             continue
         for region in result.regions:
-            places[(os.path.realpath(region.path), region.line)] = None
+            places[(os.path.realpath(region.path or result.path), region.line)] = None
         for d in result.diagnostics:
             if d.region is not None and d.region.cell is None and d.cell is None:
                 path = os.path.realpath(d.region.path or d.path)
