@@ -36,7 +36,7 @@ def _rendered() -> dict[str, str]:
         for d in result.diagnostics:
             parts[result.path].append(format_diagnostic(d))
     for reach in checked.survey.regions:
-        parts[reach.region.path].append(format_region(reach))
+        parts[str(reach.region.path)].append(format_region(reach))
     for call in checked.survey.unfollowed:
         parts[call.path].append(format_unfollowed(call))
     return {path: "\n".join(lines) + "\n" for path, lines in parts.items()}
