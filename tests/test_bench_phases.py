@@ -24,9 +24,11 @@ def test_phases_time_a_real_check_and_put_everything_back(tmp_path: Path) -> Non
     spent, calls, total = phases.measure(tmp_path, preview=False)
     assert [getattr(owner, attribute) for owner, attribute in places] == before
     assert set(spent) == set(phases.PHASES)
-    # pass one and the project pass (the region calls ``step``) each analyse it
+    # pass one and the project pass (the region calls ``step``) each analyse it,
+    # on one tree, whose scopes pass one computed
     assert calls["parse (LibCST)"] >= 1
-    assert calls["facts: scopes"] == 2
+    assert calls["facts: scopes"] == 1
+    assert calls["facts: state, set-up, flow"] == 2
     assert calls["rules"] == 2
     assert calls["reach"] == 1
     assert all(seconds >= 0 for seconds in spent.values())

@@ -83,3 +83,33 @@ def test_lint_source_and_the_cli_agree(
     lib = sorted(_shown(d.path, d.line, d.col + 1, d.code, d.message) for d in found)
     assert lib == cli
     assert lib, "the sample has findings"
+
+
+def test_the_project_pass_takes_the_tree_facts_of_pass_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file whose regions call its own functions is analysed twice, on one tree
+    (``engine._PARSED``): its scopes and reaching bindings are computed once, and
+    what is found is what two analyses from scratch find."""
+    from graphlint import engine  # noqa: PLC0415
+    from graphlint.facts.analysis import TreeFacts  # noqa: PLC0415
+
+    made: list[object] = []
+    real = TreeFacts.of.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[TreeFacts], module: object, package: str | None) -> object:
+        made.append(module)
+        return real(cls, module, package)
+
+    monkeypatch.setattr(TreeFacts, "of", classmethod(counted))
+    shared = lint_source(HELPER, "t.py")
+    assert len(made) == 1
+
+    class Forgetful(dict[str, object]):
+        def __setitem__(self, key: str, value: object) -> None:
+            pass
+
+    monkeypatch.setattr(engine, "_PARSED", Forgetful())  # each pass parses anew
+    made.clear()
+    assert lint_source(HELPER, "t.py") == shared
+    assert len(made) == 2

@@ -30,7 +30,7 @@ from graphlint.diagnostics import (
     WarmupVerdict,
     shorten,
 )
-from graphlint.facts.analysis import FileFacts, analyse
+from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
@@ -115,7 +115,8 @@ def analyse_source(
     if whole_file is not None:
         lines = [entry for entry in comments.entries if not entry.whole_file]
         comments.entries = [*lines, *whole_file]
-    module, positions = _parsed(source, keep=external is None, starts=starts)
+    parsed = _parsed(source, keep=external is None, starts=starts)
+    module, positions = parsed.module, parsed.positions
     forget()  # the children of another file's nodes
     facts = analyse(
         module,
@@ -128,7 +129,9 @@ def analyse_source(
         path=path,
         declared=declared,
         typed=typed,
+        tree=parsed.tree,
     )
+    parsed.tree = facts.tree  # for the project pass, when it is kept
     context = RuleContext(
         path,
         facts,
@@ -197,10 +200,19 @@ def analyse_source(
     )
 
 
+@dataclass(eq=False)
+class _Parsed:
+    """A source's tree and positions, and the facts pass one learnt of the tree."""
+
+    module: cst.Module
+    positions: Mapping[cst.CSTNode, CodeRange]
+    tree: TreeFacts | None = None
+
+
 # Trees a worker keeps between a file's pass one and its project pass (which goes
-# to the same worker when it can, ``runner.Pool``): the source, its tree and the
-# positions, most recently used last, up to ``_KEPT`` characters of source.
-_PARSED: dict[str, tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]] = {}
+# to the same worker when it can, ``runner.Pool``), by source, most recently used
+# last, up to ``_KEPT`` characters of source.
+_PARSED: dict[str, _Parsed] = {}
 _KEPT = 1 << 20
 # a language server's worker: the pieces of its parses, for the next version of
 # the file (``keep_pieces``)
@@ -214,17 +226,15 @@ def keep_pieces() -> None:
         _PIECES.append(Pieces())
 
 
-def _parsed(
-    source: str, *, keep: bool, starts: Sequence[int] | None = None
-) -> tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]:
+def _parsed(source: str, *, keep: bool, starts: Sequence[int] | None = None) -> _Parsed:
     """``source`` parsed, with its positions: kept from pass one (``keep``) for the
     project pass, which takes it back."""
     found = _PARSED.pop(source, None)
     if found is None and _PIECES:
-        found = _PIECES[0].parse(source, starts)
+        found = _Parsed(*_PIECES[0].parse(source, starts))
     elif found is None:
         module = parse_module(source)
-        found = (module, positions_of(module))
+        found = _Parsed(module, positions_of(module))
     if keep:
         _PARSED[source] = found
         kept = sum(len(text) for text in _PARSED)

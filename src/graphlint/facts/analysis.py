@@ -25,6 +25,24 @@ from graphlint.facts.walk import walk, walk_together
 
 
 @dataclass(frozen=True)
+class TreeFacts:
+    """What a file's tree and package decide, whatever its regions: its scopes
+    (with the events the region finder replays) and the bindings that reach each
+    read. Pass one's serve the same tree's project pass (``engine._PARSED``)."""
+
+    module: cst.Module
+    package: str | None
+    scopes: ScopeBuilder
+    reaching: Reaching
+
+    @classmethod
+    def of(cls, module: cst.Module, package: str | None) -> TreeFacts:
+        scopes = ScopeBuilder(package, sites=FINDER_SITES)
+        walk(module, scopes)
+        return cls(module, package, scopes, Reaching(module, scopes.scope_of))
+
+
+@dataclass(frozen=True)
 class FileFacts:
     """What rules may ask about a file; see ``graphlint.rule.Rule``."""
 
@@ -36,6 +54,7 @@ class FileFacts:
     paths: Mapping[cst.FunctionDef, str]  # "Cls.method" for each function
     # graphed or compiled targets defined elsewhere: (call, target, region)
     unresolved: Sequence[tuple[cst.Call, cst.BaseExpression, Region]]
+    tree: TreeFacts
 
     @property
     def captures(self) -> bool:
@@ -71,15 +90,18 @@ def analyse(
     path: str | None = None,
     declared: frozenset[str] = frozenset(),
     typed: frozenset[tuple[str, str]] = frozenset(),
+    tree: TreeFacts | None = None,
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, a replay of what it saw for the
     region finder, then one walk for each node's region, host state, capture
     set-up and flow;
     ``declared``: the functions the configuration names as capture roots;
     ``typed``: what the calls in other files pass the functions that capture
-    (``Job.typed``)."""
-    scopes = ScopeBuilder(package, sites=FINDER_SITES)
-    walk(module, scopes)
+    (``Job.typed``); ``tree``: the facts of the tree an earlier analysis of it
+    computed."""
+    if tree is None or tree.module is not module or tree.package != package:
+        tree = TreeFacts.of(module, package)
+    scopes = tree.scopes
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     found = find_regions(
         module,
@@ -105,7 +127,7 @@ def analyse(
     for node, marks in passed.items():
         known = values.tensor_params.get(node, frozenset())
         values.tensor_params[node] = known | marks
-    reaching = Reaching(module, scopes.scope_of)
+    reaching = tree.reaching
     values.reaching = reaching
     values.reset()  # parameters of captured callables are now known; reads, flows
     state = HostState(module, values, regions, positions, reaching)
@@ -127,8 +149,16 @@ def analyse(
     ]
     walk_together(module, walkers)
     return FileFacts(
-        values, regions, state, setup, flow, scopes.paths, found.unresolved
+        values, regions, state, setup, flow, scopes.paths, found.unresolved, tree
     )
 
 
-__all__ = ["CaptureSetup", "FileFacts", "Flow", "HostState", "Region", "analyse"]
+__all__ = [
+    "CaptureSetup",
+    "FileFacts",
+    "Flow",
+    "HostState",
+    "Region",
+    "TreeFacts",
+    "analyse",
+]
