@@ -627,13 +627,22 @@ def package_of(path: Path) -> str | None:
 
 
 def source_root(path: Path) -> Path:
-    """The folder imports of ``path`` are relative to: above its top package."""
-    package = package_of(path)
+    """The folder imports of ``path`` are relative to: above its top package. Each
+    folder's is computed once per run."""
     folder = real_path(path).parent
-    return folder.parents[package.count(".")] if package else folder
+    found = _ROOTS.get(folder)
+    if found is None:
+        package = package_of(path)
+        found = _ROOTS[folder] = (
+            folder.parents[package.count(".")] if package else folder
+        )
+        if len(_ROOTS) > _PACKAGES_KEPT:
+            _ROOTS.clear()
+    return found
 
 
 _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
+_ROOTS: dict[Path, Path] = {}  # a file's folder -> its source root
 _PACKAGES_KEPT = 100_000
 
 
@@ -646,6 +655,7 @@ def forget_paths() -> None:
     """Look folders and links up again (a run starts: ``__init__.py`` files and links
     may have come or gone since the last)."""
     _PACKAGES.clear()
+    _ROOTS.clear()
     _REAL.clear()
 
 

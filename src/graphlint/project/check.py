@@ -528,6 +528,8 @@ def _setters(
     that ``__init__`` stores one of its parameters in."""
     found: dict[str, frozenset[Setter]] = {}
     for result in results:
+        if not result.asks:
+            continue
         near = project.index.root_of_file(result.path)
         setters = [s for name in result.asks for s in project.setters(name, near)]
         if setters:
