@@ -162,3 +162,25 @@ def test_two_files_share_a_piece() -> None:
         "import torch\n\n\ndef f():\n    pass\n"
     )[1]
     assert positions[one.body[0]].start.line == 1
+
+
+def test_a_memory_error_while_moving_a_piece_leaves_it_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kept worker survives a memory error (GL0xx for that file); the next
+    parse of the same text still gets each node's right lines."""
+    from graphlint import reparse  # noqa: PLC0415
+
+    pieces = Pieces()
+    assert_whole(pieces, SOURCE)
+    moved = "import os\n\n\n" + SOURCE
+    real = reparse._moved
+
+    def failing(where: CodeRange, lines: int) -> CodeRange:
+        raise MemoryError
+
+    monkeypatch.setattr(reparse, "_moved", failing)
+    with pytest.raises(MemoryError):
+        pieces.parse(moved)
+    monkeypatch.setattr(reparse, "_moved", real)
+    assert_whole(pieces, moved)

@@ -98,7 +98,8 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # codes ``TRUE`` and ``FALSE``); 35 the names a function declares ``global``
 # (``FunctionSummary.shared``); 36 stores a file's result as it is, the region of a
 # region call typed (``Entry.region``) and compile sites apart (``FileResult.compiles``)
-FORMAT = 36
+# 37 stores a file's regions and a region call's region as ``RegionRef``
+FORMAT = 37
 ENV = "GRAPHLINT_CACHE_DIR"
 SIZE_ENV = "GRAPHLINT_CACHE_MAX_MIB"  # the most the entries may weigh, in MiB
 DEFAULT_MAX_MIB = 1024

@@ -46,12 +46,14 @@ class _Piece:
 
     def at(self, lines: int) -> dict[cst.CSTNode, CodeRange]:
         if lines != self.lines:
-            self.lines = lines
-            self.shifted = {
+            # built, then kept: a memory error on the way (a worker survives one)
+            # must not leave the piece claiming positions it does not hold
+            shifted = {
                 node: _moved(where, lines)
                 for node, where in self.positions.items()
                 if node is not self.module
             }
+            self.shifted, self.lines = shifted, lines
         return self.shifted
 
 
