@@ -488,3 +488,32 @@ def test_gpu_a_package_entry_file(tmp_path: Path, confirmed: ConfirmPool) -> Non
     ]
     assert [d["code"] for d in held] == ["GL101"], items
     assert code == 1
+
+
+@pytest.mark.gpu
+def test_gpu_a_capture_entered_on_an_exit_stack_is_observed(
+    tmp_path: Path, confirmed: ConfirmPool
+) -> None:
+    """``stack.enter_context(torch.cuda.graph(g))`` is the region's site (at that
+    line): it captures, and says its replays are not compared (no block)."""
+    script = tmp_path / "stack.py"
+    script.write_text(
+        "import contextlib\n\nimport torch\n\n"
+        "x = torch.randn(8, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+        "stack = contextlib.ExitStack()\n"
+        "stack.enter_context(torch.cuda.graph(g))\n"
+        "y = x * 2 + 1\nstack.close()\ng.replay()\n"
+    )
+    done = confirmed(script)
+    items = done.items
+    (script_ended,) = [d for d in items if d["code"] == "script"]
+    assert script_ended["data"]["runtime"]["status"] == "ran to its end", items
+    sites = [
+        d["data"]["runtime"]["site"]
+        for d in items
+        if "site" in d["data"]["runtime"] and d["code"] != "script"
+    ]
+    assert [(s["line"], s["status"]) for s in sites] == [(8, "captured")], sites
+    assert "not entered by a with block" in sites[0]["detail"], sites
+    assert [d for d in items if d["source"] == "graphlint"] == []
+    assert done.code == 0

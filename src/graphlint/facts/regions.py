@@ -43,6 +43,7 @@ GRAPHED_CALLABLES = frozenset(
 # it runs the backward pass its own way (``torch.autograd.backward``, not ``grad``)
 TORCH_GRAPHED = "torch.cuda.make_graphed_callables"
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
+_STACK_CLOSES = ("close", "__exit__")  # what ends an exit stack's contexts
 
 
 def graphed_label(qualified: str | None) -> str:
@@ -908,16 +909,30 @@ _LEAVE = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 FINDER_SITES = subscribed(RegionFinder)
 
 
+@dataclass
+class _Span:
+    """A capture opened by a statement and not yet closed: by ``g.capture_begin()``,
+    or by a capture context entered on an exit stack
+    (``stack.enter_context(torch.cuda.graph(g))``)."""
+
+    begin: cst.CSTNode  # the statement that opens it
+    graph: cst.BaseExpression | None
+    kind: RegionKind = RegionKind.MANUAL
+    label: str = "capture_begin()"
+    confidence: Confidence = Confidence.HIGH
+    begin_end: bool = True  # by ``capture_begin()``: on the stream its caller chose
+    nodes: list[cst.CSTNode] = field(default_factory=list)  # what runs under it
+
+
 class BeginEndScanner:
-    """``g.capture_begin()`` ... ``g.capture_end()`` in one function, in order."""
+    """Captures opened and closed by statements of one function, in order:
+    ``g.capture_begin()`` ... ``g.capture_end()``, and a capture context entered on
+    an exit stack (``stack.enter_context(torch.cuda.graph(g))``) until the stack
+    closes (``stack.close()``, or the end of ``with ExitStack() as stack:``)."""
 
     def __init__(self, finder: RegionFinder) -> None:
         self.finder = finder
-        # receiver source -> the capture_begin() statement, the nodes after it, and
-        # the receiver
-        self.open: dict[
-            str, tuple[cst.CSTNode, list[cst.CSTNode], cst.BaseExpression]
-        ] = {}
+        self.open: dict[str, _Span] = {}  # by the receiver's source (``g``, ``stack``)
 
     def scan(
         self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]
@@ -948,38 +963,58 @@ class BeginEndScanner:
                         self.add(small)
             elif isinstance(block, cst.IndentedBlock):
                 self.scan(block.body)
+        if isinstance(node, cst.With):  # ``with ExitStack() as stack:`` closes it
+            for item in node.items:
+                name = item.asname.name if item.asname is not None else None
+                if isinstance(name, cst.Name) and name.value in self.open:
+                    self.close(name.value, node)
 
     def toggle(self, small: cst.BaseSmallStatement) -> bool:
         if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
             return False
-        func = small.value.func
+        call = small.value
+        func = call.func
         if not isinstance(func, cst.Attribute):
             return False
         receiver = source(func.value)
-        if func.attr.value == "capture_begin":
-            self.open.setdefault(receiver, (small, [], func.value))
+        method = func.attr.value
+        if method == "capture_begin":
+            self.open.setdefault(receiver, _Span(small, func.value))
             return True
-        if func.attr.value == "capture_end" and receiver in self.open:
+        if method == "enter_context" and call.args:
+            found = self.finder.capture_context(call.args[0].value, set())
+            if found is None:
+                return False
+            kind, label, confidence, graph = found
+            entered = _Span(small, graph, kind, label, confidence, begin_end=False)
+            self.open.setdefault(receiver, entered)
+            return True
+        span = self.open.get(receiver)
+        closes = ("capture_end",) if span and span.begin_end else _STACK_CLOSES
+        if span is not None and method in closes:
             self.close(receiver, small)
             return True
         return False
 
     def add(self, node: cst.CSTNode) -> None:
-        first = min(self.open.values(), key=lambda o: self.finder.line(o[0]))
-        first[1].append(node)
+        first = min(self.open.values(), key=lambda o: self.finder.line(o.begin))
+        first.nodes.append(node)
 
     def close(self, receiver: str, end: cst.CSTNode | None) -> None:
-        begin, nodes, graph = self.open.pop(receiver)
-        last = end if end is not None else (nodes[-1] if nodes else begin)
+        span = self.open.pop(receiver)
+        nodes = span.nodes
+        last = end if end is not None else (nodes[-1] if nodes else span.begin)
+        graph = span.graph
         region = Region(
-            RegionKind.MANUAL,
-            self.finder.line(begin),
-            "capture_begin()",
+            span.kind,
+            self.finder.line(span.begin),
+            span.label,
+            span.confidence,
             end_line=self.finder.end(last),
-            root=begin,
-            graph=receiver,
+            root=span.begin,
+            graph=source(graph) if graph is not None else None,
             graph_expr=graph,
-            begin_end=True,
+            begin_end=span.begin_end,
             open=end is None,
         )
         for node in nodes:

@@ -61,7 +61,9 @@ from graphlint.runtime.tensors import (
 ORIGINAL: dict[str, Any] = {}  # torch's own graph, replay, make_graphed_callables
 OBSERVED: dict[int, tuple[Any, ObservedCapture]] = {}  # id(CUDAGraph) -> capture
 BLOCKS: dict[str, BlockProbe] = {}  # site key -> the probe of a marked block
-OPEN: dict[int, Site] = {}  # id(CUDAGraph) -> its capture_begin() in the user's code
+# id(CUDAGraph) -> the capture open on it in the user's code: its capture_begin(), or
+# a torch.cuda.graph entered and not yet exited
+OPEN: dict[int, Site] = {}
 # id(CUDAGraph) -> where the moved statements' values of its open capture begin
 # (``neutral.mark``), the statements up to its capture_end() (None: not a block),
 # and what the names they bind held when the capture began (``entry``)
@@ -777,12 +779,26 @@ def _fails_eagerly(run: Callable[[], Any], failure: BaseException) -> str | None
     return None
 
 
+# what enters a context on an exit stack (``stack.enter_context(torch.cuda.graph(g))``;
+# ``AsyncExitStack`` inherits it)
+_ENTER_CONTEXT = contextlib.ExitStack.enter_context.__code__
+
+
+def _entering(frame: types.FrameType) -> types.FrameType:
+    """The frame that enters a context: the caller of an exit stack's
+    ``enter_context``, whose line the static analysis names the region by (a
+    ``with`` block's or, without a block, the ``enter_context`` call's)."""
+    if frame.f_code is _ENTER_CONTEXT and frame.f_back is not None:
+        return frame.f_back
+    return frame
+
+
 def _observed_graph(base: type) -> type:
     """``torch.cuda.graph`` that records its capture instead of crashing the run."""
 
     class ObservedGraph(base):  # type: ignore[misc]
         def __enter__(self) -> Any:
-            frame = sys._getframe(1)
+            frame = _entering(sys._getframe(1))
             filename = frame.f_code.co_filename
             self._graphlint_site = None
             if not is_user_file(filename):  # make_graphed_callables
@@ -807,16 +823,21 @@ def _observed_graph(base: type) -> type:
             self._graphlint_mark = neutral.mark()
             self._graphlint_entry = entry(block, frame, site)
             try:
-                return super().__enter__()
+                began = super().__enter__()
             except Exception as error:  # the capture could not begin
                 self._graphlint_site = None
                 site.error_path, site.error_line = site.path, line
                 session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+            # open until its exit: an error that escapes the user's code before it
+            # (an exit stack closed by ``stack.close()``) failed this capture
+            OPEN[id(self.cuda_graph)] = site
+            return began
 
         def __exit__(self, kind: Any, error: Any, trace: Any) -> Any:
             site: Site | None = self._graphlint_site
             if site is None:
                 return super().__exit__(kind, error, trace)
+            OPEN.pop(id(self.cuda_graph), None)
             _stood_in(site, self._graphlint_mark)
             if isinstance(error, session.StopRun):  # a probe inside already failed
                 try:
@@ -840,6 +861,11 @@ def _observed_graph(base: type) -> type:
                 )
                 OBSERVED[id(graph)] = (graph, observed)
                 observed.check(graph, "a replay right after capture", first=True)
+            elif error is None and block is None and session.is_target(site):
+                site.detail = (
+                    "replays not compared: it was not entered by a with block "
+                    "(an exit stack's enter_context)"
+                )
             return suppressed
 
         def _fail(
@@ -1054,8 +1080,9 @@ def _capture_end(graph: Any) -> Any:
 
 
 def fail_open(error: BaseException) -> bool:
-    """An error that escaped the user's code while a ``capture_begin()`` was open
-    failed that capture: record it there (False when no capture was open)."""
+    """An error that escaped the user's code while a capture was open (a
+    ``capture_begin()``, a ``torch.cuda.graph`` entered on an exit stack) failed
+    that capture: record it there (False when no capture was open)."""
     if not OPEN:
         return False
     key, site = list(OPEN.items())[-1]
