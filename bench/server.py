@@ -10,11 +10,12 @@ its diagnostics, with an empty cache and with a warm one, and from ``didChange``
 (new text each time, adding or removing a hazard) to the diagnostics of that
 version; the median of ``--repeat`` changes, which includes the server's 0.25 s
 debounce (the check alone is shown beside it). Then, for the small project, the
-time from starting the server to its answer to ``initialize``, and from an unsaved
-edit to the callee to the updated diagnostics of the open file whose capture calls
-it (a GL703 finding there appears or goes with a matmul in the callee). The server
-runs as an editor starts it, in the project's folder, over stdio; the client is the
-tests' (``tests/lsp_client.py``).
+time from starting the server to its answer to ``initialize`` (and a bare pygls
+server's, the floor under it: importing ``lsprotocol``'s types is most of it), and
+from an unsaved edit to the callee to the updated diagnostics of the open file whose
+capture calls it (a GL703 finding there appears or goes with a matmul in the
+callee). The server runs as an editor starts it, in the project's folder, over
+stdio; the client is the tests' (``tests/lsp_client.py``).
 """
 
 from __future__ import annotations
@@ -120,13 +121,20 @@ def measure(name: str, root: Path, path: Path, repeat: int, cache: Path) -> str:
 CALLEE = ("def step(x):\n    return x @ x\n", "def step(x):\n    return x * 2\n")
 
 
-def started(root: Path, repeat: int) -> str:
-    """From starting the server to its answer to ``initialize``, as an editor
-    waits for it: the median of ``repeat`` starts."""
+# the floor under the start: a pygls server that does nothing, started the same way
+BARE = (
+    "from pygls.lsp.server import LanguageServer\n"
+    "LanguageServer('bare', 'v0').start_io()\n"
+)
+
+
+def started(root: Path, repeat: int, command: list[str] | None = None) -> str:
+    """From starting the server (``command``: another) to its answer to
+    ``initialize``, as an editor waits for it: the median of ``repeat`` starts."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        client = Client(root)
+        client = Client(root, command)
         client.initialize(root, EDITOR)
         times.append(time.perf_counter() - start)
         client.close()
@@ -182,6 +190,8 @@ def main() -> None:
         root = scratch / "small"
         print()
         print(f"Start to the answer to initialize: {started(root, args.repeat)}.")
+        bare = started(root, args.repeat, [sys.executable, "-c", BARE])
+        print(f"The same for a pygls server that does nothing: {bare}.")
         edited = across(root, args.repeat, scratch / "cache-across")
         print(f"An unsaved edit to a callee until its caller's file updates: {edited}.")
 
