@@ -56,8 +56,6 @@ def parse_module(source: str, *, piece: int = PIECE) -> cst.Module:
 
 def _in_pieces(source: str, piece: int) -> cst.Module | None:
     """The module parsed in pieces; None where it must be parsed whole."""
-    if source.count("\r") != source.count("\r\n"):
-        return None
     starts = cuts(source, piece)
     if not starts:
         return None
@@ -101,7 +99,10 @@ def cuts(
 ) -> list[int]:
     """Where pieces of about ``piece`` characters start: offsets of top-level
     statements after only empty lines (see the module's docstring); ``statements``:
-    CPython's parse of ``source``, where it is at hand."""
+    CPython's parse of ``source``, where it is at hand. None in a source with a lone
+    carriage return: CPython ends a line there, and the offsets below would not."""
+    if source.count("\r") != source.count("\r\n"):
+        return []
     if statements is None:
         try:
             with warnings.catch_warnings():  # a SyntaxWarning is no error

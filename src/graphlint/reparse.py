@@ -83,9 +83,7 @@ class Pieces:
         """``source``'s module and positions, as ``parse_module`` and
         ``positions_of`` give them, from the kept pieces where their text recurs;
         ``starts``: ``cuts(source, 1)``, where the caller has them."""
-        if source.count("\r") != source.count("\r\n"):  # CPython's line ends too
-            starts = []
-        elif starts is None:
+        if starts is None:
             starts = cuts(source, 1)
         bounds = list(zip([0, *starts], [*starts, len(source)], strict=True))
         texts = [source[start:end] for start, end in bounds]

@@ -57,7 +57,6 @@ from graphlint.diagnostics import (
     Diagnostic,
     Edit,
     Outcome,
-    RegionRef,
     Related,
     Severity,
     Suppression,
@@ -355,9 +354,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 severity=severity,
                 confidence=confidence,
                 outcome=self.outcome,
-                region=RegionRef(
-                    region.kind, region.line, region.label, region.origin, region.via
-                ),
+                region=region.ref(),
                 fix_hint=self.fix_title.format(**fmt) if self.fix_title else None,
                 related=tuple(
                     Related(

@@ -117,6 +117,11 @@ class Region:
         """The region as found in the file ``path``, for what crosses a process."""
         return RegionRef(self.kind, self.line, self.label, path)
 
+    def ref(self) -> RegionRef:
+        """The region as a diagnostic in it names it: its file when that is another
+        (code reached from a region elsewhere), and the calls from it."""
+        return RegionRef(self.kind, self.line, self.label, self.origin, self.via)
+
 
 Callable = cst.FunctionDef | cst.Lambda
 
