@@ -9,7 +9,7 @@ import pytest
 
 from graphlint.files import MissingPathError, collect
 from graphlint.gitignore import IgnoreFile, compile_pattern
-from graphlint.read import overlaid, overlay, real_path
+from graphlint.read import forget_paths, overlaid, overlay, real_path
 
 
 def names(paths: list[Path], root: Path) -> set[str]:
@@ -125,3 +125,21 @@ def test_a_relative_path_is_real_from_the_working_folder_of_the_moment(
         assert real_path("train.py") == (tmp_path / name / "train.py").resolve()
         with overlay({"train.py": name.encode()}):
             assert overlaid("train.py") == name.encode()
+
+
+def test_the_walk_tells_real_path_only_what_is_real(tmp_path: Path) -> None:
+    """A file the walk finds in a real folder and that is no link is its own real
+    path (``read.real_path`` answers it from the walk); a link to a file outside
+    the tree is still resolved to where it leads."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = 1\n")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "a.py").write_text("y = 2\n")
+    (tree / "pkg" / "link.py").symlink_to(outside)
+    forget_paths()
+    found = collect([tree])
+    assert sorted(p.name for p in found.files) == ["a.py", "link.py"]
+    real = tree.resolve()
+    assert real_path(real / "pkg" / "a.py") == real / "pkg" / "a.py"
+    assert real_path(real / "pkg" / "link.py") == outside.resolve()

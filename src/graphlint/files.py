@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
-from graphlint.read import os_reason, overlaid
+from graphlint.read import known_real, os_reason, overlaid
 
 INCLUDED = (".py", ".ipynb")
 """What a folder's files are checked for, by their names' ends (ruff's default
@@ -238,16 +238,22 @@ def _walk(
             continue
         subfolders: list[Path] = []
         for entry in entries:
-            path = Path(entry.path)
+            # not built for a file whose name leaves it out (most of a tree's)
+            path: Path | None = None
             try:
                 if entry.is_dir(follow_symlinks=False):
+                    path = Path(entry.path)
                     if not (
                         entry.name in SKIPPED_DIRS
                         or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
                         or _ignored(path, True, ignores)
                     ):
                         subfolders.append(path)
-                elif _included(entry.name, path, includes) and not _ignored(
+                    continue
+                if not entry.name.endswith(INCLUDED) and includes is None:
+                    continue
+                path = Path(entry.path)
+                if _included(entry.name, path, includes) and not _ignored(
                     path, False, ignores
                 ):
                     key = entry.path
@@ -256,9 +262,11 @@ def _walk(
                         if stat.S_ISDIR(os.stat(entry.path).st_mode):
                             continue  # a folder behind a .py-named link: not followed
                         key = os.path.realpath(entry.path)
+                    else:  # in a real folder, no link: real (``read.real_path``)
+                        known_real(path)
                     found.file(path, key)
             except OSError as error:
-                found.problem(path, error)
+                found.problem(path if path is not None else Path(entry.path), error)
         pending.extend((sub, ignores) for sub in reversed(subfolders))
 
 

@@ -676,6 +676,13 @@ def real_path(path: str | os.PathLike[str]) -> Path:
     return found
 
 
+def known_real(path: Path) -> None:
+    """``path`` (absolute) is real: a file that is no link, found by walking real
+    folders. ``real_path`` answers it without asking the file system."""
+    if len(_REAL) < _PACKAGES_KEPT:
+        _REAL.setdefault(os.fspath(path), path)
+
+
 def _resolve(path: str) -> Path:
     """``os.path.realpath``, resolving each folder once: a name that is not a link
     is its folder's real path and the name (one ``lstat``, not one per part)."""
