@@ -249,6 +249,10 @@ def test_killed_run_leaves_no_workers_and_releases_stdout(
     assert _workers_of(str(tree)) == []
 
 
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     tree = _slow_tree(tmp_path / "slow-int")
@@ -257,11 +261,15 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as a terminal's job
+        # and Ctrl-C's default action, as a terminal's job has it: a test run started
+        # in the background (``pytest &`` in a script) ignores SIGINT, and so
+        # would the run
+        preexec_fn=_default_interrupt,
     ) as process:
         assert _started(tree, process, 3), "the run must still be going"
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole group
         out, err = process.communicate(timeout=30)
-    assert process.returncode == 130
+    assert process.returncode == 130, err[-600:]
     assert err.decode().strip() == "graphlint: interrupted"
     assert out == b""
     assert _workers_of(str(tree)) == []
