@@ -15,6 +15,7 @@ from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
 from graphlint.lint import lint
 from graphlint.project import check, kept
+from graphlint.project.summary import ModuleSummary
 from graphlint.read import overlay
 from graphlint.runner import Pool, run_files
 from graphlint.settings import Job
@@ -134,6 +135,36 @@ def test_a_run_of_an_unsaved_edit_is_not_kept(
         with overlay({str(train): buffer}):
             lint([train])
         assert len(kept_runs) == keeps
+
+
+def test_what_is_made_of_an_unsaved_edit_is_not_kept(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editor's unsaved buffer is summarised and checked afresh, and neither its
+    summary nor its results are kept (the server checks one at every pause in
+    typing); the saved text's are, and so are the other files' of that run."""
+    made: list[tuple[str, str]] = []
+    put = Cache.put
+
+    def spy(cache: Cache, key: str, value: object) -> None:
+        if isinstance(value, (FileResult, ModuleSummary)):
+            made.append((type(value).__name__, Path(value.path).name))
+        put(cache, key, value)
+
+    monkeypatch.setattr(Cache, "put", spy)
+    monkeypatch.chdir(project)
+    (project / "pyproject.toml").write_text("")  # a project: train.py reaches it
+    layers = project / "app" / "layers.py"
+    saved = layers.read_bytes()
+    with overlay({str(layers): saved + b"\n# unsaved\n"}):
+        lint([layers])
+    assert made and ("FileResult", "layers.py") not in made, made
+    assert ("ModuleSummary", "layers.py") not in made, made
+    assert ("FileResult", "train.py") in made  # a file the buffer's run reads
+    made.clear()
+    with overlay({str(layers): saved}):
+        lint([layers])
+    assert {("FileResult", "layers.py"), ("ModuleSummary", "layers.py")} <= set(made)
 
 
 def test_the_code_version_stamps_every_module_of_graphlint() -> None:

@@ -194,13 +194,22 @@ def overlaid(path: Path | str) -> bytes | None:
 def unsaved() -> bool:
     """Whether the overlay holds text its file on disk does not: an editor's unsaved
     edit, or standard input that differs from the file it names."""
-    for path, text in _OVERLAY.items():
-        try:
-            if read_bounded(path, len(text)) != text:
-                return True
-        except ReadError:  # TooLarge too: the disk's is longer
-            return True
-    return False
+    return any(unsaved_file(path) for path in list(_OVERLAY))
+
+
+def unsaved_file(path: str | os.PathLike[str]) -> bool:
+    """Whether the overlay holds text for ``path`` that its file on disk does not
+    (``unsaved`` for one file)."""
+    if not _OVERLAY:
+        return False
+    real = str(real_path(path))
+    text = _OVERLAY.get(real)
+    if text is None:
+        return False
+    try:
+        return read_bounded(real, len(text)) != text
+    except ReadError:  # TooLarge too: the disk's is longer
+        return True
 
 
 LINK_OUT = "a link out of the repository"

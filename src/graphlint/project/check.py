@@ -59,6 +59,7 @@ from graphlint.read import (
     source_root,
     tool_diagnostic,
     unsaved,
+    unsaved_file,
 )
 from graphlint.runner import (
     Inline,
@@ -111,9 +112,12 @@ class _Results:
         return [r for r in found if r is not None]
 
     def _key(self, job: Job) -> str | None:
+        """The job's key; None where it is not cached: the worker says why the file
+        cannot be read, or its text is an editor's unsaved edit (no later run may
+        check that text again, and one a keystroke would push out useful entries)."""
         data = read_file(job.path, str(job.path), self.settings.max_file_size)
-        if isinstance(data, Diagnostic):
-            return None  # the worker says why
+        if isinstance(data, Diagnostic) or unsaved_file(job.path):
+            return None
         job_id = (str(job.path), module_of(job.path), job.external, job.checks)
         try:
             what = msgspec.json.encode(
@@ -200,8 +204,13 @@ class _Summaries:
             return None, FileResult(shown, (data,))
         target = f"{self.settings.target}".encode()
         kind = os.fsencode(path.name)  # pkg.py and pkg/__init__.py: other packages
-        key = Cache.key(b"summary", target, os.fsencode(name), kind, data)
-        cached = self.cache.get(key, ModuleSummary) if self.cache else None
+        # an editor's unsaved edit is summarised afresh and not kept (``_Results``)
+        key = (
+            Cache.key(b"summary", target, os.fsencode(name), kind, data)
+            if not unsaved_file(path)
+            else None
+        )
+        cached = self.cache.get(key, ModuleSummary) if self.cache and key else None
         if cached is not None:
             cached.path = shown
             return key, cached
