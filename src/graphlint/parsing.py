@@ -99,8 +99,8 @@ def cuts(
 ) -> list[int]:
     """Where pieces of about ``piece`` characters start: offsets of top-level
     statements after only empty lines (see the module's docstring); ``statements``:
-    CPython's parse of ``source``, where it is at hand. None in a source with a lone
-    carriage return: CPython ends a line there, and the offsets below would not."""
+    CPython's parse of ``source``, where it is at hand. No cut in a source with a
+    lone carriage return: CPython ends a line there, and the offsets below would not."""
     if source.count("\r") != source.count("\r\n"):
         return []
     if statements is None:

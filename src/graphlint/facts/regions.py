@@ -995,8 +995,9 @@ class BeginEndScanner:
             self.open.setdefault(receiver, entered)
             return True
         span = self.open.get(receiver)
-        closes = ("capture_end",) if span and span.begin_end else _STACK_CLOSES
-        if span is not None and method in closes:
+        if span is None:
+            return False
+        if method in (("capture_end",) if span.begin_end else _STACK_CLOSES):
             self.close(receiver, small)
             return True
         return False
