@@ -15,7 +15,7 @@ import pytest
 from graphlint import runner
 from graphlint.diagnostics import FileResult
 from graphlint.read import overlay
-from graphlint.settings import Settings
+from graphlint.settings import Job, Settings
 
 GRAPHLINT = str(Path(sys.executable).with_name("graphlint"))
 METHODS = ["spawn", *(["fork"] if sys.platform.startswith("linux") else [])]
@@ -214,3 +214,59 @@ def test_a_run_gives_the_collector_back_as_it_found_it(tmp_path: Path) -> None:
     checked = survey_project([source], Settings(), inline=True)
     assert [d.code for r in checked.results for d in r.diagnostics] == ["GL101"]
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where workers are kept, a file in both passes (it captures and calls its own
+    functions) has its last project-pass job run again beside its pass one, on a
+    guess that the edit left the reach alone: the project pass takes that result
+    when the reach gives the same job and checks the file again when it does not.
+    Every run finds what a run without guesses finds."""
+    from graphlint.lint import Choices, lint  # noqa: PLC0415
+    from graphlint.project import check  # noqa: PLC0415
+
+    monkeypatch.setattr(runner, "_kept", [])
+    monkeypatch.setattr(check, "_REACHED", {})
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    path = tmp_path / "train.py"
+    path.write_text(HELPERS)
+    asked: list[list[str]] = []  # each run of jobs: pass one, or project pass
+
+    def recorded(pool: runner.Workers, jobs: list[Job]) -> list[FileResult]:
+        asked.append(["project" if j.external else "one" for j in jobs])
+        return runner.run_files(pool, jobs)
+
+    monkeypatch.setattr(check, "run_files", recorded)
+
+    def found(text: str, *, kept: bool) -> list[tuple[str, int, str]]:
+        monkeypatch.setattr(runner, "_keeping", threading.Event())
+        if kept:
+            runner.keep_workers()
+        asked.clear()
+        with overlay({str(path): text.encode()}):
+            checked = lint([path], chosen=Choices(force_exclude=True))
+        return [
+            (d.code, d.line, d.message) for r in checked.results for d in r.diagnostics
+        ]
+
+    versions = [
+        (HELPERS, [["one"], ["project"]]),  # nothing to guess from
+        (HELPERS + "# edited\n", [["one", "project"], []]),  # the same reach
+        (  # the region calls one more function: the guess is wrong
+            HELPERS.replace("    z = y.cpu()\n", "    z = sync(y)\n"),
+            [["one", "project"], ["project"]],
+        ),
+    ]
+    try:
+        for text, runs in versions:
+            kept = found(text, kept=True)
+            assert asked == runs
+            assert kept == found(text, kept=False)
+        assert any(code == "GL101" for code, _, _ in kept)
+    finally:
+        for pool in runner._kept:
+            pool.close(kill=True)

@@ -685,6 +685,18 @@ def keep_workers(start: int = 0) -> None:
         _kept.append(Pool(start, Settings(), method="spawn", kept=True))
 
 
+def workers_kept() -> bool:
+    """Whether workers live between runs (``keep_workers``): runs repeat."""
+    return _keeping.is_set()
+
+
+def keep_ready(size: int) -> None:
+    """Grow the kept pool to ``size`` workers now, not at its next run: a new
+    worker imports the analysis while the editor waits for the next edit."""
+    if _kept:
+        _kept[0].resize(size)
+
+
 @contextlib.contextmanager
 def open_pool(
     size: int,

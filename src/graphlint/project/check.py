@@ -20,7 +20,7 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
 from functools import partial
@@ -67,8 +67,10 @@ from graphlint.runner import (
     Workers,
     default_jobs,
     fewer_collections,
+    keep_ready,
     open_pool,
     run_files,
+    workers_kept,
 )
 from graphlint.settings import Job, Setter, Settings
 from graphlint.tool_codes import UNANALYSED, ParserLimitExceeded
@@ -84,37 +86,74 @@ class _Results:
     """Checks files on the pool, or takes their results from the cache. A result is
     keyed by the file's bytes, its name and module, the job (the functions reached
     and how), the settings, and graphlint's own code; a pass-one result depends on
-    nothing else."""
+    nothing else.
 
-    def __init__(self, pool: Workers, settings: Settings, cache: Cache | None) -> None:
+    ``guesses``: the project-pass job each file had in an earlier run (a kept
+    pool's, ``_REACHED``). A file that pass one checks runs its guess beside pass
+    one, on another worker; the project pass takes that result when the reach
+    gives the very same job (the results are those of the jobs, whenever they run),
+    and checks the file again when it does not."""
+
+    def __init__(
+        self,
+        pool: Workers,
+        settings: Settings,
+        cache: Cache | None,
+        guesses: Mapping[str, Job] | None = None,
+    ) -> None:
         self.pool = pool
         self.settings = settings
         self.cache = cache
         self._settings = msgspec.json.encode(settings, order="deterministic")
+        self.guesses = guesses or {}
+        self.ahead: list[tuple[Job, FileResult]] = []  # the guesses run so far
 
     def run(self, jobs: Sequence[Job]) -> list[FileResult]:
-        if self.cache is None:
-            return run_files(self.pool, jobs)
         keys = [self._key(job) for job in jobs]
-        found: list[FileResult | None] = [
-            self.cache.get(key, FileResult) if key is not None else None for key in keys
-        ]
+        found = [self._known(job, key) for job, key in zip(jobs, keys, strict=True)]
         missing = [i for i, result in enumerate(found) if result is None]
-        fresh = run_files(self.pool, [jobs[i] for i in missing])
-        for index, result in zip(missing, fresh, strict=True):
-            found[index] = result
-            key = keys[index]
+        guessed = self._guessed([jobs[i] for i in missing])
+        ran = [*((jobs[i], keys[i]) for i in missing), *guessed]
+        fresh = run_files(self.pool, [job for job, _ in ran])
+        for (_, key), result in zip(ran, fresh, strict=True):
             stable = not result.internal_error and not any(
                 d.code in UNSTABLE for d in result.diagnostics
             )
-            if key is not None and stable:
+            if self.cache is not None and key is not None and stable:
                 self.cache.put(key, result)
+        ahead = [job for job, _ in guessed]
+        self.ahead.extend(zip(ahead, fresh[len(missing) :], strict=True))
+        for index, result in zip(missing, fresh, strict=False):
+            found[index] = result
         return [r for r in found if r is not None]
 
+    def _known(self, job: Job, key: str | None) -> FileResult | None:
+        """The job's result where a guess ran it ahead or the cache has it."""
+        early = next((result for done, result in self.ahead if done == job), None)
+        if early is not None or self.cache is None or key is None:
+            return early
+        return self.cache.get(key, FileResult)
+
+    def _guessed(self, jobs: Sequence[Job]) -> list[tuple[Job, str | None]]:
+        """The guessed project-pass jobs of the pass-one ``jobs`` not yet known,
+        with their keys."""
+        guessed: list[tuple[Job, str | None]] = []
+        for job in jobs:
+            guess = self.guesses.get(str(job.path)) if job.external is None else None
+            if guess is None or any(guess == done for done, _ in guessed):
+                continue
+            key = self._key(guess)
+            if self._known(guess, key) is None:
+                guessed.append((guess, key))
+        return guessed
+
     def _key(self, job: Job) -> str | None:
-        """The job's key; None where it is not cached: the worker says why the file
-        cannot be read, or its text is an editor's unsaved edit (no later run may
-        check that text again, and one a keystroke would push out useful entries)."""
+        """The job's key; None where it is not cached: no cache, the worker says why
+        the file cannot be read, or its text is an editor's unsaved edit (no later
+        run may check that text again, and one a keystroke would push out useful
+        entries)."""
+        if self.cache is None:
+            return None
         data = read_file(job.path, str(job.path), self.settings.max_file_size)
         if isinstance(data, Diagnostic) or unsaved_file(job.path):
             return None
@@ -355,7 +394,10 @@ def _survey_project(
     besides ``files``."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
-    workers = min(jobs or default_jobs(), len(files) + len(capture_roots))
+    guesses = _guesses(files) if not inline else {}
+    workers = min(
+        jobs or default_jobs(), len(files) + len(capture_roots) + len(guesses)
+    )
     runs = (
         nullcontext(Inline(settings))
         if inline
@@ -386,7 +428,7 @@ def _survey_project(
             for shown, functions in sorted(declared.values())
             if not excluded(shown)
         )
-        checked = _Results(pool, settings, cache)
+        checked = _Results(pool, settings, cache, guesses)
         whole = _whole(files, roots, folders)
         results = _pass_one(
             checked, work, settings, whole, lambda paths: _wrap(summaries, paths)
@@ -432,6 +474,7 @@ def _survey_project(
             )
             merged = _merge(results, failed, settings.enabled)
             read.extend([*summaries.read, *project.index.looked])
+            _remember(work, [])
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -440,15 +483,21 @@ def _survey_project(
         }
         reached = project.reach(entries, analysed)
         checks = project.checks()
-        work = [
-            Job(Path(path), functions, checks)
-            for path, functions in sorted(reached.items())
-            if not excluded(Path(path))
-        ]
+        first, work = (
+            work,
+            [
+                Job(Path(path), functions, checks)
+                for path, functions in sorted(reached.items())
+                if not excluded(Path(path))
+            ],
+        )
         extra = [
             _reached_by(result, (job.external or {}).values())
             for job, result in zip(work, checked.run(work), strict=True)
         ]
+        if guessed := _remember(first, work):  # the next run's workers start now
+            wanted = len(files) + len(capture_roots) + guessed
+            keep_ready(min(jobs or default_jobs(), wanted))
         ways = unwarmed_callers(project, results)
         read.extend(
             [*(job.path for job in work), *summaries.read, *project.index.looked]
@@ -567,6 +616,33 @@ def _source(path: Path, max_size: int) -> bytes | None:
     and its own diagnostic says why)."""
     data = read_file(path, str(path), max_size)
     return None if isinstance(data, Diagnostic) else data
+
+
+# the language server's runs (a kept pool's): the project-pass job each file that
+# was in both passes of the last run had, by path; that file's next run guesses
+# its reach is the same (``_Results``)
+_REACHED: dict[str, Job] = {}
+
+
+def _guesses(files: Sequence[Path]) -> dict[str, Job]:
+    """The guessed project-pass jobs of ``files``, where workers are kept."""
+    if not workers_kept():
+        return {}
+    return {str(f): _REACHED[str(f)] for f in files if str(f) in _REACHED}
+
+
+def _remember(first: Sequence[Job], reached: Sequence[Job]) -> int:
+    """Keep, where workers are kept, the project-pass job of each file that pass
+    one checked (``first``) and the reach gave one (``reached``); how many."""
+    if not workers_kept():
+        return 0
+    checked = {str(job.path) for job in first}
+    for path in checked:
+        _REACHED.pop(path, None)
+    for job in reached:
+        if str(job.path) in checked:
+            _REACHED[str(job.path)] = job
+    return sum(str(job.path) in checked for job in reached)
 
 
 def _pass_one(
