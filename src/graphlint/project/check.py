@@ -483,14 +483,12 @@ def _survey_project(
         }
         reached = project.reach(entries, analysed)
         checks = project.checks()
-        first, work = (
-            work,
-            [
-                Job(Path(path), functions, checks)
-                for path, functions in sorted(reached.items())
-                if not excluded(Path(path))
-            ],
-        )
+        first = work  # pass one's
+        work = [
+            Job(Path(path), functions, checks)
+            for path, functions in sorted(reached.items())
+            if not excluded(Path(path))
+        ]
         extra = [
             _reached_by(result, (job.external or {}).values())
             for job, result in zip(work, checked.run(work), strict=True)
