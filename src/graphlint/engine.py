@@ -34,7 +34,7 @@ from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
-from graphlint.facts.walk import forget, walk_batched
+from graphlint.facts.walk import Kids, forget, listed, walk_batched
 from graphlint.library import library_of
 from graphlint.matchers import tensor_slots
 from graphlint.parsing import cuts, parse_module
@@ -117,7 +117,7 @@ def analyse_source(
         comments.entries = [*lines, *whole_file]
     parsed = _parsed(source, keep=external is None, starts=starts)
     module, positions = parsed.module, parsed.positions
-    forget()  # the children of another file's nodes
+    forget(module, parsed.kids)  # the children of another file's nodes
     facts = analyse(
         module,
         positions,
@@ -131,7 +131,8 @@ def analyse_source(
         typed=typed,
         tree=parsed.tree,
     )
-    parsed.tree = facts.tree  # for the project pass, when it is kept
+    # for the project pass, when it is kept: the tree's facts and children
+    parsed.tree, parsed.kids = facts.tree, listed()
     context = RuleContext(
         path,
         facts,
@@ -207,6 +208,7 @@ class _Parsed:
     module: cst.Module
     positions: Mapping[cst.CSTNode, CodeRange]
     tree: TreeFacts | None = None
+    kids: Kids | None = None  # each node's children (``facts.walk.listed``)
 
 
 # Trees a worker keeps between a file's pass one and its project pass (which goes

@@ -313,13 +313,27 @@ def _entered(kind: type) -> bool:
 
 # Each node's children, found on its first walk and read from here on the next:
 # a file's facts walk it half a dozen times. By id, with the node itself, which
-# keeps the id from being reused; ``forget`` empties it between files.
-_KIDS: dict[int, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = {}
+# keeps the id from being reused; ``forget`` starts another between files (a parse
+# kept for the file's project pass keeps its own, ``listed``).
+Kids = dict[int, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]
+_KIDS: Kids = {}
+_OWNER: list[cst.Module] = []  # the tree whose nodes ``_KIDS`` lists
 
 
-def forget() -> None:
-    """Drop the children found so far (a new file is about to be walked)."""
-    _KIDS.clear()
+def forget(module: cst.Module | None = None, kids: Kids | None = None) -> None:
+    """Drop the children found so far: ``module``'s tree is about to be walked,
+    whose children an earlier walk of it found are ``kids`` (``listed``). Those of
+    the same tree stay (a file's project pass walks the tree of its pass one)."""
+    global _KIDS
+    if module is not None and _OWNER and _OWNER[0] is module:
+        return
+    _KIDS = kids if kids is not None else {}
+    _OWNER[:] = [module] if module is not None else []
+
+
+def listed() -> Kids:
+    """The children found so far, by their node's id: ``forget``'s ``kids``."""
+    return _KIDS
 
 
 def _kids(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
@@ -411,6 +425,7 @@ __all__ = [
     "descendants",
     "forget",
     "left",
+    "listed",
     "node_types",
     "parents",
     "replay",
