@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+from graphlint import runner
 from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
 from graphlint.lint import lint
@@ -21,6 +24,8 @@ from graphlint.runner import Pool, run_files
 from graphlint.settings import Job
 from tests.conftest import FIXTURES, WARMED
 from tests.test_cli import run
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -165,6 +170,51 @@ def test_what_is_made_of_an_unsaved_edit_is_not_kept(
     with overlay({str(layers): saved}):
         lint([layers])
     assert {("FileResult", "layers.py"), ("ModuleSummary", "layers.py")} <= set(made)
+
+
+def test_a_server_decodes_each_summary_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where workers are kept (the language server), a summary read from the cache
+    or made by a run is kept decoded for the next runs: the next edit decodes none
+    of the summaries its reach reads again, and finds what a run without them
+    finds. An unsaved buffer's own summary is not kept (it has no key)."""
+    monkeypatch.setattr(runner, "_keeping", threading.Event())
+    monkeypatch.setattr(runner, "_kept", [])
+    monkeypatch.setattr(check, "_SUMMARIES", {})
+    decoded: list[str] = []
+    get = Cache.get
+
+    def spy(cache: Cache, key: str, kind: type[T]) -> T | None:
+        found = get(cache, key, kind)
+        if isinstance(found, ModuleSummary):
+            decoded.append(Path(found.path).name)
+        return found
+
+    monkeypatch.setattr(Cache, "get", spy)
+    monkeypatch.chdir(project)
+    (project / "pyproject.toml").write_text("")
+    train = project / "app" / "train.py"
+    edits = [train.read_bytes() + f"\n# edit {n}\n".encode() for n in range(2)]
+    expected = []
+    for edit in edits:  # workers not kept: summaries made, then read back
+        with overlay({str(train): edit}):
+            expected.append(lint([train]).results)
+    assert "layers.py" in decoded
+    runner.keep_workers()
+    try:
+        found = []
+        for edit in edits:
+            decoded.clear()
+            with overlay({str(train): edit}):
+                found.append(lint([train]).results)
+        assert decoded == [], "the second edit's summaries were kept decoded"
+        assert found == expected
+        kept = {Path(summary.path).name for summary in check._SUMMARIES.values()}
+        assert "layers.py" in kept and "train.py" not in kept
+    finally:
+        for pool in runner._kept:
+            pool.close(kill=True)
 
 
 def test_the_code_version_stamps_every_module_of_graphlint() -> None:
