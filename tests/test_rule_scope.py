@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.facts.analysis import FileFacts, analyse
-from graphlint.facts.walk import descendants, walk_batched
+from graphlint.facts.walk import descendants, joined, replay_batched, subscribed
 from graphlint.rule import Rule, RuleContext, Scope, file_wide, tree_rules
 
 SOURCE = """\
@@ -75,10 +75,10 @@ class _InFile(_Probe):
 def _walked(*probes: type[_Probe]) -> tuple[cst.Module, FileFacts, list[_Probe]]:
     module = cst.parse_module(textwrap.dedent(SOURCE))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    facts = analyse(module, positions)
+    facts = analyse(module, positions, sites=joined(*map(subscribed, probes)))
     context = RuleContext("<test>", facts, positions, {})
     rules = [probe(context) for probe in probes]
-    walk_batched(module, rules)
+    replay_batched(facts.tree.scopes.sites, rules)
     return module, facts, rules
 
 
@@ -195,10 +195,11 @@ def test_a_region_rule_is_handed_its_region_and_not_called_behind_a_false_test()
 ):
     module = cst.parse_module(GUARDED)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    facts = analyse(module, positions)
+    probes = (_Settled, _AllRegionCode)
+    facts = analyse(module, positions, sites=joined(*map(subscribed, probes)))
     context = RuleContext("<test>", facts, positions, {})
     settled, everything = _Settled(context), _AllRegionCode(context)
-    walk_batched(module, [settled, everything])
+    replay_batched(facts.tree.scopes.sites, [settled, everything])
     code = cst.Module([]).code_for_node
     # ``print(y)`` is region code, behind ``step == 0``: false at the capture made at
     # ``step == 3``, so Rule.region() is None there and the call is not made

@@ -21,13 +21,14 @@ from graphlint.facts.regions import FINDER_SITES, RegionFinder
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.walk import (
     LAYOUT,
+    joined,
     replay,
+    replay_batched,
     subscribed,
     walk,
-    walk_batched,
     walk_together,
 )
-from graphlint.rule import tree_rules
+from graphlint.rule import rule_sites, tree_rules
 from tests.conftest import FIXTURES
 
 FILES = sorted(FIXTURES.rglob("*.py"))
@@ -74,15 +75,35 @@ def test_walk_visits_as_libcst_does_without_layout(path: Path) -> None:
     assert [(e, id(n)) for e, n in ours.events] == [(e, id(n)) for e, n in expected]
 
 
-@pytest.mark.parametrize("path", FILES[:40], ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_walk_batched_calls_what_visit_batched_calls(path: Path) -> None:
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_batch_replayed_from_the_scope_walk_sees_what_visit_batched_shows(
+    path: Path,
+) -> None:
+    """The rules' walk is replayed from the sites the scope walk recorded for them
+    (``replay_batched``): each method is called where LibCST's ``visit_batched``
+    calls it, in the same order."""
     module = parse(path)
     theirs, ours = Batched(), Batched()
     cst.visit_batched(module, [theirs])
-    walk_batched(module, [ours])
+    scopes = ScopeBuilder(None, sites=joined(FINDER_SITES, subscribed(Batched)))
+    walk(module, scopes)
+    replay_batched(scopes.sites, [ours])
     assert [(e, id(n)) for e, n in ours.events] == [
         (e, id(n)) for e, n in theirs.events
     ]
+
+
+def test_the_scope_walk_records_every_node_a_rule_acts_on() -> None:
+    """Each ``visit_``/``leave_`` method of each rule names a node type the scope
+    walk records for the rules' replay (``rule_sites``)."""
+    entered, left = rule_sites()
+    for rule in tree_rules():
+        for name in dir(rule):
+            prefix, _, kind = name.partition("_")
+            if prefix in ("visit", "leave") and not getattr(
+                getattr(rule, name), "_is_no_op", False
+            ):
+                assert getattr(cst, kind) in (entered if prefix == "visit" else left)
 
 
 class Shared(cst.CSTVisitor):

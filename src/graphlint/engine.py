@@ -34,7 +34,7 @@ from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
 from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
-from graphlint.facts.walk import Kids, forget, listed, walk_batched
+from graphlint.facts.walk import Kids, forget, listed, replay_batched
 from graphlint.library import library_of
 from graphlint.matchers import tensor_slots
 from graphlint.parsing import cuts, parse_module
@@ -52,7 +52,7 @@ from graphlint.read import (
     tool_diagnostic,
 )
 from graphlint.reparse import Pieces
-from graphlint.rule import RuleContext, tree_rules
+from graphlint.rule import RuleContext, rule_sites, tree_rules
 from graphlint.settings import Job, Setter, Settings
 from graphlint.sparse import function_spans, sparse_source
 from graphlint.tool_codes import ParserLimitExceeded
@@ -130,6 +130,7 @@ def analyse_source(
         declared=declared,
         typed=typed,
         tree=parsed.tree,
+        sites=rule_sites(),
     )
     # for the project pass, when it is kept: the tree's facts and children
     parsed.tree, parsed.kids = facts.tree, listed()
@@ -144,8 +145,8 @@ def analyse_source(
         source=source,
     )
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
-    if rules and facts.captures:
-        walk_batched(module, rules)
+    if rules and facts.captures:  # their walk, from what the scope walk saw
+        replay_batched(facts.tree.scopes.sites, rules)
     if external is not None:  # the project pass keeps what the reached code adds
         reached = [d for d in context.diagnostics if d.region and d.region.via]
         ordered = sorted(reached, key=lambda d: d.sort_key)

@@ -38,6 +38,7 @@ about other nodes than the one visited.
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -62,6 +63,7 @@ from graphlint.diagnostics import (
     Suppression,
     WarmupVerdict,
 )
+from graphlint.facts.walk import Subscription, joined, subscribed
 from graphlint.library import Library, library_of
 from graphlint.settings import Setter
 
@@ -430,6 +432,13 @@ def all_checks() -> dict[str, type[Check]]:
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
     return dict(sorted(REGISTRY.items()))
+
+
+@functools.cache
+def rule_sites() -> Subscription:
+    """The node types some rule acts on where a walk enters them, and where it
+    leaves them: what the scope walk records for the rules' replay."""
+    return joined(*(subscribed(rule) for rule in tree_rules()))
 
 
 def tree_rules() -> Iterator[type[Rule]]:

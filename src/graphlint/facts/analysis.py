@@ -21,7 +21,9 @@ from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState
 from graphlint.facts.values import Value, Values
-from graphlint.facts.walk import walk, walk_together
+from graphlint.facts.walk import Subscription, joined, walk, walk_together
+
+_NONE: Subscription = (frozenset(), frozenset())
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,18 @@ class TreeFacts:
     reaching: Reaching
 
     @classmethod
-    def of(cls, module: cst.Module, package: str | None) -> TreeFacts:
-        scopes = ScopeBuilder(package, sites=FINDER_SITES)
+    def of(
+        cls, module: cst.Module, package: str | None, sites: Subscription = _NONE
+    ) -> TreeFacts:
+        """The facts, with the sites of the region finder and of ``sites``."""
+        scopes = ScopeBuilder(package, sites=joined(FINDER_SITES, sites))
         walk(module, scopes)
         return cls(module, package, scopes, Reaching(module, scopes.scope_of))
+
+    def records(self, sites: Subscription) -> bool:
+        """Whether the scope walk recorded the nodes of every type of ``sites``."""
+        entered, left = self.scopes.recorded
+        return sites[0] <= entered and sites[1] <= left
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,7 @@ def analyse(
     declared: frozenset[str] = frozenset(),
     typed: frozenset[tuple[str, str]] = frozenset(),
     tree: TreeFacts | None = None,
+    sites: Subscription = _NONE,
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, a replay of what it saw for the
     region finder, then one walk for each node's region, host state, capture
@@ -98,9 +109,15 @@ def analyse(
     ``declared``: the functions the configuration names as capture roots;
     ``typed``: what the calls in other files pass the functions that capture
     (``Job.typed``); ``tree``: the facts of the tree an earlier analysis of it
-    computed."""
-    if tree is None or tree.module is not module or tree.package != package:
-        tree = TreeFacts.of(module, package)
+    computed; ``sites``: the node types whose nodes a later replay of the file's
+    walk needs (the rules', ``FileFacts.tree.scopes.sites``)."""
+    if (
+        tree is None
+        or tree.module is not module
+        or tree.package != package
+        or not tree.records(sites)
+    ):
+        tree = TreeFacts.of(module, package, sites)
     scopes = tree.scopes
     values = Values(scopes.names, scopes.scope_of, scopes.classes, scopes.class_infos)
     found = find_regions(

@@ -10,8 +10,9 @@ and never enters the nodes that are only layout: whitespace, comments, operators
 commas, brackets. No visitor of graphlint's looks at those (a test checks that no
 ``visit_``/``leave_`` method names one), nor at attribute hooks.
 
-:func:`walk_batched` is the same for rules: every ``visit_<Type>``/``leave_<Type>`` of
-every rule, in one pass, never pruned (LibCST's ``visit_batched``).
+:func:`replay_batched` is the rules' walk: every ``visit_<Type>``/``leave_<Type>`` of
+every rule, in one pass, never pruned (LibCST's ``visit_batched``), replayed from what
+the scope walk recorded at the node types they act on.
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ Subscription = tuple[frozenset[type], frozenset[type]]
 """The node types a visitor acts on where a walk enters them, and where it leaves."""
 
 
-def subscribed(visitor: type[cst.CSTVisitor]) -> Subscription:
+def subscribed(
+    visitor: type[cst.CSTVisitor] | type[cst.BatchableCSTVisitor],
+) -> Subscription:
     """The node types a visitor class has a ``visit_<Type>`` of its own for, and
     those it has a ``leave_<Type>`` for: what ``replay`` needs recorded."""
     found: tuple[set[type], set[type]] = (set(), set())
@@ -205,6 +208,13 @@ def subscribed(visitor: type[cst.CSTVisitor]) -> Subscription:
         if isinstance(node, type) and issubclass(node, cst.CSTNode):
             found[prefix == "leave"].add(node)
     return frozenset(found[0]), frozenset(found[1])
+
+
+def joined(*subscriptions: Subscription) -> Subscription:
+    """The node types any of ``subscriptions`` acts on, entering and leaving."""
+    entered = frozenset().union(*(entered for entered, _ in subscriptions))
+    left = frozenset().union(*(left for _, left in subscriptions))
+    return entered, left
 
 
 def replay(sites: Sites, visitor: cst.CSTVisitor) -> None:
@@ -379,11 +389,24 @@ def _enter(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool]) -> None:
             _enter(child, on_visit)
 
 
-def walk_batched(
-    node: cst.CSTNode, visitors: Iterable[cst.BatchableCSTVisitor]
-) -> None:
-    """``cst.visit_batched(node, visitors)`` for visitors that change nothing: each
-    visitor's ``visit_<Type>`` and ``leave_<Type>``, every node, no pruning."""
+def replay_batched(sites: Sites, visitors: Iterable[cst.BatchableCSTVisitor]) -> None:
+    """``cst.visit_batched`` for visitors that change nothing, from what an earlier
+    walk recorded (``sites``, of every node type the visitors act on): each
+    visitor's ``visit_<Type>`` and ``leave_<Type>``, no pruning, without walking
+    the tree again."""
+    on_visit, on_leave = _batched(visitors)
+    for node, entering in sites:
+        if entering:
+            on_visit(node)
+        else:
+            on_leave(node)
+
+
+def _batched(
+    visitors: Iterable[cst.BatchableCSTVisitor],
+) -> tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], None]]:
+    """The ``on_visit`` and ``on_leave`` of a batch: each visitor's methods for a
+    node's type, looked up once per type."""
     visits: dict[str, list[_Method]] = {}
     leaves: dict[str, list[_Method]] = {}
     for visitor in visitors:
@@ -414,7 +437,7 @@ def walk_batched(
         for method in methods(node)[1]:
             method(node)
 
-    _walk(node, on_visit, on_leave)
+    return on_visit, on_leave
 
 
 __all__ = [
@@ -424,14 +447,15 @@ __all__ = [
     "children",
     "descendants",
     "forget",
+    "joined",
     "left",
     "listed",
     "node_types",
     "parents",
     "replay",
+    "replay_batched",
     "subscribed",
     "visited",
     "walk",
-    "walk_batched",
     "walk_together",
 ]
