@@ -50,7 +50,7 @@ PHASES: dict[str, list[tuple[object, str]]] = {
     "facts: scopes": [(analysis, "walk")],
     "facts: regions": [(analysis, "find_regions")],
     "facts: state, set-up, flow": [(analysis, "walk_together")],
-    "rules": [(engine, "walk_batched")],
+    "rules": [(engine, "replay_batched")],
     "summaries": [(runner, "_summarize")],
     "reach": [(reach.Project, "reach")],
 }

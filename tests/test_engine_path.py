@@ -97,9 +97,11 @@ def test_the_project_pass_takes_the_tree_facts_of_pass_one(
     made: list[object] = []
     real = TreeFacts.of.__func__  # type: ignore[attr-defined]
 
-    def counted(cls: type[TreeFacts], module: object, package: str | None) -> object:
+    def counted(
+        cls: type[TreeFacts], module: object, package: str | None, *sites: object
+    ) -> object:
         made.append(module)
-        return real(cls, module, package)
+        return real(cls, module, package, *sites)
 
     monkeypatch.setattr(TreeFacts, "of", classmethod(counted))
     shared = lint_source(HELPER, "t.py")
