@@ -9,7 +9,7 @@ import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -40,9 +40,9 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files sent to the workers to be checked (not those from the cache)."""
     sent: list[Path] = []
 
-    def spy(pool: Pool, files: Sequence[Job]) -> list[FileResult]:
+    def spy(pool: Pool, files: Sequence[Job], *besides: Any) -> list[FileResult]:
         sent.extend(job.path for job in files)
-        return run_files(pool, files)
+        return run_files(pool, files, *besides)
 
     monkeypatch.setattr(check, "run_files", spy)
     return sent

@@ -9,6 +9,7 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,9 +237,11 @@ def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
     path.write_text(HELPERS)
     asked: list[list[str]] = []  # each run of jobs: pass one, or project pass
 
-    def recorded(pool: runner.Workers, jobs: list[Job]) -> list[FileResult]:
+    def recorded(
+        pool: runner.Workers, jobs: list[Job], *besides: Any
+    ) -> list[FileResult]:
         asked.append(["project" if j.external else "one" for j in jobs])
-        return runner.run_files(pool, jobs)
+        return runner.run_files(pool, jobs, *besides)
 
     monkeypatch.setattr(check, "run_files", recorded)
 
@@ -267,6 +270,73 @@ def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
             assert asked == runs
             assert kept == found(text, kept=False)
         assert any(code == "GL101" for code, _, _ in kept)
+    finally:
+        for pool in runner._kept:
+            pool.close(kill=True)
+
+
+def test_a_kept_pool_summarises_an_edited_file_beside_its_pass_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where workers are kept, a file the last check summarised (a model file the
+    regions of another reach) is summarised again in the batch of its pass one,
+    beside the guess of its project pass, not after it while the calls are
+    followed; each edit finds what a check without guesses finds."""
+    from graphlint.lint import Choices, lint  # noqa: PLC0415
+    from graphlint.project import check  # noqa: PLC0415
+
+    monkeypatch.setattr(runner, "_kept", [])
+    monkeypatch.setattr(check, "_REACHED", {})
+    monkeypatch.setattr(check, "_ASKED", {})
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text("def step(x):\n    return x * 2\n")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\nfrom pkg.model import step\n\n"
+        "x = torch.zeros(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+        "with torch.cuda.graph(g):\n    y = step(x)\n"
+    )
+    batches: list[tuple[list[str], int]] = []  # each batch: its jobs, its summaries
+
+    def recorded(
+        pool: runner.Workers, jobs: list[Job], *besides: Any
+    ) -> list[FileResult]:
+        summaries = besides[0] if besides else []
+        batches.append(
+            (["project" if j.external else "one" for j in jobs], len(summaries))
+        )
+        return runner.run_files(pool, jobs, *besides)
+
+    monkeypatch.setattr(check, "run_files", recorded)
+
+    def found(text: str, *, kept: bool) -> list[tuple[str, int, str]]:
+        monkeypatch.setattr(runner, "_keeping", threading.Event())
+        if kept:
+            runner.keep_workers()
+        batches.clear()
+        with overlay({str(model): text.encode()}):
+            checked = lint([model], chosen=Choices(force_exclude=True))
+        return [
+            (d.code, d.line, d.message) for r in checked.results for d in r.diagnostics
+        ]
+
+    edits = [
+        "def step(x):\n    return x.item()\n",
+        "def step(x):\n    return x.cpu()\n",
+    ]
+    try:
+        first = found(edits[0], kept=True)
+        assert batches[0][1] == 0  # nothing known yet
+        second = found(edits[1], kept=True)
+        assert batches[0] == (["project"], 1), batches  # guess and summary, at once
+        assert [b for b in batches[1:] if b[0]] == [], "the project pass ran nothing"
+        assert first == found(edits[0], kept=False)
+        assert second == found(edits[1], kept=False)
+        assert any(code == "GL101" for code, _, _ in first)
     finally:
         for pool in runner._kept:
             pool.close(kill=True)

@@ -735,18 +735,28 @@ def check_files(
         return run_files(workers, files)
 
 
-def run_files(pool: Workers, files: Sequence[Path | Job]) -> list[FileResult]:
-    """Check ``files`` on ``pool``; results come back in input order."""
+def run_files(
+    pool: Workers,
+    files: Sequence[Path | Job],
+    besides: Sequence[SummaryJob] = (),
+    made: Callable[[int, Outcome], None] = lambda index, outcome: None,
+) -> list[FileResult]:
+    """Check ``files`` on ``pool``; results come back in input order. The jobs
+    ``besides`` run in the same batch, after them; ``made`` is told each one's
+    outcome (by its index)."""
     work = [f if isinstance(f, Job) else Job(f) for f in files]
     results: list[FileResult | None] = [None] * len(work)
 
     def keep(index: int, result: Outcome) -> None:
+        if index >= len(work):
+            made(index - len(work), result)
+            return
         assert isinstance(result, FileResult)
-        results[index] = result
+        results[order[index]] = result
 
     # largest first: a large file started last would keep one worker busy alone
     order = sorted(range(len(work)), key=lambda i: -_size(work[i].path))
-    pool.run([work[i] for i in order], lambda index, result: keep(order[index], result))
+    pool.run([*(work[i] for i in order), *besides], keep)
     return [r for r in results if r is not None]
 
 

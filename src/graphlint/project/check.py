@@ -63,6 +63,7 @@ from graphlint.read import (
 )
 from graphlint.runner import (
     Inline,
+    Outcome,
     SummaryJob,
     Workers,
     default_jobs,
@@ -80,6 +81,10 @@ if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a h
     from graphlint.project.resolve import Dropped
 
 P = ParamSpec("P")
+
+
+def _no(index: int, outcome: Outcome) -> None:
+    """What keeps the outcomes of no jobs."""
 
 
 class _Results:
@@ -108,13 +113,23 @@ class _Results:
         self.guesses = guesses or {}
         self.ahead: list[tuple[Job, FileResult]] = []  # the guesses run so far
 
-    def run(self, jobs: Sequence[Job]) -> list[FileResult]:
+    def run(
+        self,
+        jobs: Sequence[Job],
+        first: Sequence[Job] | None = None,
+        besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] = ([], _no),
+    ) -> list[FileResult]:
+        """The results of ``jobs``. The guesses of the pass-one jobs ``first`` (by
+        default, of those of ``jobs`` that run) and the summaries ``besides`` (with
+        what keeps each) run in the same batch."""
         keys = [self._key(job) for job in jobs]
         found = [self._known(job, key) for job, key in zip(jobs, keys, strict=True)]
         missing = [i for i, result in enumerate(found) if result is None]
-        guessed = self._guessed([jobs[i] for i in missing])
+        guessed = self._guessed(
+            first if first is not None else [jobs[i] for i in missing]
+        )
         ran = [*((jobs[i], keys[i]) for i in missing), *guessed]
-        fresh = run_files(self.pool, [job for job, _ in ran])
+        fresh = run_files(self.pool, [job for job, _ in ran], *besides)
         for (_, key), result in zip(ran, fresh, strict=True):
             stable = not result.internal_error and not any(
                 d.code in UNSTABLE for d in result.diagnostics
@@ -190,8 +205,10 @@ class _Summaries:
         # what this run summarised, by file, with the text: asked for under another
         # name, the same file's summary is renamed, not made again (``renamed``)
         self._made: dict[Path, tuple[bytes, ModuleSummary]] = {}
+        self.asked: set[tuple[Path, str]] = set()  # by the resolver or ``prefetch``
 
     def __call__(self, path: Path, name: str) -> ModuleSummary | None:
+        self.asked.add((path, name))
         found = self._ready.pop((path, name), None)
         if found is None:
             key, known = self._lookup(path, name)
@@ -207,8 +224,32 @@ class _Summaries:
     def prefetch(self, modules: Iterable[tuple[Path, str]]) -> None:
         """Summarise ``modules`` (path, name) on every worker at once: the resolver
         asks for them one at a time, and would wait for each."""
+        modules = list(dict.fromkeys(modules))
+        self.asked.update(modules)
+        jobs, keep, later = self._jobs(modules)
+        self.pool.run(jobs, keep)
+        if later:  # renamed now, where they can be
+            self.prefetch(later)
+
+    def ahead(
+        self, modules: Iterable[tuple[Path, str]]
+    ) -> tuple[list[SummaryJob], Callable[[int, Outcome], None]]:
+        """The jobs that summarise those of ``modules`` (path, name) the cache does
+        not have, to run in another batch (``_Results.run``), and what keeps each
+        one's outcome ready for the resolver."""
+        jobs, keep, _ = self._jobs(modules)
+        return jobs, keep
+
+    def _jobs(
+        self, modules: Iterable[tuple[Path, str]]
+    ) -> tuple[
+        list[SummaryJob], Callable[[int, Outcome], None], list[tuple[Path, str]]
+    ]:
+        """The jobs that summarise ``modules``, what keeps their outcomes, and the
+        modules of a file asked for under a second name (summarised first under
+        the first); the others are made ready now."""
         jobs: list[tuple[tuple[Path, str], str | None, SummaryJob]] = []
-        later: list[tuple[Path, str]] = []  # a file asked for under a second name
+        later: list[tuple[Path, str]] = []
         queued: set[Path] = set()
         for module in dict.fromkeys(modules):
             if module in self._ready:
@@ -223,13 +264,11 @@ class _Summaries:
             else:
                 self._ready[module] = known
 
-        def keep(index: int, made: object) -> None:
+        def keep(index: int, made: Outcome) -> None:
             module, key, job = jobs[index]
             self._ready[module] = self._store(key, made, module[0], job)
 
-        self.pool.run([job for _, _, job in jobs], keep)
-        if later:  # renamed now, where they can be
-            self.prefetch(later)
+        return [job for _, _, job in jobs], keep, later
 
     def _lookup(
         self, path: Path, name: str
@@ -394,9 +433,9 @@ def _survey_project(
     besides ``files``."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
-    guesses = _guesses(files) if not inline else {}
+    guesses = _guesses(files) if not inline else None
     workers = min(
-        jobs or default_jobs(), len(files) + len(capture_roots) + len(guesses)
+        jobs or default_jobs(), len(files) + len(capture_roots) + len(guesses or ())
     )
     runs = (
         nullcontext(Inline(settings))
@@ -431,7 +470,12 @@ def _survey_project(
         checked = _Results(pool, settings, cache, guesses)
         whole = _whole(files, roots, folders)
         results = _pass_one(
-            checked, work, settings, whole, lambda paths: _wrap(summaries, paths)
+            checked,
+            work,
+            settings,
+            whole,
+            lambda paths: _wrap(summaries, paths),
+            summaries.ahead(_asked(files)) if guesses is not None else ([], _no),
         )
         entries = [e for r in results for e in r.entries]
         compiles = [e for r in results for e in r.compiles]
@@ -474,7 +518,7 @@ def _survey_project(
             )
             merged = _merge(results, failed, settings.enabled)
             read.extend([*summaries.read, *project.index.looked])
-            _remember(work, [])
+            _remember(work, [], files, summaries.asked)
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -493,7 +537,8 @@ def _survey_project(
             _reached_by(result, (job.external or {}).values())
             for job, result in zip(work, checked.run(work), strict=True)
         ]
-        if guessed := _remember(first, work):  # the next run's workers start now
+        # the next run's workers start now
+        if guessed := _remember(first, work, files, summaries.asked):
             wanted = len(files) + len(capture_roots) + guessed
             keep_ready(min(jobs or default_jobs(), wanted))
         ways = unwarmed_callers(project, results)
@@ -618,8 +663,10 @@ def _source(path: Path, max_size: int) -> bytes | None:
 
 # the language server's runs (a kept pool's): the project-pass job each file that
 # was in both passes of the last run had, by path; that file's next run guesses
-# its reach is the same (``_Results``)
+# its reach is the same (``_Results``). And the module names each file checked was
+# summarised under, by path: its next run summarises it beside pass one.
 _REACHED: dict[str, Job] = {}
+_ASKED: dict[Path, set[tuple[Path, str]]] = {}  # by real path
 
 
 def _guesses(files: Sequence[Path]) -> dict[str, Job]:
@@ -629,9 +676,22 @@ def _guesses(files: Sequence[Path]) -> dict[str, Job]:
     return {str(f): _REACHED[str(f)] for f in files if str(f) in _REACHED}
 
 
-def _remember(first: Sequence[Job], reached: Sequence[Job]) -> int:
+def _asked(files: Sequence[Path]) -> list[tuple[Path, str]]:
+    """The modules of ``files`` the last run summarised (path, name)."""
+    if not _ASKED:
+        return []
+    return [m for f in files for m in sorted(_ASKED.get(real_path(f), ()))]
+
+
+def _remember(
+    first: Sequence[Job],
+    reached: Sequence[Job],
+    files: Sequence[Path],
+    asked: Iterable[tuple[Path, str]],
+) -> int:
     """Keep, where workers are kept, the project-pass job of each file that pass
-    one checked (``first``) and the reach gave one (``reached``); how many."""
+    one checked (``first``) and the reach gave one (``reached``), and the names
+    each of ``files`` was summarised under (``asked``); how many jobs."""
     if not workers_kept():
         return 0
     checked = {str(job.path) for job in first}
@@ -640,6 +700,12 @@ def _remember(first: Sequence[Job], reached: Sequence[Job]) -> int:
     for job in reached:
         if str(job.path) in checked:
             _REACHED[str(job.path)] = job
+    named = {real_path(f) for f in files}
+    for real in named:
+        _ASKED.pop(real, None)
+    for module in asked:
+        if (real := real_path(module[0])) in named:
+            _ASKED.setdefault(real, set()).add(module)
     return sum(str(job.path) in checked for job in reached)
 
 
@@ -678,6 +744,7 @@ def _pass_one(
     settings: Settings,
     whole: bool,
     wrappers: Callable[[list[Path]], bool],
+    besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] = ([], _no),
 ) -> list[FileResult]:
     """Each file's own regions. A file whose text names nothing a region needs is
     settled without a worker and without parsing, unless compile wrappers may be in
@@ -706,7 +773,10 @@ def _pass_one(
     todo = [i for i, result in enumerate(found) if result is None]
     if not whole or (settings_written and wrappers(settings_written)):
         todo.extend(settled)
-    for index, result in zip(todo, checked.run([work[i] for i in todo]), strict=True):
+    # beside them: the guesses of every file (also of those settled by their text,
+    # whose project pass runs while this process follows calls) and ``besides``
+    done = checked.run([work[i] for i in todo], first=work, besides=besides)
+    for index, result in zip(todo, done, strict=True):
         found[index] = result
     return [r for r in found if r is not None]
 
