@@ -182,6 +182,8 @@ def test_a_server_decodes_each_summary_once(
     monkeypatch.setattr(runner, "_keeping", threading.Event())
     monkeypatch.setattr(runner, "_kept", [])
     monkeypatch.setattr(check, "_SUMMARIES", {})
+    monkeypatch.setattr(check, "_REACHED", {})
+    monkeypatch.setattr(check, "_ASKED", {})
     decoded: list[str] = []
     get = Cache.get
 

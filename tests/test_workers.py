@@ -217,6 +217,51 @@ def test_a_run_gives_the_collector_back_as_it_found_it(tmp_path: Path) -> None:
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
 
+class _Runs:
+    """Checks of one file's buffers (``check``) with workers kept between them, or
+    not; ``batches``: each batch of the last check's jobs ("one" for pass one,
+    "project" for a project-pass job) with the number of summaries beside them."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+        from graphlint.project import check  # noqa: PLC0415
+
+        self.monkeypatch = monkeypatch
+        self.batches: list[tuple[list[str], int]] = []
+        monkeypatch.setattr(runner, "_kept", [])
+        monkeypatch.setattr(check, "_REACHED", {})
+        monkeypatch.setattr(check, "_ASKED", {})
+        monkeypatch.setattr(check, "_SUMMARIES", {})
+        monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(root / "cache"))
+        monkeypatch.chdir(root)
+        (root / "pyproject.toml").write_text("")
+
+        def recorded(
+            pool: runner.Workers, jobs: list[Job], *besides: Any
+        ) -> list[FileResult]:
+            kinds = ["project" if j.external else "one" for j in jobs]
+            self.batches.append((kinds, len(besides[0]) if besides else 0))
+            return runner.run_files(pool, jobs, *besides)
+
+        monkeypatch.setattr(check, "run_files", recorded)
+
+    def check(self, path: Path, text: str, *, kept: bool) -> list[tuple[str, int, str]]:
+        from graphlint.lint import Choices, lint  # noqa: PLC0415
+
+        self.monkeypatch.setattr(runner, "_keeping", threading.Event())
+        if kept:
+            runner.keep_workers()
+        self.batches.clear()
+        with overlay({str(path): text.encode()}):
+            checked = lint([path], chosen=Choices(force_exclude=True))
+        return [
+            (d.code, d.line, d.message) for r in checked.results for d in r.diagnostics
+        ]
+
+    def close(self) -> None:
+        for pool in runner._kept:
+            pool.close(kill=True)
+
+
 def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -225,37 +270,9 @@ def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
     guess that the edit left the reach alone: the project pass takes that result
     when the reach gives the same job and checks the file again when it does not.
     Every run finds what a run without guesses finds."""
-    from graphlint.lint import Choices, lint  # noqa: PLC0415
-    from graphlint.project import check  # noqa: PLC0415
-
-    monkeypatch.setattr(runner, "_kept", [])
-    monkeypatch.setattr(check, "_REACHED", {})
-    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("")
+    runs = _Runs(monkeypatch, tmp_path)
     path = tmp_path / "train.py"
     path.write_text(HELPERS)
-    asked: list[list[str]] = []  # each run of jobs: pass one, or project pass
-
-    def recorded(
-        pool: runner.Workers, jobs: list[Job], *besides: Any
-    ) -> list[FileResult]:
-        asked.append(["project" if j.external else "one" for j in jobs])
-        return runner.run_files(pool, jobs, *besides)
-
-    monkeypatch.setattr(check, "run_files", recorded)
-
-    def found(text: str, *, kept: bool) -> list[tuple[str, int, str]]:
-        monkeypatch.setattr(runner, "_keeping", threading.Event())
-        if kept:
-            runner.keep_workers()
-        asked.clear()
-        with overlay({str(path): text.encode()}):
-            checked = lint([path], chosen=Choices(force_exclude=True))
-        return [
-            (d.code, d.line, d.message) for r in checked.results for d in r.diagnostics
-        ]
-
     versions = [
         (HELPERS, [["one"], ["project"]]),  # nothing to guess from
         (HELPERS + "# edited\n", [["one", "project"], []]),  # the same reach
@@ -265,14 +282,13 @@ def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
         ),
     ]
     try:
-        for text, runs in versions:
-            kept = found(text, kept=True)
-            assert asked == runs
-            assert kept == found(text, kept=False)
+        for text, kinds in versions:
+            kept = runs.check(path, text, kept=True)
+            assert [jobs for jobs, _ in runs.batches] == kinds
+            assert kept == runs.check(path, text, kept=False)
         assert any(code == "GL101" for code, _, _ in kept)
     finally:
-        for pool in runner._kept:
-            pool.close(kill=True)
+        runs.close()
 
 
 def test_a_kept_pool_summarises_an_edited_file_beside_its_pass_one(
@@ -282,15 +298,7 @@ def test_a_kept_pool_summarises_an_edited_file_beside_its_pass_one(
     regions of another reach) is summarised again in the batch of its pass one,
     beside the guess of its project pass, not after it while the calls are
     followed; each edit finds what a check without guesses finds."""
-    from graphlint.lint import Choices, lint  # noqa: PLC0415
-    from graphlint.project import check  # noqa: PLC0415
-
-    monkeypatch.setattr(runner, "_kept", [])
-    monkeypatch.setattr(check, "_REACHED", {})
-    monkeypatch.setattr(check, "_ASKED", {})
-    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("")
+    runs = _Runs(monkeypatch, tmp_path)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     model = tmp_path / "pkg" / "model.py"
@@ -300,43 +308,19 @@ def test_a_kept_pool_summarises_an_edited_file_beside_its_pass_one(
         "x = torch.zeros(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
         "with torch.cuda.graph(g):\n    y = step(x)\n"
     )
-    batches: list[tuple[list[str], int]] = []  # each batch: its jobs, its summaries
-
-    def recorded(
-        pool: runner.Workers, jobs: list[Job], *besides: Any
-    ) -> list[FileResult]:
-        summaries = besides[0] if besides else []
-        batches.append(
-            (["project" if j.external else "one" for j in jobs], len(summaries))
-        )
-        return runner.run_files(pool, jobs, *besides)
-
-    monkeypatch.setattr(check, "run_files", recorded)
-
-    def found(text: str, *, kept: bool) -> list[tuple[str, int, str]]:
-        monkeypatch.setattr(runner, "_keeping", threading.Event())
-        if kept:
-            runner.keep_workers()
-        batches.clear()
-        with overlay({str(model): text.encode()}):
-            checked = lint([model], chosen=Choices(force_exclude=True))
-        return [
-            (d.code, d.line, d.message) for r in checked.results for d in r.diagnostics
-        ]
-
     edits = [
         "def step(x):\n    return x.item()\n",
         "def step(x):\n    return x.cpu()\n",
     ]
     try:
-        first = found(edits[0], kept=True)
-        assert batches[0][1] == 0  # nothing known yet
-        second = found(edits[1], kept=True)
-        assert batches[0] == (["project"], 1), batches  # guess and summary, at once
-        assert [b for b in batches[1:] if b[0]] == [], "the project pass ran nothing"
-        assert first == found(edits[0], kept=False)
-        assert second == found(edits[1], kept=False)
+        first = runs.check(model, edits[0], kept=True)
+        assert runs.batches[0][1] == 0  # nothing known yet
+        second = runs.check(model, edits[1], kept=True)
+        # the guess and the summary at once; the project pass runs nothing
+        assert runs.batches[0] == (["project"], 1), runs.batches
+        assert [jobs for jobs, _ in runs.batches[1:] if jobs] == []
+        assert first == runs.check(model, edits[0], kept=False)
+        assert second == runs.check(model, edits[1], kept=False)
         assert any(code == "GL101" for code, _, _ in first)
     finally:
-        for pool in runner._kept:
-            pool.close(kill=True)
+        runs.close()
