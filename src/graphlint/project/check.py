@@ -773,8 +773,8 @@ def _pass_one(
     todo = [i for i, result in enumerate(found) if result is None]
     if not whole or (settings_written and wrappers(settings_written)):
         todo.extend(settled)
-    # beside them: the guesses of every file (also of those settled by their text,
-    # whose project pass runs while this process follows calls) and ``besides``
+    # beside them: the guessed project pass of every file (also of one settled by
+    # its text: a file reached from regions elsewhere) and ``besides``
     done = checked.run([work[i] for i in todo], first=work, besides=besides)
     for index, result in zip(todo, done, strict=True):
         found[index] = result
