@@ -21,7 +21,7 @@ from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState
 from graphlint.facts.values import Value, Values
-from graphlint.facts.walk import Subscription, joined, walk, walk_together
+from graphlint.facts.walk import Subscription, covers, joined, walk, walk_together
 
 _NONE: Subscription = (frozenset(), frozenset())
 
@@ -45,11 +45,6 @@ class TreeFacts:
         scopes = ScopeBuilder(package, sites=joined(FINDER_SITES, sites))
         walk(module, scopes)
         return cls(module, package, scopes, Reaching(module, scopes.scope_of))
-
-    def records(self, sites: Subscription) -> bool:
-        """Whether the scope walk recorded the nodes of every type of ``sites``."""
-        entered, left = self.scopes.recorded
-        return sites[0] <= entered and sites[1] <= left
 
 
 @dataclass(frozen=True)
@@ -115,7 +110,7 @@ def analyse(
         tree is None
         or tree.module is not module
         or tree.package != package
-        or not tree.records(sites)
+        or not covers(tree.scopes.recorded, sites)
     ):
         tree = TreeFacts.of(module, package, sites)
     scopes = tree.scopes

@@ -28,7 +28,14 @@ from graphlint.facts.torchapi import (
     cudagraph_keyword,
 )
 from graphlint.facts.values import Kind, Value, Values
-from graphlint.facts.walk import node_types, parents, replay, subscribed, walk
+from graphlint.facts.walk import (
+    covers,
+    node_types,
+    parents,
+    replay,
+    subscribed,
+    walk,
+)
 from graphlint.matchers import tensor_slots
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
@@ -1354,9 +1361,7 @@ def find_regions(
             finder.settled[function] = {fact.name: fact for fact in how.settled}
         if how is not None and how.tensors:
             values.tensor_params[function] = frozenset(how.tensors)
-    if not (
-        FINDER_SITES[0] <= scopes.recorded[0] and FINDER_SITES[1] <= scopes.recorded[1]
-    ):
+    if not covers(scopes.recorded, FINDER_SITES):
         raise ValueError("scopes built without the sites of FINDER_SITES")
     replay(scopes.sites, finder)  # the finder's walk, from what the scope walk saw
     for function, path in scopes.paths.items():

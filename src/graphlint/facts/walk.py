@@ -217,6 +217,11 @@ def joined(*subscriptions: Subscription) -> Subscription:
     return entered, left
 
 
+def covers(recorded: Subscription, wanted: Subscription) -> bool:
+    """Whether a walk that recorded ``recorded`` recorded every site of ``wanted``."""
+    return wanted[0] <= recorded[0] and wanted[1] <= recorded[1]
+
+
 def replay(sites: Sites, visitor: cst.CSTVisitor) -> None:
     """The walk of a visitor that never prunes and asks only about the nodes
     ``sites`` recorded: its ``visit_<Type>`` and ``leave_<Type>`` at each, in the
@@ -442,9 +447,11 @@ def _batched(
 
 __all__ = [
     "LAYOUT",
+    "Kids",
     "Sites",
     "Subscription",
     "children",
+    "covers",
     "descendants",
     "forget",
     "joined",
