@@ -83,10 +83,6 @@ if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a h
 P = ParamSpec("P")
 
 
-def _no(index: int, outcome: Outcome) -> None:
-    """What keeps the outcomes of no jobs."""
-
-
 class _Results:
     """Checks files on the pool, or takes their results from the cache. A result is
     keyed by the file's bytes, its name and module, the job (the functions reached
@@ -117,7 +113,7 @@ class _Results:
         self,
         jobs: Sequence[Job],
         first: Sequence[Job] | None = None,
-        besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] = ([], _no),
+        besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] | None = None,
     ) -> list[FileResult]:
         """The results of ``jobs``. The guesses of the pass-one jobs ``first`` (by
         default, of those of ``jobs`` that run) and the summaries ``besides`` (with
@@ -129,7 +125,7 @@ class _Results:
             first if first is not None else [jobs[i] for i in missing]
         )
         ran = [*((jobs[i], keys[i]) for i in missing), *guessed]
-        fresh = run_files(self.pool, [job for job, _ in ran], *besides)
+        fresh = run_files(self.pool, [job for job, _ in ran], *(besides or ()))
         for (_, key), result in zip(ran, fresh, strict=True):
             stable = not result.internal_error and not any(
                 d.code in UNSTABLE for d in result.diagnostics
@@ -475,7 +471,7 @@ def _survey_project(
             settings,
             whole,
             lambda paths: _wrap(summaries, paths),
-            summaries.ahead(_asked(files)) if guesses is not None else ([], _no),
+            summaries.ahead(_asked(files)) if guesses is not None else None,
         )
         entries = [e for r in results for e in r.entries]
         compiles = [e for r in results for e in r.compiles]
@@ -744,7 +740,7 @@ def _pass_one(
     settings: Settings,
     whole: bool,
     wrappers: Callable[[list[Path]], bool],
-    besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] = ([], _no),
+    besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] | None = None,
 ) -> list[FileResult]:
     """Each file's own regions. A file whose text names nothing a region needs is
     settled without a worker and without parsing, unless compile wrappers may be in
