@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,44 @@ def test_initialize_says_what_the_server_does(project: Path) -> None:
     ]
     assert capabilities["textDocumentSync"]["openClose"]
     assert client.close() == 0
+
+
+def test_the_server_starts_without_the_command_line_or_what_checks_need() -> None:
+    """``graphlint server`` answers ``initialize`` before importing typer, the
+    command line's modules or those only a check needs (``server.LATER``, imported
+    on a thread once the client has its answer): the editor waits for less."""
+    script = (
+        "import sys\n"
+        "import graphlint.server\n"
+        "graphlint.server.serve = lambda: None\n"
+        "graphlint.runner.keep_workers = lambda start=0: None\n"
+        "sys.argv = ['graphlint', 'server']\n"
+        "from graphlint.entry import main\n"
+        "main()\n"
+        "loaded = [*graphlint.server.LATER, 'graphlint.cli', 'typer']\n"
+        "print(sorted(m for m in loaded if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_other_server_command_lines_are_the_command_lines() -> None:
+    """Only ``graphlint server`` itself skips the command line: ``--help`` is
+    typer's, an unknown option is a usage error."""
+    for arguments, code, said in (
+        (["--help"], 0, "language server"),
+        (["--stdio"], 2, "No such option"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "graphlint", "server", *arguments],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == code, done.stderr
+        assert said in done.stdout + done.stderr
 
 
 def test_configuration_files_are_watched_where_the_client_lets_it(
@@ -123,7 +163,7 @@ def test_a_watching_server_keeps_the_newest_plans(
         checked.append(planned)
         return Checked([])
 
-    monkeypatch.setattr(graphlint.server, "lint", lint)
+    monkeypatch.setattr(graphlint.lint, "lint", lint)  # the server imports it late
     workspace, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
     for folder in (workspace, elsewhere):
         folder.mkdir()
@@ -149,7 +189,7 @@ def test_a_watching_server_keeps_the_newest_plans(
         ls.forget_plans()  # a watched change while the check plans
         return made(*args)
 
-    monkeypatch.setattr(graphlint.server, "plan", dropped_meanwhile)
+    monkeypatch.setattr(graphlint.lint, "plan", dropped_meanwhile)
     ls._check(paths[0], {})
     assert ls.plans == {}
 

@@ -17,6 +17,6 @@ if (
 ):
     del sys.path[0]
 
-from graphlint.cli import main  # after the path is made safe
+from graphlint.entry import main  # after the path is made safe
 
 main()

@@ -906,16 +906,7 @@ def _size(count: int) -> str:
 @app.command()
 def server() -> None:
     """Run the language server over stdin and stdout (LSP), for editors."""
-    from graphlint.runner import keep_workers  # noqa: PLC0415
-
-    # a worker imports the analysis while this process imports the protocol's types
-    # (a third of a second): the first document opened finds it ready. One, not
-    # more: on a machine with few cores, more would slow the server's own start
-    try:
-        keep_workers(start=1)
-    except OSError:  # no process to spare now: the first check starts its own
-        keep_workers()
-    from graphlint.server import serve  # noqa: PLC0415 - pygls only for the server
+    from graphlint.entry import server as serve  # noqa: PLC0415
 
     serve()
 

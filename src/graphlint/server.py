@@ -49,6 +49,7 @@ the server:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import io
 import json
 import logging
@@ -78,20 +79,29 @@ from pygls.workspace import TextDocument
 from graphlint import __version__
 from graphlint.codes import CODES
 from graphlint.columns import lines_with_breaks
-from graphlint.comments import add_ignore
-from graphlint.config import ConfigError, find, folder_of, within
 from graphlint.diagnostics import Applicability, Diagnostic
 from graphlint.docs import doc_path
-from graphlint.files import PROJECT_MARKERS, SKIPPED_DIRS, project_root
-from graphlint.lint import Choices, LintError, Plan, lint, plan
 from graphlint.notebook import is_notebook
-from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.read import overlay, real_path
 from graphlint.runner import keep_workers
 
 if TYPE_CHECKING:
     from pygls.protocol.json_rpc import MsgId
     from pygls.server import ServerErrors
+
+    from graphlint.lint import Plan
+
+# What checking needs and answering ``initialize`` does not: imported on a thread once
+# the client has the answer (``_initialized``), while it sends the first document,
+# or where a handler needs it first (configuration: pathspec and the project's file
+# rules; the run: the cache, the plan, the project pass).
+LATER = (
+    "graphlint.comments",
+    "graphlint.config",
+    "graphlint.files",
+    "graphlint.lint",
+    "graphlint.output.lsp",
+)
 
 DEBOUNCE = 0.25  # seconds without a change before a changed document is checked
 CONFIGURATION = frozenset({"pyproject.toml", "graphlint.toml", ".graphlint.toml"})
@@ -258,6 +268,8 @@ class GraphlintServer(LanguageServer):
         configuration files, its project and its repository lie in a workspace
         folder. A configuration or ``.gitignore`` above them, or a document opened
         from elsewhere, is planned at every check."""
+        from graphlint.config import within  # noqa: PLC0415 - see LATER
+
         folders = [
             real_path(path)
             for path in [
@@ -366,6 +378,8 @@ class GraphlintServer(LanguageServer):
         configuration governs (one analysis: an unsaved edit to one file updates
         what another open file's regions reach), by real path; None when the check
         could not run (said to the client)."""
+        from graphlint.lint import Choices, LintError, lint, plan  # noqa: PLC0415 - see LATER
+
         targets = [path, *_same_project(path, others)]
         chosen = Choices(force_exclude=True)  # an excluded file stays out when opened
         try:
@@ -415,6 +429,8 @@ class GraphlintServer(LanguageServer):
         self.window_log_message(types.LogMessageParams(kind, message))
 
     def _to_lsp(self, d: Diagnostic, document: TextDocument) -> types.Diagnostic:
+        from graphlint.output.lsp import diagnostic_to_lsp  # noqa: PLC0415 - see LATER
+
         item: dict[str, Any] = diagnostic_to_lsp(d, utf16=False)
         item["message"] = d.describe()
         found = self.converter.structure(item, types.Diagnostic)
@@ -428,6 +444,9 @@ def _same_project(path: str, others: Sequence[str]) -> list[str]:
     """Those of ``others`` in the project of ``path`` that the same configuration
     governs, as checking them with it still finds (nothing closer to ``path`` that
     their common folder would miss): checked together, they are one project."""
+    from graphlint.config import ConfigError, find, folder_of  # noqa: PLC0415 - see LATER
+    from graphlint.files import project_root  # noqa: PLC0415 - see LATER
+
     try:
         mine = find(Path(path))
         root = mine.parent if mine is not None else project_root(folder_of(Path(path)))
@@ -469,6 +488,12 @@ def as_saved(text: str) -> bytes:
         return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
+def _import_later() -> None:
+    """Import ``LATER``, while the client sends its first document."""
+    for name in LATER:
+        importlib.import_module(name)
+
+
 server = GraphlintServer()
 
 
@@ -479,6 +504,7 @@ async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> 
     ``workspace/didChangeWatchedFiles`` only for the patterns a server registers
     (ruff's server does the same). Once the client has agreed, each check's plan is
     kept until a change says it is out of date."""
+    threading.Thread(target=_import_later, daemon=True).start()
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace is not None else None
     if watched is None or not watched.dynamic_registration:
@@ -579,6 +605,8 @@ def _changes_checks(path: str | None, change: types.FileChangeType) -> bool:
     anything removed (a folder may have held Python files, whatever its name); a
     Python file or notebook made, or a folder (moving one in tells of the folder
     alone)."""
+    from graphlint.files import PROJECT_MARKERS, SKIPPED_DIRS  # noqa: PLC0415 - see LATER
+
     if path is None:
         return False
     found = Path(path)
@@ -719,6 +747,8 @@ def _edits(document: TextDocument, d: types.Diagnostic) -> list[types.TextEdit]:
 def _ignore(document: TextDocument, d: types.Diagnostic) -> types.CodeAction | None:
     """ "Ignore GL101 on this line": a ``# graphlint: ignore[GL101]`` comment on the
     line where the diagnostic starts, or the code added to the one there."""
+    from graphlint.comments import add_ignore  # noqa: PLC0415 - see LATER
+
     number = d.range.start.line
     lines: Sequence[str] = _lines(document)
     if number >= len(lines) or not isinstance(d.code, str):
