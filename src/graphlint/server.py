@@ -91,10 +91,10 @@ if TYPE_CHECKING:
 
     from graphlint.lint import Plan
 
-# What checking needs and answering ``initialize`` does not: imported on a thread once
-# the client has the answer (``_initialized``), while it sends the first document,
-# or where a handler needs it first (configuration: pathspec and the project's file
-# rules; the run: the cache, the plan, the project pass).
+# What checking needs and answering ``initialize`` does not: imported once the client
+# has the answer (``_initialized``), or where a handler needs it first (configuration:
+# pathspec and the project's file rules; the run: the cache, the plan, the project
+# pass). The editor waits for ``initialize``; the first check would wait for these.
 LATER = (
     "graphlint.comments",
     "graphlint.config",
@@ -488,12 +488,6 @@ def as_saved(text: str) -> bytes:
         return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
-def _import_later() -> None:
-    """Import ``LATER``, while the client sends its first document."""
-    for name in LATER:
-        importlib.import_module(name)
-
-
 server = GraphlintServer()
 
 
@@ -504,7 +498,8 @@ async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> 
     ``workspace/didChangeWatchedFiles`` only for the patterns a server registers
     (ruff's server does the same). Once the client has agreed, each check's plan is
     kept until a change says it is out of date."""
-    threading.Thread(target=_import_later, daemon=True).start()
+    for name in LATER:  # before the first document is checked
+        importlib.import_module(name)
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace is not None else None
     if watched is None or not watched.dynamic_registration:
