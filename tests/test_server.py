@@ -54,7 +54,7 @@ def test_initialize_says_what_the_server_does(project: Path) -> None:
 def test_the_server_starts_without_the_command_line_or_what_checks_need() -> None:
     """``graphlint server`` answers ``initialize`` before importing typer, the
     command line's modules or those only a check needs (``server.LATER``, imported
-    on a thread once the client has its answer): the editor waits for less."""
+    once the client has its answer): the editor waits for less."""
     script = (
         "import sys\n"
         "import graphlint.server\n"
@@ -67,7 +67,7 @@ def test_the_server_starts_without_the_command_line_or_what_checks_need() -> Non
         "print(sorted(m for m in loaded if m in sys.modules))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-P", "-c", script], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.splitlines()[-1] == "[]"
 
@@ -80,7 +80,7 @@ def test_other_server_command_lines_are_the_command_lines() -> None:
         (["--stdio"], 2, "No such option"),
     ):
         done = subprocess.run(
-            [sys.executable, "-P", "-m", "graphlint", "server", *arguments],
+            [sys.executable, "-m", "graphlint", "server", *arguments],
             capture_output=True,
             text=True,
             check=False,
@@ -192,6 +192,22 @@ def test_a_watching_server_keeps_the_newest_plans(
     monkeypatch.setattr(graphlint.lint, "plan", dropped_meanwhile)
     ls._check(paths[0], {})
     assert ls.plans == {}
+
+
+def test_a_check_whose_modules_fail_to_import_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The modules a check needs are imported late (``server.LATER``); where one
+    cannot be (a broken install), the check says why in the log and gives no
+    diagnostics, as a bug does, rather than ending its task in silence."""
+    said: list[str] = []
+    ls = GraphlintServer()
+    monkeypatch.setattr(ls, "_log", lambda kind, message: said.append(message))
+    monkeypatch.setitem(sys.modules, "graphlint.lint", None)  # import fails
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    assert ls._check(str(path), {}) is None
+    assert "graphlint.lint" in said[-1]  # ModuleNotFoundError, with the traceback
 
 
 @pytest.mark.parametrize(

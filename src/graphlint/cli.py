@@ -906,9 +906,9 @@ def _size(count: int) -> str:
 @app.command()
 def server() -> None:
     """Run the language server over stdin and stdout (LSP), for editors."""
-    from graphlint.entry import server as serve  # noqa: PLC0415
+    from graphlint import entry  # noqa: PLC0415
 
-    serve()
+    entry.server()
 
 
 @app.command()

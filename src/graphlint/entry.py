@@ -38,8 +38,9 @@ def server() -> None:
 
 
 def _server() -> None:
-    """``server``, failing as every command does: Ctrl-C exits 130, a bug is one
-    line and exit 2, never a traceback."""
+    """``server``, failing as every command does while it starts: Ctrl-C exits
+    130, a bug is one line and exit 2, never a traceback (once it serves, pygls
+    ends it on Ctrl-C, exit 0)."""
     try:
         server()
     except KeyboardInterrupt:

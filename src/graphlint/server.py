@@ -378,11 +378,14 @@ class GraphlintServer(LanguageServer):
         configuration governs (one analysis: an unsaved edit to one file updates
         what another open file's regions reach), by real path; None when the check
         could not run (said to the client)."""
-        from graphlint.lint import Choices, LintError, lint, plan  # noqa: PLC0415 - see LATER
-
-        targets = [path, *_same_project(path, others)]
+        try:  # imported here (see LATER): a broken install is said, as a bug is
+            from graphlint.lint import Choices, LintError, lint, plan  # noqa: PLC0415
+        except Exception:
+            self._log(types.MessageType.Error, traceback.format_exc())
+            return None
         chosen = Choices(force_exclude=True)  # an excluded file stays out when opened
         try:
+            targets = [path, *_same_project(path, others)]
             with overlay(buffers):
                 planned = self.plans.get(tuple(targets))
                 if planned is None:
@@ -498,8 +501,11 @@ async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> 
     ``workspace/didChangeWatchedFiles`` only for the patterns a server registers
     (ruff's server does the same). Once the client has agreed, each check's plan is
     kept until a change says it is out of date."""
-    for name in LATER:  # before the first document is checked
-        importlib.import_module(name)
+    try:  # before the first document is checked; what fails is said by the check
+        for name in LATER:
+            importlib.import_module(name)
+    except Exception:
+        ls._log(types.MessageType.Error, traceback.format_exc())
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace is not None else None
     if watched is None or not watched.dynamic_registration:
