@@ -22,6 +22,7 @@ from graphlint.codes import CODES, code_of
 from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, FailOn, parse_limit
 from graphlint.diagnostics import Applicability, Checked, FileResult
 from graphlint.docs import doc_path
+from graphlint.entry import EXIT_ERROR, guarded, interrupted
 from graphlint.lint import (
     Choices,
     LintError,
@@ -40,7 +41,7 @@ from graphlint.output.text import format_text
 from graphlint.progress import progress_bar
 from graphlint.read import os_reason, overlay, real_path
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CLEAN, EXIT_FOUND = 0, 1
 STDIN = Path("-")  # the path that reads the source from standard input
 
 app = typer.Typer(
@@ -1068,21 +1069,7 @@ def confirm(
 
 def main() -> None:
     """Console entry point: never a traceback, exit 2 on an internal failure."""
-    try:
-        app()
-    except SystemExit:
-        raise
-    except KeyboardInterrupt:
-        _interrupted()
-    except Exception as error:  # a bug: say so in one line, exit 2
-        detail = printable(f"{type(error).__name__}: {error}")
-        typer.echo(f"graphlint: internal error: {detail}", err=True)
-        sys.exit(EXIT_ERROR)
-
-
-def _interrupted() -> NoReturn:
-    typer.echo("graphlint: interrupted", err=True)
-    sys.exit(EXIT_INTERRUPTED)
+    guarded(app)
 
 
 @contextlib.contextmanager
@@ -1092,4 +1079,4 @@ def _interruptible() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        _interrupted()
+        interrupted()

@@ -9,16 +9,20 @@ command line is ``graphlint.cli``'s, ``graphlint server --help`` included.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 
 
 def main() -> None:
     """Console entry point (``graphlint`` and ``python -m graphlint``)."""
     if sys.argv[1:] == ["server"]:
-        _server()
+        guarded(server)
     else:
-        from graphlint.cli import main as command  # noqa: PLC0415
+        from graphlint.cli import app  # noqa: PLC0415
 
-        command()
+        guarded(app)
 
 
 def server() -> None:
@@ -37,18 +41,25 @@ def server() -> None:
     serve()
 
 
-def _server() -> None:
-    """``server``, failing as every command does while it starts: Ctrl-C exits
-    130, a bug is one line and exit 2, never a traceback (once it serves, pygls
-    ends it on Ctrl-C, exit 0)."""
+def guarded(command: Callable[[], object]) -> None:
+    """Run ``command`` as every command fails: never a traceback; Ctrl-C is one
+    line and exit 130, a bug one line and exit 2 (the server's once it serves:
+    pygls ends it on Ctrl-C, exit 0)."""
     try:
-        server()
+        command()
+    except SystemExit:
+        raise
     except KeyboardInterrupt:
-        sys.stderr.write("graphlint: interrupted\n")
-        sys.exit(130)
+        interrupted()
     except Exception as error:  # a bug: said in one line
         from graphlint.output.escape import printable  # noqa: PLC0415
 
         detail = printable(f"{type(error).__name__}: {error}")
         sys.stderr.write(f"graphlint: internal error: {detail}\n")
-        sys.exit(2)
+        sys.exit(EXIT_ERROR)
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C: one line and exit 130 (click would print "Aborted!" and exit 1)."""
+    sys.stderr.write("graphlint: interrupted\n")
+    sys.exit(EXIT_INTERRUPTED)
