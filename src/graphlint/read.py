@@ -616,8 +616,18 @@ def module_of(path: Path) -> str:
 
 def package_of(path: Path) -> str | None:
     """The dotted package a file belongs to, from the ``__init__.py`` files above it.
-    Each folder is looked up once per run, not once per file in it."""
-    folder = real_path(path).parent
+    Each folder is looked up once per run, not once per file in it, and each file's
+    answer is kept for the run (a server's edit asks it of every file again)."""
+    key = _absolute(path)
+    if key in _FILE_PACKAGES:
+        return _FILE_PACKAGES[key]
+    found = _FILE_PACKAGES[key] = _package_of(real_path(key).parent)
+    if len(_FILE_PACKAGES) > _PACKAGES_KEPT:
+        _FILE_PACKAGES.clear()
+    return found
+
+
+def _package_of(folder: Path) -> str | None:
     climbed: list[Path] = []  # packages whose parent is not known yet
     while folder not in _PACKAGES:
         if folder.parent == folder or not is_regular_file(folder / "__init__.py"):
@@ -637,21 +647,28 @@ def package_of(path: Path) -> str | None:
 
 def source_root(path: Path) -> Path:
     """The folder imports of ``path`` are relative to: above its top package. Each
-    folder's is computed once per run."""
-    folder = real_path(path).parent
-    found = _ROOTS.get(folder)
+    file's is computed once per run."""
+    key = _absolute(path)
+    found = _ROOTS.get(key)
     if found is None:
+        folder = real_path(key).parent
         package = package_of(path)
-        found = _ROOTS[folder] = (
-            folder.parents[package.count(".")] if package else folder
-        )
+        found = _ROOTS[key] = folder.parents[package.count(".")] if package else folder
         if len(_ROOTS) > _PACKAGES_KEPT:
             _ROOTS.clear()
     return found
 
 
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """``path`` as the key of the run's lookups: absolute, from the working folder
+    (which a process running several runs may change between them)."""
+    key = os.fspath(path)
+    return key if os.path.isabs(key) else os.path.join(os.getcwd(), key)
+
+
 _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
-_ROOTS: dict[Path, Path] = {}  # a file's folder -> its source root
+_FILE_PACKAGES: dict[str, str | None] = {}  # a file (absolute) -> its package
+_ROOTS: dict[str, Path] = {}  # a file (absolute) -> its source root
 _PACKAGES_KEPT = 100_000
 
 
@@ -664,6 +681,7 @@ def forget_paths() -> None:
     """Look folders and links up again (a run starts: ``__init__.py`` files and links
     may have come or gone since the last)."""
     _PACKAGES.clear()
+    _FILE_PACKAGES.clear()
     _ROOTS.clear()
     _REAL.clear()
 
@@ -674,9 +692,7 @@ def real_path(path: str | os.PathLike[str]) -> Path:
     path is resolved once per run (``forget_paths`` starts a run); a relative one
     by where it leads from the working folder, which a process running several
     (tests, a server) may change between them."""
-    key = os.fspath(path)
-    if not os.path.isabs(key):
-        key = os.path.join(os.getcwd(), key)
+    key = _absolute(path)
     found = _REAL.get(key)
     if found is None:
         found = _REAL[key] = _resolve(key)

@@ -456,6 +456,8 @@ def _survey_project(
         declared = _declared(project, capture_roots, base, warn)
         work = [
             Job(f, declared=declared.pop(real_path(f), (f, frozenset()))[1])
+            if declared
+            else Job(f)
             for f in files
         ]
         work.extend(  # roots in files not named: analysed too, unless excluded
@@ -784,10 +786,15 @@ def _whole(
     ``folders`` hold the top package of each file (the folder of one outside any
     package) and the configured source ``roots``. Other packages beside them in a
     source root (``numpy`` beside ``torch`` in site-packages) are other projects."""
-    units = {*roots}
+    tops: set[tuple[Path, str]] = set()  # a source root and a top package in it
     for path in files:
         package = package_of(path)
-        units.add(source_root(path) / package.split(".")[0] if package else path.parent)
+        tops.add(
+            (source_root(path), package.partition(".")[0])
+            if package
+            else (path.parent, "")
+        )
+    units = {*roots, *(root / top if top else root for root, top in tops)}
     return bool(folders) and all(
         any(_within(unit, folder) for folder in folders) for unit in units
     )
