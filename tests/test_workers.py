@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,32 @@ def test_a_kept_pool_checks_each_run_with_its_own_buffers_and_settings(
         pool.use(replace(settings, max_memory=settings.max_memory + 256))
         runner.run_files(pool, [path])
         assert pool.workers[0].process.pid != pid
+
+
+def test_jobs_started_behind_run_on_the_workers_the_others_leave_idle(
+    tmp_path: Path,
+) -> None:
+    """``Pool.start`` queues jobs behind those of ``run``: on one worker, a run's
+    own job goes first, the run returns once its jobs are done (the one behind
+    has begun, not been waited for), and ``finish`` tells its outcome; a run
+    with nothing of its own still starts it."""
+    clean, hazard = tmp_path / "clean.py", tmp_path / "hazard.py"
+    clean.write_text(REGION)
+    hazard.write_text(REGION + "    z = y.item()\n")
+    told: list[str] = []
+    with runner.Pool(1, Settings()) as pool:
+        pool.start([Job(hazard)], lambda _, result: told.append(result.path))
+        pool.run([Job(clean)], lambda _, result: told.append(result.path))
+        assert told == [str(clean)]
+        assert pool.workers[0].task is not None  # the one behind is running
+        pool.finish()
+        assert told == [str(clean), str(hazard)]
+        pool.start([Job(hazard)], lambda _, result: told.append("again"))
+        pool.run([], lambda _, result: told.append("nothing"))
+        assert pool.workers[0].task is not None
+        pool.finish()
+        assert told[2:] == ["again"]
+        assert pool.done == pool.asked == 3
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -220,7 +247,8 @@ def test_a_run_gives_the_collector_back_as_it_found_it(tmp_path: Path) -> None:
 class _Runs:
     """Checks of one file's buffers (``check``) with workers kept between them, or
     not; ``batches``: each batch of the last check's jobs ("one" for pass one,
-    "project" for a project-pass job) with the number of summaries beside them."""
+    "project" for a project-pass job; the guesses started behind the batch after
+    its own) with the number of summaries beside them."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
         from graphlint.project import check  # noqa: PLC0415
@@ -235,14 +263,28 @@ class _Runs:
         monkeypatch.chdir(root)
         (root / "pyproject.toml").write_text("")
 
+        behind: list[str] = []  # the jobs started since the last batch
+
+        def kinds(jobs: Sequence[runner.Work]) -> list[str]:
+            return ["project" if j.external else "one" for j in jobs]  # type: ignore[union-attr]
+
         def recorded(
             pool: runner.Workers, jobs: list[Job], *besides: Any
         ) -> list[FileResult]:
-            kinds = ["project" if j.external else "one" for j in jobs]
-            self.batches.append((kinds, len(besides[0]) if besides else 0))
+            self.batches.append(
+                ([*kinds(jobs), *behind], len(besides[0]) if besides else 0)
+            )
+            behind.clear()
             return runner.run_files(pool, jobs, *besides)
 
+        started = runner.Pool.start
+
+        def start(pool: runner.Pool, jobs: Sequence[runner.Work], *rest: Any) -> None:
+            behind.extend(kinds(jobs))
+            started(pool, jobs, *rest)
+
         monkeypatch.setattr(check, "run_files", recorded)
+        monkeypatch.setattr(runner.Pool, "start", start)
 
     def check(self, path: Path, text: str, *, kept: bool) -> list[tuple[str, int, str]]:
         from graphlint.lint import Choices, lint  # noqa: PLC0415
@@ -266,7 +308,7 @@ def test_a_kept_pool_runs_a_files_last_reach_beside_its_pass_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where workers are kept, a file in both passes (it captures and calls its own
-    functions) has its last project-pass job run again beside its pass one, on a
+    functions) has its last project-pass job run again behind its pass one, on a
     guess that the edit left the reach alone: the project pass takes that result
     when the reach gives the same job and checks the file again when it does not.
     Every run finds what a run without guesses finds."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import gc
 import multiprocessing as mp
 import os
@@ -367,11 +368,19 @@ def _start_method() -> str:
     return "fork" if forced == "fork" or threading.active_count() == 1 else "spawn"
 
 
+@dataclass(frozen=True, eq=False)
+class _Task:
+    """A job, and what is told its outcome."""
+
+    job: Work
+    done: Callable[[Outcome], None]
+
+
 @dataclass
 class _Worker:
     process: BaseProcess | _Spawned
     conn: Connection
-    job: tuple[int, Work] | None = None
+    task: _Task | None = None
     started: float = 0.0
     context: _Context | None = None  # what it checks with
     said: int = -1  # the read end of its standard error
@@ -414,6 +423,7 @@ class Pool:
         self._seen: dict[Path, int] = {}  # a file's first job: the worker's pid
         self.method = method or _start_method()
         self.workers: list[_Worker] = []
+        self._later: deque[_Task] = deque()  # jobs ``start`` gave, not yet begun
         self._runs = 0
         self.use(settings)
         for _ in range(size):
@@ -512,31 +522,64 @@ class Pool:
         jobs: Sequence[Work],
         on_result: Callable[[int, Outcome], None],
     ) -> None:
-        queues = self._queues(jobs)
-        left = len(jobs)
-        self.asked += left
-        progress, told = self.progress, on_result
-        if progress is not None:
+        """Run ``jobs`` and wait for them; ``on_result`` is told each one's outcome
+        (by its index). Jobs ``start`` gave run too, on workers these leave idle."""
+        left = [len(jobs)]
 
-            def on_result(index: int, outcome: Outcome) -> None:
-                told(index, outcome)
-                self.done += 1
-                progress(self.done, self.asked)
+        def told(index: int) -> Callable[[Outcome], None]:
+            def done(outcome: Outcome) -> None:
+                left[0] -= 1
+                on_result(index, outcome)
 
+            return done
+
+        queues = self._queues([_Task(job, told(i)) for i, job in enumerate(jobs)])
+        self._count(len(jobs))
+        self._drive(queues, lambda: left[0] > 0)
+
+    def start(
+        self,
+        jobs: Sequence[Work],
+        on_result: Callable[[int, Outcome], None],
+    ) -> None:
+        """Run ``jobs`` behind the others: each goes to a worker that the jobs of
+        ``run`` leave idle, from the next ``run`` on, and ``on_result`` is told its
+        outcome when a ``run`` or ``finish`` collects it."""
+        self._later.extend(
+            _Task(job, functools.partial(on_result, i)) for i, job in enumerate(jobs)
+        )
+        self._count(len(jobs))
+
+    def finish(self) -> None:
+        """Wait for the jobs ``start`` gave."""
+        self._drive(
+            self._queues([]),
+            lambda: bool(self._later) or any(w.task for w in self.workers),
+        )
+
+    def _count(self, jobs: int) -> None:
+        self.asked += jobs
+
+    def _drive(
+        self, queues: dict[int, deque[_Task]], waiting: Callable[[], bool]
+    ) -> None:
+        """Give jobs to idle workers (``queues`` first, then those ``start``
+        gave) and tell their outcomes, while ``waiting()``."""
         timeout = self.settings.timeout
-        while left or any(w.job for w in self.workers):
+        while True:
             for worker in self.workers:
-                if worker.job is None and left:
+                if worker.task is None and (any(queues.values()) or self._later):
                     worker = self._current(worker)
-                    worker.job = self._next(queues, worker)
-                    left -= 1
+                    worker.task = task = self._next(queues, worker)
                     worker.started = time.monotonic()
                     with contextlib.suppress(OSError):  # dead already: seen below
                         if worker.context != self.context:
                             worker.conn.send(self.context)
                             worker.context = self.context
-                        worker.conn.send(worker.job[1])
-            busy = [w for w in self.workers if w.job is not None]
+                        worker.conn.send(task.job)
+            if not waiting():
+                return
+            busy = [w for w in self.workers if w.task is not None]
             deadline = min(w.started for w in busy) + timeout
             ready = wait(
                 [w.conn for w in busy] + [w.process.sentinel for w in busy],
@@ -544,16 +587,16 @@ class Pool:
             )
             now = time.monotonic()
             for worker in busy:
-                assert worker.job is not None
-                index, job = worker.job
+                running = worker.task
+                assert running is not None
                 if worker.conn in ready:
                     try:
                         result = worker.conn.recv()
                     except (EOFError, OSError):
                         result = None
                     if isinstance(result, (FileResult, ModuleSummary)):
-                        worker.job = None
-                        on_result(index, result)
+                        worker.task = None
+                        self._done(running, result)
                         continue
                 if worker.conn in ready or worker.process.sentinel in ready:
                     worker.process.join(timeout=1)  # its pipe can close first
@@ -564,32 +607,43 @@ class Pool:
                     detail = f"took longer than the {timeout:g} s per-file limit"
                 else:
                     continue
-                worker.job = None
+                worker.task = None
                 self._replace(worker)
-                on_result(index, _failed(job, self.settings, detail))
+                self._done(running, _failed(running.job, self.settings, detail))
 
-    def _queues(self, jobs: Sequence[Work]) -> dict[int, deque[tuple[int, Work]]]:
-        """The jobs by the pid of the live worker that had their file before (it
+    def _done(self, task: _Task, outcome: Outcome) -> None:
+        task.done(outcome)
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.asked)
+
+    def _queues(self, tasks: Sequence[_Task]) -> dict[int, deque[_Task]]:
+        """The tasks by the pid of the live worker that had their file before (it
         keeps the parsed tree), in order; 0: no such worker."""
         alive = {w.process.pid for w in self.workers}
-        queues: dict[int, deque[tuple[int, Work]]] = {0: deque()}
-        for index, job in enumerate(jobs):
+        queues: dict[int, deque[_Task]] = {0: deque()}
+        for task in tasks:
+            job = task.job
             pid = self._seen.get(job.path, 0) if isinstance(job, Job) else 0
             pid = pid if pid in alive else 0
-            queues.setdefault(pid, deque()).append((index, job))
+            queues.setdefault(pid, deque()).append(task)
         return queues
 
-    def _next(
-        self, queues: dict[int, deque[tuple[int, Work]]], worker: _Worker
-    ) -> tuple[int, Work]:
-        """The next job for ``worker``: a file it had before, else one no worker
-        had, else another worker's. Each file's first worker is remembered."""
+    def _next(self, queues: dict[int, deque[_Task]], worker: _Worker) -> _Task:
+        """The next task for ``worker``: a file it had before, else one no worker
+        had, else another worker's, else one ``start`` gave. Each file's first
+        worker is remembered."""
         pid = worker.process.pid or 0
-        queue = queues.get(pid) or queues[0] or next(q for q in queues.values() if q)
-        index, job = queue.popleft()
-        if isinstance(job, Job):
-            self._seen.setdefault(job.path, pid)
-        return index, job
+        queue = (
+            queues.get(pid)
+            or queues[0]
+            or next((q for q in queues.values() if q), None)
+            or self._later
+        )
+        task = queue.popleft()
+        if isinstance(task.job, Job):
+            self._seen.setdefault(task.job.path, pid)
+        return task
 
     def resize(self, size: int) -> None:
         """At least ``size`` workers."""
@@ -640,6 +694,15 @@ class Inline:
     ) -> None:
         for index, job in enumerate(jobs):
             on_result(index, self.call(job))
+
+    def start(
+        self, jobs: Sequence[Work], on_result: Callable[[int, Outcome], None]
+    ) -> None:
+        """Run ``jobs`` now: there are no other workers to run them beside."""
+        self.run(jobs, on_result)
+
+    def finish(self) -> None:
+        """Nothing runs behind: ``start`` ran its jobs."""
 
 
 Workers = Pool | Inline  # what runs the jobs of a check

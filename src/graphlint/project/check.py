@@ -90,10 +90,11 @@ class _Results:
     nothing else.
 
     ``guesses``: the project-pass job each file had in an earlier run (a kept
-    pool's, ``_REACHED``). A file that pass one checks runs its guess beside pass
-    one, on another worker; the project pass takes that result when the reach
-    gives the very same job (the results are those of the jobs, whenever they run),
-    and checks the file again when it does not."""
+    pool's, ``_REACHED``). A file that pass one checks runs its guess behind pass
+    one, on a worker the jobs leave idle, and runs on while the reach is followed;
+    the project pass waits for it, and takes its result when the reach gives the
+    very same job (the results are those of the jobs, whenever they run), and
+    checks the file again when it does not."""
 
     def __init__(
         self,
@@ -108,6 +109,7 @@ class _Results:
         self._settings = msgspec.json.encode(settings, order="deterministic")
         self.guesses = guesses or {}
         self.ahead: list[tuple[Job, FileResult]] = []  # the guesses run so far
+        self.behind = False  # guesses still running, on workers the jobs left idle
 
     def run(
         self,
@@ -115,28 +117,49 @@ class _Results:
         first: Sequence[Job] | None = None,
         besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] | None = None,
     ) -> list[FileResult]:
-        """The results of ``jobs``. The guesses of the pass-one jobs ``first`` (by
-        default, of those of ``jobs`` that run) and the summaries ``besides`` (with
-        what keeps each) run in the same batch."""
+        """The results of ``jobs``. The summaries ``besides`` (with what keeps
+        each) run in the same batch; the guesses of the pass-one jobs ``first`` (by
+        default, of those of ``jobs`` that run) start behind it, and run on after
+        it until the next ``run`` or ``finish`` (``Pool.start``)."""
+        self.finish()  # a guess may be one of them
         keys = [self._key(job) for job in jobs]
         found = [self._known(job, key) for job, key in zip(jobs, keys, strict=True)]
         missing = [i for i, result in enumerate(found) if result is None]
         guessed = self._guessed(
             first if first is not None else [jobs[i] for i in missing]
         )
-        ran = [*((jobs[i], keys[i]) for i in missing), *guessed]
+        if guessed:  # on the workers the jobs leave idle: the reach starts sooner
+            self.behind = True
+
+            def ahead(index: int, result: Outcome) -> None:
+                assert isinstance(result, FileResult)
+                job, key = guessed[index]
+                self._keep(key, result)
+                self.ahead.append((job, result))
+
+            self.pool.start([job for job, _ in guessed], ahead)
+        ran = [(jobs[i], keys[i]) for i in missing]
         fresh = run_files(self.pool, [job for job, _ in ran], *(besides or ()))
         for (_, key), result in zip(ran, fresh, strict=True):
-            stable = not result.internal_error and not any(
-                d.code in UNSTABLE for d in result.diagnostics
-            )
-            if self.cache is not None and key is not None and stable:
-                self.cache.put(key, result)
-        ahead = [job for job, _ in guessed]
-        self.ahead.extend(zip(ahead, fresh[len(missing) :], strict=True))
-        for index, result in zip(missing, fresh, strict=False):
+            self._keep(key, result)
+        for index, result in zip(missing, fresh, strict=True):
             found[index] = result
         return [r for r in found if r is not None]
+
+    def finish(self) -> None:
+        """Wait for the guesses still running."""
+        if self.behind:
+            self.pool.finish()
+            self.behind = False
+
+    def _keep(self, key: str | None, result: FileResult) -> None:
+        """Cache ``result`` under ``key``, unless it says something about the
+        machine or a bug rather than the file."""
+        stable = not result.internal_error and not any(
+            d.code in UNSTABLE for d in result.diagnostics
+        )
+        if self.cache is not None and key is not None and stable:
+            self.cache.put(key, result)
 
     def _known(self, job: Job, key: str | None) -> FileResult | None:
         """The job's result where a guess ran it ahead or the cache has it."""
@@ -510,6 +533,7 @@ def _survey_project(
         )
         read.extend(Path(job.path) for job in work)
         if not entries:
+            checked.finish()  # a guess the reach would have taken
             failed = [result for _, result in summaries.failed]
             results = settle_warmups(
                 results, [], [], set(), set(), unwarmed_callers(project, results)
