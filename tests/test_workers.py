@@ -251,7 +251,7 @@ class _Runs:
     its own) with the number of summaries beside them."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
-        from graphlint.project import check  # noqa: PLC0415
+        from graphlint.project import check, kept  # noqa: PLC0415
 
         self.monkeypatch = monkeypatch
         self.batches: list[tuple[list[str], int]] = []
@@ -259,6 +259,7 @@ class _Runs:
         monkeypatch.setattr(check, "_REACHED", {})
         monkeypatch.setattr(check, "_ASKED", {})
         monkeypatch.setattr(check, "_SUMMARIES", {})
+        monkeypatch.setattr(kept.Recent, "_runs", {})
         monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(root / "cache"))
         monkeypatch.chdir(root)
         (root / "pyproject.toml").write_text("")
@@ -286,14 +287,25 @@ class _Runs:
         monkeypatch.setattr(check, "run_files", recorded)
         monkeypatch.setattr(runner.Pool, "start", start)
 
-    def check(self, path: Path, text: str, *, kept: bool) -> list[tuple[str, int, str]]:
+    def check(
+        self,
+        path: Path,
+        text: str,
+        *,
+        kept: bool,
+        others: dict[Path, str] | None = None,
+    ) -> list[tuple[str, int, str]]:
+        """``path`` checked with ``text`` in its buffer, and ``others`` open in
+        the editor too."""
         from graphlint.lint import Choices, lint  # noqa: PLC0415
 
         self.monkeypatch.setattr(runner, "_keeping", threading.Event())
         if kept:
             runner.keep_workers()
         self.batches.clear()
-        with overlay({str(path): text.encode()}):
+        buffers = {str(p): t.encode() for p, t in (others or {}).items()}
+        buffers[str(path)] = text.encode()
+        with overlay(buffers):
             checked = lint([path], chosen=Choices(force_exclude=True))
         return [
             (d.code, d.line, d.message) for r in checked.results for d in r.diagnostics
@@ -364,5 +376,58 @@ def test_a_kept_pool_summarises_an_edited_file_beside_its_pass_one(
         assert first == runs.check(model, edits[0], kept=False)
         assert second == runs.check(model, edits[1], kept=False)
         assert any(code == "GL101" for code, _, _ in first)
+    finally:
+        runs.close()
+
+
+def test_a_kept_pool_answers_an_edit_that_nothing_read_from_its_last_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where workers are kept, an edit of a module whose text only the screening
+    read (no region reaches it, it names nothing a region needs) gives the last
+    run's results without a job; an edit of a module the regions reach, one that
+    makes the module a candidate, and a change on disk to a module the last run
+    summarised are checked. Each finds what a check without workers kept finds."""
+    runs = _Runs(monkeypatch, tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text("def step(x):\n    return x * 2\n")  # settled by its text
+    other = tmp_path / "pkg" / "other.py"
+    other.write_text("def unrelated(x):\n    return x + 1\n")
+    layers = tmp_path / "pkg" / "layers.py"  # never opened
+    layers.write_text("def scale(x):\n    return x * 2\n")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\nfrom pkg.model import step\nfrom pkg.layers import scale\n\n"
+        "x = torch.zeros(4, device='cuda')\ng = torch.cuda.CUDAGraph()\n"
+        "with torch.cuda.graph(g):\n    y = scale(step(x))\n"
+    )
+    open_ = {model: model.read_text(), other: other.read_text()}  # the buffers
+
+    def edit(path: Path, text: str, *, kept: bool = True) -> list[tuple[str, int, str]]:
+        open_[path] = text
+        return runs.check(path, text, kept=kept, others=open_)
+
+    try:
+        edit(other, open_[other])
+        assert runs.batches  # nothing kept yet
+        found = edit(
+            other, "def unrelated(x):\n    return x + 2\n\n\ndef more(y):\n    pass\n"
+        )
+        assert runs.batches == []
+        assert found == edit(other, open_[other], kept=False) == []
+        edit(model, "def step(x):\n    return x * 3\n")
+        assert runs.batches  # the regions reach it
+        captures = "import torch\nx = torch.zeros(4, device='cuda')\n" + (
+            "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    z = x.item()\n"
+        )
+        found = edit(other, captures)
+        assert runs.batches and any(code == "GL101" for code, _, _ in found)
+        assert found == edit(other, captures, kept=False)
+        edit(other, "def unrelated(x):\n    return x\n")
+        layers.write_text("def scale(x):\n    return x.item()\n")
+        found = edit(other, "def unrelated(x):\n    return x * 2\n")
+        assert runs.batches
+        assert found == edit(other, open_[other], kept=False)
     finally:
         runs.close()

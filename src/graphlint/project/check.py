@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, ParamSpec
 import msgspec
 
 from graphlint.cache import Cache, code_version
+from graphlint.candidates import Screened
 from graphlint.comments import with_unused
 from graphlint.diagnostics import (
     Checked,
@@ -44,7 +45,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Runs, Screens
+from graphlint.project.kept import UNSTABLE, Recent, Runs, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups, unwarmed_callers
@@ -398,6 +399,13 @@ def survey_project(
         for message in stored.warnings:
             warn(message)
         return Checked(list(stored.results), stored.survey)
+    # the language server's: its last runs, for an edit that changes nothing they read
+    recent = Recent(files, settings, asked) if workers_kept() and not inline else None
+    kept = recent.get() if recent is not None else None
+    if kept is not None:
+        for message in kept.warnings:
+            warn(message)
+        return Checked(list(kept.checked.results), kept.checked.survey)
     warnings: list[str] = []
 
     def said(message: str) -> None:
@@ -407,12 +415,14 @@ def survey_project(
     if not paths_current:
         forget_paths()
     read: list[Path] = [*files]  # what the results depend on, besides the files
+    inert: dict[str, Screened] = {}
     with fewer_collections():
         done = _survey_project(
             files,
             settings,
             jobs,
             read,
+            inert,
             roots=roots,
             eager=eager,
             cache=cache,
@@ -427,6 +437,8 @@ def survey_project(
         )
     if runs is not None:
         runs.put(done, [*read, *package_folders()], warnings)
+    if recent is not None:
+        recent.put(done, [*read, *package_folders()], inert, warnings)
     return done
 
 
@@ -435,6 +447,7 @@ def _survey_project(
     settings: Settings,
     jobs: int | None,
     read: list[Path],
+    inert: dict[str, Screened],
     *,
     roots: Iterable[Path],
     eager: frozenset[str],
@@ -449,7 +462,8 @@ def _survey_project(
     inline: bool,
 ) -> Checked:
     """``survey_project``'s work; adds to ``read`` the files and folders it read
-    besides ``files``."""
+    besides ``files``, and to ``inert`` the files whose text counted only as pass
+    one's screening settled them, with what it saw (``kept.Recent``)."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
     guesses = _guesses(files) if not inline else None
@@ -461,6 +475,7 @@ def _survey_project(
         if inline
         else open_pool(workers, settings, progress)
     )
+    texts: set[Path] = set()  # the files the project's searches read as text
     with runs as pool:
         summaries = _Summaries(pool, settings, cache, display)
         project = Project(
@@ -472,7 +487,7 @@ def _survey_project(
             checks=settings.checks,
             prefetch=summaries.prefetch,
             sources=files,
-            read=partial(_source, max_size=settings.max_file_size),
+            read=partial(_source, max_size=settings.max_file_size, read=texts),
             handoffs=settings.preview,
             library=library_of(settings.library_runs),
         )
@@ -497,6 +512,7 @@ def _survey_project(
             whole,
             lambda paths: _wrap(summaries, paths),
             summaries.ahead(_asked(files)) if guesses is not None else None,
+            inert,
         )
         entries = [e for r in results for e in r.entries]
         compiles = [e for r in results for e in r.compiles]
@@ -541,6 +557,7 @@ def _survey_project(
             merged = _merge(results, failed, settings.enabled)
             read.extend([*summaries.read, *project.index.looked])
             _remember(work, [], files, summaries.asked)
+            _read_beyond(inert, [*summaries.read, *texts])
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -585,7 +602,16 @@ def _survey_project(
     lost.update((d.path, d.line) for d in project.abandoned)
     results = settle_warmups(results, extra, survey, project.followed, lost, ways)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
+    _read_beyond(inert, [*summaries.read, *texts, *(job.path for job in work)])
     return Checked(merged, _survey(sites, survey, project.unfollowed))
+
+
+def _read_beyond(inert: dict[str, Screened], used: Iterable[Path]) -> None:
+    """Drop from ``inert`` the files the project read more of than the screening
+    saw: summarised, searched as text, or analysed for the functions reached."""
+    reals = {real_path(path) for path in used}
+    for path in [p for p in inert if real_path(p) in reals]:
+        del inert[path]
 
 
 def _once(sites: Iterable[RegionRef]) -> list[RegionRef]:
@@ -676,9 +702,10 @@ def _typed(
     return {path: frozenset(marks) for path, marks in found.items()}
 
 
-def _source(path: Path, max_size: int) -> bytes | None:
+def _source(path: Path, max_size: int, read: set[Path]) -> bytes | None:
     """A checked file's text, for the hand-off screen (None: it cannot be read,
-    and its own diagnostic says why)."""
+    and its own diagnostic says why); noted in ``read``."""
+    read.add(path)
     data = read_file(path, str(path), max_size)
     return None if isinstance(data, Diagnostic) else data
 
@@ -767,6 +794,7 @@ def _pass_one(
     whole: bool,
     wrappers: Callable[[list[Path]], bool],
     besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] | None = None,
+    inert: dict[str, Screened] | None = None,
 ) -> list[FileResult]:
     """Each file's own regions. A file whose text names nothing a region needs is
     settled without a worker and without parsing, unless compile wrappers may be in
@@ -777,15 +805,17 @@ def _pass_one(
     or at the call (then the calling file is a candidate anyway). So when ``whole``
     (the files checked hold every package they belong to) and ``wrappers`` says
     that none of the files that write a setting defines a wrapper, no other file
-    is parsed; otherwise every file is."""
+    is parsed; otherwise every file is. ``inert`` gets what the screening saw of
+    each file it settled."""
     found: list[FileResult | None] = [None] * len(work)
     settled: list[int] = []  # clean by their text, but with code to parse
     settings_written: list[Path] = []
     screens = Screens(checked.cache, settings)
+    seen_of: dict[int, Screened] = {}
     for index, job in enumerate(work):
         if job.declared:
             continue
-        seen = screens.screen(job.path)
+        seen = seen_of[index] = screens.screen(job.path)
         found[index] = seen.result
         if seen.compiles:
             settings_written.append(job.path)
@@ -800,6 +830,13 @@ def _pass_one(
     done = checked.run([work[i] for i in todo], first=work, besides=besides)
     for index, result in zip(todo, done, strict=True):
         found[index] = result
+    if inert is not None:
+        analysed = set(todo)
+        inert.update(
+            (os.fsdecode(work[i].path), seen)
+            for i, seen in seen_of.items()
+            if i not in analysed
+        )
     return [r for r in found if r is not None]
 
 

@@ -9,14 +9,16 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import msgspec
 
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
-from graphlint.read import overlaid
+from graphlint.read import overlaid, overlay_contents, real_path
 from graphlint.settings import Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
@@ -123,6 +125,82 @@ class Runs:
             self.cache.put(self.key, run)
         except (ValueError, TypeError, UnicodeError):
             return
+
+
+@dataclass(frozen=True)
+class _Recent:
+    """A run the language server made, as ``Recent`` keeps it."""
+
+    checked: Checked
+    warnings: list[str]
+    stamps: dict[str, Stamp]  # every file and folder it read, as they were then
+    # the files whose text counted only as pass one's screening settled them (the
+    # project read nothing else of them), with the path the run checked them by
+    # and what the screening saw; by real path, as ``stamps``
+    inert: dict[str, tuple[str, Screened]]
+
+
+class Recent:
+    """The language server's last runs, in memory, by their files, the settings,
+    the caller's context, which files have an editor's buffer, and graphlint's
+    code. A run whose every file and folder read is as it was, but for files whose
+    text counted only as pass one's screening settled them and that screen the same
+    now (a module no region reaches, edited), gives that run's results without
+    checking anything. The disk's run cache (``Runs``) cannot: its key stamps every
+    file, and the text of an unsaved buffer is not seen again."""
+
+    _KEPT = 4  # runs: one for each set of files the editor's checks plan
+
+    _runs: ClassVar[dict[str, _Recent]] = {}
+
+    def __init__(
+        self, files: Sequence[Path], settings: Settings, asked: object
+    ) -> None:
+        try:
+            self.key: str | None = Cache.key(
+                b"recent",
+                code_version(),
+                msgspec.json.encode(settings, order="deterministic"),
+                msgspec.json.encode(
+                    [asked, [os.fsdecode(f) for f in files], sorted(overlay_contents())]
+                ),
+            )
+        except (ValueError, TypeError, UnicodeError):  # a name that is not UTF-8
+            self.key = None
+        self.settings = settings
+
+    def get(self) -> _Recent | None:
+        found = self._runs.get(self.key) if self.key is not None else None
+        if found is None:
+            return None
+        for path, was in found.stamps.items():
+            if stamp(path) == was:
+                continue
+            inert = found.inert.get(path)
+            if inert is None or screen(Path(inert[0]), self.settings) != inert[1]:
+                return None
+        return found
+
+    def put(
+        self,
+        done: Checked,
+        read: Iterable[Path],
+        inert: dict[str, Screened],
+        warnings: list[str],
+    ) -> None:
+        unstable = any(
+            r.internal_error or any(d.code in UNSTABLE for d in r.diagnostics)
+            for r in done.results
+        )
+        if self.key is None or unstable:
+            return
+        paths = {os.fsdecode(real_path(path)) for path in read}
+        stamps = {path: stamp(path) for path in sorted(paths)}
+        by_real = {os.fsdecode(real_path(p)): (p, seen) for p, seen in inert.items()}
+        self._runs.pop(self.key, None)
+        self._runs[self.key] = _Recent(done, warnings, stamps, by_real)
+        while len(self._runs) > self._KEPT:
+            del self._runs[next(iter(self._runs))]
 
 
 class Screens:
