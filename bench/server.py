@@ -4,12 +4,14 @@
 
 For a small file (a model function that a region in another file captures), a
 generated 5,000-line file with a region and a hazard, and, with ``--megatron``, a
-Megatron-LM model file that a region elsewhere reaches and the file of its regions
-(``cuda_graphs.py``, which calls its own functions): the time from ``didOpen`` to
-its diagnostics, with an empty cache and with a warm one, and from ``didChange``
-(new text each time, adding or removing a hazard) to the diagnostics of that
-version; the median of ``--repeat`` changes, which includes the server's 0.25 s
-debounce (the check alone is shown beside it). Then, for the small project, the
+Megatron-LM model file that a region elsewhere reaches, the file of its regions
+(``cuda_graphs.py``, which calls its own functions) and a module no region reaches
+(``blended_dataset.py``): the time from ``didOpen`` to its diagnostics, with an
+empty cache and with a warm one, and from ``didChange`` (new text each time, adding
+or removing a hazard; for the module no region reaches, a function that names
+nothing a capture needs) to the diagnostics of that version; the median of
+``--repeat`` changes, which includes the server's 0.25 s debounce (the check alone
+is shown beside it). Then, for the small project, the
 time from starting the server to its answer to ``initialize`` (and a bare pygls
 server's, the floor under it: importing ``lsprotocol``'s types is most of it), and
 from an unsaved edit to the callee to the updated diagnostics of the open file whose
@@ -77,16 +79,30 @@ def large(root: Path, lines: int = 5000) -> tuple[Path, Path]:
     return root, path
 
 
-def megatron(tree: Path, scratch: Path) -> tuple[Path, Path, Path]:
-    """A copy of the tree; a model file that regions elsewhere reach, and the file
-    that captures (its own functions too: pass one, then the project pass)."""
+def megatron(tree: Path, scratch: Path) -> tuple[Path, Path, Path, Path]:
+    """A copy of the tree; a model file that regions elsewhere reach, the file that
+    captures (its own functions too: pass one, then the project pass), and a module
+    no region reaches."""
     copy = scratch / "megatron"
     shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    transformer = copy / "megatron" / "core" / "transformer"
-    return copy, transformer / "moe" / "moe_utils.py", transformer / "cuda_graphs.py"
+    core = copy / "megatron" / "core"
+    transformer = core / "transformer"
+    return (
+        copy,
+        transformer / "moe" / "moe_utils.py",
+        transformer / "cuda_graphs.py",
+        core / "datasets" / "blended_dataset.py",
+    )
 
 
-def measure(name: str, root: Path, path: Path, repeat: int, cache: Path) -> str:
+# an edit of each kind: a hazard added (or not), or a function of arithmetic
+HAZARD = "\nimport torch\n\n\ndef _bench(x):\n    return x.item()\n"
+PLAIN = "\n\ndef _bench(x):\n    return x + 1\n"
+
+
+def measure(
+    name: str, root: Path, path: Path, repeat: int, cache: Path, added: str = HAZARD
+) -> str:
     os.environ["GRAPHLINT_CACHE_DIR"] = str(cache)
     text = path.read_text()
     opened = []
@@ -101,10 +117,9 @@ def measure(name: str, root: Path, path: Path, repeat: int, cache: Path) -> str:
             break
         client.close()
     changes = []
-    hazard = "\nimport torch\n\n\ndef _bench(x):\n    return x.item()\n"
     for version in range(2, repeat + 2):
         # new text at every change, as typing makes: nothing is in the cache
-        edited = text + f"\n# edit {version}\n" + (hazard if version % 2 else "")
+        edited = text + f"\n# edit {version}\n" + (added if version % 2 else "")
         start = time.perf_counter()
         client.change(uri, edited, version)
         client.diagnostics(uri, version=version, timeout=600)
@@ -176,17 +191,18 @@ def main() -> None:
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
-        cases = [
-            ("small", *small(scratch / "small")),
-            ("5,000 lines", *large(scratch / "large")),
+        cases: list[tuple[str, Path, Path, str]] = [
+            ("small", *small(scratch / "small"), HAZARD),
+            ("5,000 lines", *large(scratch / "large"), HAZARD),
         ]
         if args.megatron is not None:
-            copy, reached, captures = megatron(args.megatron, scratch)
-            cases.append(("Megatron-LM moe_utils.py", copy, reached))
-            cases.append(("Megatron-LM cuda_graphs.py", copy, captures))
-        for name, root, path in cases:
+            copy, reached, captures, aside = megatron(args.megatron, scratch)
+            cases.append(("Megatron-LM moe_utils.py", copy, reached, HAZARD))
+            cases.append(("Megatron-LM cuda_graphs.py", copy, captures, HAZARD))
+            cases.append(("Megatron-LM blended_dataset.py", copy, aside, PLAIN))
+        for name, root, path, added in cases:
             cache = scratch / f"cache-{name}"
-            print(measure(name, root, path, args.repeat, cache), flush=True)
+            print(measure(name, root, path, args.repeat, cache, added), flush=True)
         root = scratch / "small"
         print()
         print(f"Start to the answer to initialize: {started(root, args.repeat)}.")
