@@ -259,7 +259,7 @@ class _Runs:
         monkeypatch.setattr(check, "_REACHED", {})
         monkeypatch.setattr(check, "_ASKED", {})
         monkeypatch.setattr(check, "_SUMMARIES", {})
-        monkeypatch.setattr(kept.Recent, "_runs", {})
+        monkeypatch.setattr(kept.Runs, "_memory", {})
         monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(root / "cache"))
         monkeypatch.chdir(root)
         (root / "pyproject.toml").write_text("")

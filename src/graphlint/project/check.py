@@ -45,7 +45,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Recent, Runs, Screens
+from graphlint.project.kept import UNSTABLE, Runs, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups, unwarmed_callers
@@ -59,7 +59,6 @@ from graphlint.read import (
     real_path,
     source_root,
     tool_diagnostic,
-    unsaved,
     unsaved_file,
 )
 from graphlint.runner import (
@@ -365,10 +364,12 @@ def survey_project(
     is reported through ``warn``. ``folders``: the folders ``files`` were collected
     from (where they hold every source root, the files are the whole project).
 
-    With a ``cache``, a run whose files, settings and ``context`` (what else the
-    caller's results depend on: the working folder, the exclusions) are those of an
-    earlier run, and whose every other file and folder read is unchanged, gives
-    that run's results without checking anything (``kept.Runs``).
+    With a ``cache`` (and, where workers are kept, in memory), a run whose files,
+    settings and ``context`` (what else the caller's results depend on: the working
+    folder, the exclusions) are those of an earlier run, and whose every file and
+    folder read is unchanged but for files only its screening read that screen the
+    same again, gives that run's results without checking anything
+    (``kept.Runs``).
 
     ``paths_current``: what ``read.real_path`` and ``read.package_of`` found since
     the caller planned the run still holds (``lint.plan`` starts afresh, and a
@@ -385,27 +386,14 @@ def survey_project(
         [os.fsdecode(f) for f in folders],
         os.fsdecode(context),
     ]
-    # a run that reads an editor's unsaved edit (the server checks one at every
-    # pause in typing) is of a text no later run sees: it is neither looked up (its
-    # key stamps every file) nor kept (a large project's run is half a megabyte,
-    # which would push out the entries later runs use)
-    runs = (
-        Runs(cache, files, settings, asked)
-        if cache is not None and not unsaved()
-        else None
-    )
-    stored = runs.get() if runs is not None else None
+    # the language server's runs are kept in memory too (the text of an unsaved
+    # buffer, only there), and checks of several files may share one
+    runs = Runs(cache, files, settings, asked, memory=workers_kept() and not inline)
+    stored = runs.get()
     if stored is not None:
         for message in stored.warnings:
             warn(message)
         return Checked(list(stored.results), stored.survey)
-    # the language server's: its last runs, for an edit that changes nothing they read
-    recent = Recent(files, settings, asked) if workers_kept() and not inline else None
-    kept = recent.get() if recent is not None else None
-    if kept is not None:
-        for message in kept.warnings:
-            warn(message)
-        return Checked(list(kept.checked.results), kept.checked.survey)
     warnings: list[str] = []
 
     def said(message: str) -> None:
@@ -435,10 +423,7 @@ def survey_project(
             progress=progress,
             inline=inline,
         )
-    if runs is not None:
-        runs.put(done, [*read, *package_folders()], warnings)
-    if recent is not None:
-        recent.put(done, [*read, *package_folders()], inert, warnings)
+    runs.put(done, [*read, *package_folders()], inert, warnings)
     return done
 
 
@@ -463,7 +448,7 @@ def _survey_project(
 ) -> Checked:
     """``survey_project``'s work; adds to ``read`` the files and folders it read
     besides ``files``, and to ``inert`` the files whose text counted only as pass
-    one's screening settled them, with what it saw (``kept.Recent``)."""
+    one's screening settled them, with what it saw (``kept.Runs``)."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
     guesses = _guesses(files) if not inline else None

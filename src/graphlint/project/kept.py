@@ -9,7 +9,6 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,7 +17,7 @@ import msgspec
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
-from graphlint.read import overlaid, overlay_contents, real_path
+from graphlint.read import overlaid, overlay_contents, real_path, unsaved
 from graphlint.settings import Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
@@ -77,88 +76,45 @@ class _Run(msgspec.Struct):
     results: list[FileResult]
     survey: Survey
     warnings: list[str]
-    read: list[tuple[str, Stamp]]  # files and folders, as they were
-
-
-class Runs:
-    """Whole runs, by their files (each with its stamp), the settings, the caller's
-    context and graphlint's code: a run with nothing changed reads one entry and
-    checks that every other file and folder the earlier run read is as it was (the
-    modules it summarised, the files regions reach, the folders imports were looked
-    up in); anything else is a miss, and the run proceeds file by file."""
-
-    def __init__(
-        self, cache: Cache, files: Sequence[Path], settings: Settings, asked: object
-    ) -> None:
-        self.cache = cache
-        try:
-            stamps = [(os.fsdecode(f), stamp(f)) for f in files]
-            self.key: str | None = Cache.key(
-                b"run",
-                code_version(),
-                msgspec.json.encode(settings, order="deterministic"),
-                msgspec.json.encode([asked, stamps], order="deterministic"),
-            )
-        except (ValueError, TypeError, UnicodeError):  # a name that is not UTF-8
-            self.key = None
-
-    def get(self) -> _Run | None:
-        found = self.cache.get(self.key, _Run) if self.key is not None else None
-        if found is None or any(stamp(path) != was for path, was in found.read):
-            return None
-        return found
-
-    def put(self, done: Checked, read: Iterable[Path], warnings: list[str]) -> None:
-        unstable = any(
-            r.internal_error or any(d.code in UNSTABLE for d in r.diagnostics)
-            for r in done.results
-        )
-        if self.key is None or unstable:
-            return
-        try:
-            paths = sorted({os.fsdecode(path) for path in read})
-            results = [
-                FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
-                for r in done.results
-            ]
-            run = _Run(results, done.survey, warnings, [(p, stamp(p)) for p in paths])
-            self.cache.put(self.key, run)
-        except (ValueError, TypeError, UnicodeError):
-            return
-
-
-@dataclass(frozen=True)
-class _Recent:
-    """A run the language server made, as ``Recent`` keeps it."""
-
-    checked: Checked
-    warnings: list[str]
-    stamps: dict[str, Stamp]  # every file and folder it read, as they were then
+    read: dict[str, Stamp]  # files and folders, by real path, as they were
     # the files whose text counted only as pass one's screening settled them (the
-    # project read nothing else of them), with the path the run checked them by
-    # and what the screening saw; by real path, as ``stamps``
+    # project read nothing else of them: no summary, search or analysis of reached
+    # functions), by real path: the path the run checked them by, and what the
+    # screening saw
     inert: dict[str, tuple[str, Screened]]
 
 
-class Recent:
-    """The language server's last runs, in memory, by their files, the settings,
-    the caller's context, which files have an editor's buffer, and graphlint's
-    code. A run whose every file and folder read is as it was, but for files whose
-    text counted only as pass one's screening settled them and that screen the same
-    now (a module no region reaches, edited), gives that run's results without
-    checking anything. The disk's run cache (``Runs``) cannot: its key stamps every
-    file, and the text of an unsaved buffer is not seen again."""
+class Runs:
+    """Whole runs, by their files, the settings, the caller's context, which files
+    have an editor's buffer and graphlint's code. A run whose every file and folder
+    read is as it was (the files, the modules it summarised, the files regions
+    reach, the folders imports were looked up in), but for files whose text counted
+    only as pass one's screening settled them and that screen the same again (a
+    module no region reaches, edited), gives that run's results without checking
+    anything; anything else is a miss, and the run proceeds file by file.
 
-    _KEPT = 4  # runs: one for each set of files the editor's checks plan
+    Kept in the cache, and for the language server (``memory``) in memory too,
+    where a run that reads an unsaved buffer is kept only: the text of a keystroke
+    is not seen again, and a large project's run is half a megabyte."""
 
-    _runs: ClassVar[dict[str, _Recent]] = {}
+    _KEPT = 4  # runs in memory: one for each set of files the editor's checks plan
+    _memory: ClassVar[dict[str, _Run]] = {}
 
     def __init__(
-        self, files: Sequence[Path], settings: Settings, asked: object
+        self,
+        cache: Cache | None,
+        files: Sequence[Path],
+        settings: Settings,
+        asked: object,
+        *,
+        memory: bool = False,
     ) -> None:
+        self.cache = cache if not unsaved() else None
+        self.memory = memory
+        self.settings = settings
         try:
             self.key: str | None = Cache.key(
-                b"recent",
+                b"run",
                 code_version(),
                 msgspec.json.encode(settings, order="deterministic"),
                 msgspec.json.encode(
@@ -167,13 +123,21 @@ class Recent:
             )
         except (ValueError, TypeError, UnicodeError):  # a name that is not UTF-8
             self.key = None
-        self.settings = settings
 
-    def get(self) -> _Recent | None:
-        found = self._runs.get(self.key) if self.key is not None else None
+    @property
+    def kept(self) -> bool:
+        """Whether runs are kept at all: in memory or in the cache."""
+        return self.key is not None and (self.memory or self.cache is not None)
+
+    def get(self) -> _Run | None:
+        if self.key is None:
+            return None
+        found = self._memory.get(self.key) if self.memory else None
+        if found is None and self.cache is not None:
+            found = self.cache.get(self.key, _Run)
         if found is None:
             return None
-        for path, was in found.stamps.items():
+        for path, was in found.read.items():
             if stamp(path) == was:
                 continue
             inert = found.inert.get(path)
@@ -188,19 +152,35 @@ class Recent:
         inert: dict[str, Screened],
         warnings: list[str],
     ) -> None:
+        """Keep the run ``done``, which read ``read`` and found ``inert`` (by the
+        path it checked them by) to be the files only its screening read."""
         unstable = any(
             r.internal_error or any(d.code in UNSTABLE for d in r.diagnostics)
             for r in done.results
         )
-        if self.key is None or unstable:
+        if not self.kept or unstable:
             return
-        paths = {os.fsdecode(real_path(path)) for path in read}
-        stamps = {path: stamp(path) for path in sorted(paths)}
-        by_real = {os.fsdecode(real_path(p)): (p, seen) for p, seen in inert.items()}
-        self._runs.pop(self.key, None)
-        self._runs[self.key] = _Recent(done, warnings, stamps, by_real)
-        while len(self._runs) > self._KEPT:
-            del self._runs[next(iter(self._runs))]
+        assert self.key is not None
+        paths = sorted({os.fsdecode(real_path(path)) for path in read})
+        results = [
+            FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
+            for r in done.results
+        ]
+        run = _Run(
+            results,
+            done.survey,
+            warnings,
+            {path: stamp(path) for path in paths},
+            {os.fsdecode(real_path(p)): (p, seen) for p, seen in inert.items()},
+        )
+        if self.memory:
+            self._memory.pop(self.key, None)
+            self._memory[self.key] = run
+            while len(self._memory) > self._KEPT:
+                del self._memory[next(iter(self._memory))]
+        if self.cache is not None:
+            with contextlib.suppress(ValueError, TypeError, UnicodeError):
+                self.cache.put(self.key, run)
 
 
 class Screens:
