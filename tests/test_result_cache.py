@@ -122,6 +122,54 @@ def test_an_edit_of_a_file_only_the_screening_read_keeps_the_run(
     assert after == run("check", "--no-cache", ".", cwd=project)[1]
 
 
+HAZARD = (
+    "import torch\n\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+    "    y = torch.ones(2, device='cuda').sum().item()\n"
+)
+
+
+def test_a_file_saved_while_a_run_reads_it_is_not_kept_with_its_old_text(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose stamp changes between the start of a run and its end was read
+    as it was before or after: the run is not kept, and the next one says what a
+    cold run says (from a review: stamps taken at the end kept the old results
+    with the new text's stamp)."""
+    data = project / "app" / "data.py"
+    data.write_text("def batches(n):\n    return list(range(n))\n")
+    pass_one = check._pass_one
+
+    def saved_meanwhile(*args: Any, **kwargs: Any) -> list[FileResult]:
+        found = pass_one(*args, **kwargs)
+        data.write_text(HAZARD)
+        return found
+
+    monkeypatch.setattr(check, "_pass_one", saved_meanwhile)
+    run("check", ".", cwd=project)
+    monkeypatch.setattr(check, "_pass_one", pass_one)
+    after = same_as_cold(".", cwd=project)
+    assert "app/data.py" in after
+
+
+def test_a_checked_link_given_another_target_is_seen(project: Path) -> None:
+    """A file checked through a link is stamped through it: pointed at another
+    file, the kept run is not used (from a review: stamped by its real path, the
+    old target stayed unchanged)."""
+    outside = project.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "clean.py").write_text("def f(n):\n    return n + 1\n")
+    (outside / "hazard.py").write_text(HAZARD)
+    (project.parent / ".git").mkdir()  # the repository holds both
+    (project / "links").mkdir()
+    alias = project / "links" / "alias.py"
+    alias.symlink_to(outside / "clean.py")
+    before = same_as_cold("--alone", "links", "app", cwd=project)
+    alias.unlink()
+    alias.symlink_to(outside / "hazard.py")
+    after = same_as_cold("--alone", "links", "app", cwd=project)
+    assert after != before and "alias.py" in after
+
+
 def test_a_run_with_an_edit_screens_only_the_edited_file_and_parses_no_more(
     project: Path, checked: list[Path]
 ) -> None:

@@ -640,8 +640,10 @@ def _package_of(folder: Path) -> str | None:
         above = _PACKAGES[package] = (
             f"{above}.{package.name}" if above else package.name
         )
-    if len(_PACKAGES) > _PACKAGES_KEPT:
-        _PACKAGES.clear()
+    if len(_PACKAGES) > _PACKAGES_KEPT:  # the files' answers go too: each run
+        _PACKAGES.clear()  # lists the folders it looked up (``package_folders``)
+        _FILE_PACKAGES.clear()
+        _ROOTS.clear()
     return above
 
 

@@ -45,7 +45,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Runs, Screens
+from graphlint.project.kept import UNSTABLE, Reads, Runs, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups, unwarmed_callers
@@ -92,8 +92,8 @@ class _Results:
     ``guesses``: the project-pass job each file had in an earlier run (a kept
     pool's, ``_REACHED``). A file that pass one checks runs its guess behind pass
     one, on a worker the jobs leave idle, and runs on while the reach is followed;
-    the project pass waits for it, and takes its result when the reach gives the
-    very same job (the results are those of the jobs, whenever they run), and
+    the next ``run`` (the project pass's) waits for it first, and takes its result
+    when the reach gives the very same job (the results are those of the jobs, whenever they run), and
     checks the file again when it does not."""
 
     def __init__(
@@ -212,11 +212,13 @@ class _Summaries:
         settings: Settings,
         cache: Cache | None,
         display: Callable[[Path], str],
+        reads: Reads | None = None,
     ) -> None:
         self.pool = pool
         self.settings = settings
         self.cache = cache
         self.display = display
+        self.reads = reads or Reads([])  # each module's stamp, before it is read
         self.failed: list[tuple[Path, FileResult]] = []  # by the file looked up
         # made ahead (``prefetch``), by the path and name the resolver will ask for
         self._ready: dict[tuple[Path, str], ModuleSummary | FileResult] = {}
@@ -295,6 +297,7 @@ class _Summaries:
         """A module's cache key, with its summary from the cache, the outcome of
         reading it, or the job that summarises it."""
         self.read.add(path)
+        self.reads.reading(path)
         shown = self.display(path)
         data = read_file(path, shown, self.settings.max_file_size)
         if isinstance(data, Diagnostic):
@@ -402,15 +405,13 @@ def survey_project(
 
     if not paths_current:
         forget_paths()
-    read: list[Path] = [*files]  # what the results depend on, besides the files
-    inert: dict[str, Screened] = {}
+    reads = Reads([*files])  # what the results depend on
     with fewer_collections():
         done = _survey_project(
             files,
             settings,
             jobs,
-            read,
-            inert,
+            reads,
             roots=roots,
             eager=eager,
             cache=cache,
@@ -423,7 +424,7 @@ def survey_project(
             progress=progress,
             inline=inline,
         )
-    runs.put(done, [*read, *package_folders()], inert, warnings)
+    runs.put(done, reads, package_folders(), warnings)
     return done
 
 
@@ -431,8 +432,7 @@ def _survey_project(
     files: Sequence[Path],
     settings: Settings,
     jobs: int | None,
-    read: list[Path],
-    inert: dict[str, Screened],
+    reads: Reads,
     *,
     roots: Iterable[Path],
     eager: frozenset[str],
@@ -446,9 +446,8 @@ def _survey_project(
     progress: Callable[[int, int], None] | None,
     inline: bool,
 ) -> Checked:
-    """``survey_project``'s work; adds to ``read`` the files and folders it read
-    besides ``files``, and to ``inert`` the files whose text counted only as pass
-    one's screening settled them, with what it saw (``kept.Runs``)."""
+    """``survey_project``'s work; adds to ``reads`` what it read besides ``files``
+    (``kept.Reads``)."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
     guesses = _guesses(files) if not inline else None
@@ -462,7 +461,7 @@ def _survey_project(
     )
     texts: set[Path] = set()  # the files the project's searches read as text
     with runs as pool:
-        summaries = _Summaries(pool, settings, cache, display)
+        summaries = _Summaries(pool, settings, cache, display, reads)
         project = Project(
             # the project's folder last: a namespace package (``megatron/`` with
             # no ``__init__.py``) is imported from there
@@ -472,7 +471,9 @@ def _survey_project(
             checks=settings.checks,
             prefetch=summaries.prefetch,
             sources=files,
-            read=partial(_source, max_size=settings.max_file_size, read=texts),
+            read=partial(
+                _source, max_size=settings.max_file_size, read=texts, reads=reads
+            ),
             handoffs=settings.preview,
             library=library_of(settings.library_runs),
         )
@@ -497,7 +498,7 @@ def _survey_project(
             whole,
             lambda paths: _wrap(summaries, paths),
             summaries.ahead(_asked(files)) if guesses is not None else None,
-            inert,
+            reads.inert,
         )
         entries = [e for r in results for e in r.entries]
         compiles = [e for r in results for e in r.compiles]
@@ -532,7 +533,7 @@ def _survey_project(
         sites.extend(  # a function compiled by a wrapper another module defines
             _once(replace(e.region, targets=(e.callee,)) for e in compiled)
         )
-        read.extend(Path(job.path) for job in work)
+        reads.paths.extend(Path(job.path) for job in work)
         if not entries:
             checked.finish()  # a guess the reach would have taken
             failed = [result for _, result in summaries.failed]
@@ -540,9 +541,9 @@ def _survey_project(
                 results, [], [], set(), set(), unwarmed_callers(project, results)
             )
             merged = _merge(results, failed, settings.enabled)
-            read.extend([*summaries.read, *project.index.looked])
+            reads.paths.extend([*summaries.read, *project.index.looked])
             _remember(work, [], files, summaries.asked)
-            _read_beyond(inert, [*summaries.read, *texts])
+            _read_beyond(reads.inert, [*summaries.read, *texts])
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -566,7 +567,7 @@ def _survey_project(
             wanted = len(files) + len(capture_roots) + guessed
             keep_ready(min(jobs or default_jobs(), wanted))
         ways = unwarmed_callers(project, results)
-        read.extend(
+        reads.paths.extend(
             [*(job.path for job in work), *summaries.read, *project.index.looked]
         )
     dropped: dict[str, list[Dropped]] = {}  # once per file
@@ -587,7 +588,7 @@ def _survey_project(
     lost.update((d.path, d.line) for d in project.abandoned)
     results = settle_warmups(results, extra, survey, project.followed, lost, ways)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
-    _read_beyond(inert, [*summaries.read, *texts, *(job.path for job in work)])
+    _read_beyond(reads.inert, [*summaries.read, *texts, *(job.path for job in work)])
     return Checked(merged, _survey(sites, survey, project.unfollowed))
 
 
@@ -687,10 +688,11 @@ def _typed(
     return {path: frozenset(marks) for path, marks in found.items()}
 
 
-def _source(path: Path, max_size: int, read: set[Path]) -> bytes | None:
+def _source(path: Path, max_size: int, read: set[Path], reads: Reads) -> bytes | None:
     """A checked file's text, for the hand-off screen (None: it cannot be read,
-    and its own diagnostic says why); noted in ``read``."""
+    and its own diagnostic says why); noted in ``read`` and ``reads``."""
     read.add(path)
+    reads.reading(path)
     data = read_file(path, str(path), max_size)
     return None if isinstance(data, Diagnostic) else data
 

@@ -9,6 +9,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ import msgspec
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
-from graphlint.read import overlaid, overlay_contents, real_path, unsaved
+from graphlint.read import overlaid, overlay_contents, unsaved
 from graphlint.settings import Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
@@ -76,12 +77,28 @@ class _Run(msgspec.Struct):
     results: list[FileResult]
     survey: Survey
     warnings: list[str]
-    read: dict[str, Stamp]  # files and folders, by real path, as they were
-    # the files whose text counted only as pass one's screening settled them (the
-    # project read nothing else of them: no summary, search or analysis of reached
-    # functions), by real path: the path the run checked them by, and what the
-    # screening saw
-    inert: dict[str, tuple[str, Screened]]
+    read: dict[str, Stamp]  # files and folders, as they were
+    inert: dict[str, Screened]  # ``Reads.inert``
+
+
+@dataclass
+class Reads:
+    """What a run read, for the run cache: ``paths``, the files and folders its
+    results depend on; ``stamps``, the stamps of those the project read the text of
+    (summaries, searches), each taken before it was read; ``inert``, the files
+    whose text counted only as pass one's screening settled them (the project read
+    nothing else of them), by the path the run checked them by, with what the
+    screening saw."""
+
+    paths: list[Path]
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+    inert: dict[str, Screened] = field(default_factory=dict)
+
+    def reading(self, path: Path) -> None:
+        """``path`` is about to be read: its stamp, if it has none yet."""
+        name = os.fsdecode(path)
+        if name not in self.stamps:
+            self.stamps[name] = stamp(path)
 
 
 class Runs:
@@ -112,6 +129,9 @@ class Runs:
         self.cache = cache if not unsaved() else None
         self.memory = memory
         self.settings = settings
+        # the files' stamps before the run reads them: a file that changes while it
+        # runs is not kept with results of its earlier text
+        self.before = {os.fsdecode(f): stamp(f) for f in files}
         try:
             self.key: str | None = Cache.key(
                 b"run",
@@ -141,19 +161,15 @@ class Runs:
             if stamp(path) == was:
                 continue
             inert = found.inert.get(path)
-            if inert is None or screen(Path(inert[0]), self.settings) != inert[1]:
+            if inert is None or screen(Path(path), self.settings) != inert:
                 return None
         return found
 
     def put(
-        self,
-        done: Checked,
-        read: Iterable[Path],
-        inert: dict[str, Screened],
-        warnings: list[str],
+        self, done: Checked, reads: Reads, folders: Iterable[Path], warnings: list[str]
     ) -> None:
-        """Keep the run ``done``, which read ``read`` and found ``inert`` (by the
-        path it checked them by) to be the files only its screening read."""
+        """Keep the run ``done``, which read what ``reads`` says and looked
+        ``folders`` up; unless a file it read changed while it ran."""
         unstable = any(
             r.internal_error or any(d.code in UNSTABLE for d in r.diagnostics)
             for r in done.results
@@ -161,18 +177,16 @@ class Runs:
         if not self.kept or unstable:
             return
         assert self.key is not None
-        paths = sorted({os.fsdecode(real_path(path)) for path in read})
+        stamps = dict(self.before)
+        for path in sorted({os.fsdecode(p) for p in [*reads.paths, *folders]}):
+            now = stamp(path)
+            if stamps.setdefault(path, reads.stamps.get(path, now)) != now:
+                return  # changed while the run read it
         results = [
             FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
             for r in done.results
         ]
-        run = _Run(
-            results,
-            done.survey,
-            warnings,
-            {path: stamp(path) for path in paths},
-            {os.fsdecode(real_path(p)): (p, seen) for p, seen in inert.items()},
-        )
+        run = _Run(results, done.survey, warnings, stamps, dict(reads.inert))
         if self.memory:
             self._memory.pop(self.key, None)
             self._memory[self.key] = run
@@ -232,4 +246,4 @@ def _verdict(seen: Screened) -> str | None:
     return "parsable" if seen.parsable else "clean"
 
 
-__all__ = ["UNSTABLE", "Runs", "Screens", "Stamp", "stamp"]
+__all__ = ["UNSTABLE", "Reads", "Runs", "Screens", "Stamp", "stamp"]
