@@ -170,6 +170,18 @@ def test_a_checked_link_given_another_target_is_seen(project: Path) -> None:
     assert after != before and "alias.py" in after
 
 
+def test_unused_suppressions_are_reported_by_warm_runs_too(project: Path) -> None:
+    """A file settled by its text keeps its suppression comments in its result on
+    every run: GL008 reports one that nothing used, warm as cold (the screening's
+    kept verdict dropped them)."""
+    (project / "app" / "data.py").write_text("x = 1  # noqa: GL101\n")
+    first = same_as_cold("--extend-select", "GL008", ".", cwd=project)
+    train = project / "app" / "train.py"
+    train.write_text(train.read_text() + "\n")  # the run is not the kept one
+    again = same_as_cold("--extend-select", "GL008", ".", cwd=project)
+    assert "app/data.py:1:8: GL008" in first and "app/data.py:1:8: GL008" in again
+
+
 def test_a_run_with_an_edit_screens_only_the_edited_file_and_parses_no_more(
     project: Path, checked: list[Path]
 ) -> None:

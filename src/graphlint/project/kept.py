@@ -200,9 +200,9 @@ class Runs:
 class Screens:
     """``screen``'s verdicts, kept by the file's stamp (size, times, inode), as ruff
     keeps its results: a file unchanged since the last run is not read again to be
-    screened. Only the verdicts that need no diagnostic are kept: "clean",
-    "parsable" (clean, with code), "candidate", "compiles" (a candidate that writes a
-    compile setting)."""
+    screened. Only the verdicts that need no diagnostic and no suppression comment
+    are kept: "clean", "parsable" (clean, with code), "candidate", "compiles" (a
+    candidate that writes a compile setting)."""
 
     def __init__(self, cache: Cache | None, settings: Settings) -> None:
         self.cache = cache
@@ -241,8 +241,10 @@ class Screens:
 def _verdict(seen: Screened) -> str | None:
     if seen.result is None:
         return "compiles" if seen.compiles else "candidate"
-    if seen.result.diagnostics:
-        return None  # an outcome (GL002, GL003 ...): screened again
+    if seen.result.diagnostics or seen.result.suppressions:
+        # an outcome (GL002, GL003 ...), or suppression comments, which a verdict
+        # does not keep (GL008 reports those nothing used): screened again
+        return None
     return "parsable" if seen.parsable else "clean"
 
 
