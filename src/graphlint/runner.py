@@ -534,7 +534,7 @@ class Pool:
             return done
 
         queues = self._queues([_Task(job, told(i)) for i, job in enumerate(jobs)])
-        self._count(len(jobs))
+        self.asked += len(jobs)
         self._drive(queues, lambda: left[0] > 0)
 
     def start(
@@ -548,7 +548,7 @@ class Pool:
         self._later.extend(
             _Task(job, functools.partial(on_result, i)) for i, job in enumerate(jobs)
         )
-        self._count(len(jobs))
+        self.asked += len(jobs)
 
     def finish(self) -> None:
         """Wait for the jobs ``start`` gave."""
@@ -556,9 +556,6 @@ class Pool:
             self._queues([]),
             lambda: bool(self._later) or any(w.task for w in self.workers),
         )
-
-    def _count(self, jobs: int) -> None:
-        self.asked += jobs
 
     def _drive(
         self, queues: dict[int, deque[_Task]], waiting: Callable[[], bool]

@@ -93,8 +93,8 @@ class _Results:
     pool's, ``_REACHED``). A file that pass one checks runs its guess behind pass
     one, on a worker the jobs leave idle, and runs on while the reach is followed;
     the next ``run`` (the project pass's) waits for it first, and takes its result
-    when the reach gives the very same job (the results are those of the jobs, whenever they run), and
-    checks the file again when it does not."""
+    when the reach gives the very same job (the results are those of the jobs,
+    whenever they run), and checks the file again when it does not."""
 
     def __init__(
         self,
@@ -459,7 +459,6 @@ def _survey_project(
         if inline
         else open_pool(workers, settings, progress)
     )
-    texts: set[Path] = set()  # the files the project's searches read as text
     with runs as pool:
         summaries = _Summaries(pool, settings, cache, display, reads)
         project = Project(
@@ -471,9 +470,7 @@ def _survey_project(
             checks=settings.checks,
             prefetch=summaries.prefetch,
             sources=files,
-            read=partial(
-                _source, max_size=settings.max_file_size, read=texts, reads=reads
-            ),
+            read=partial(_source, max_size=settings.max_file_size, reads=reads),
             handoffs=settings.preview,
             library=library_of(settings.library_runs),
         )
@@ -543,7 +540,7 @@ def _survey_project(
             merged = _merge(results, failed, settings.enabled)
             reads.paths.extend([*summaries.read, *project.index.looked])
             _remember(work, [], files, summaries.asked)
-            _read_beyond(reads.inert, [*summaries.read, *texts])
+            reads.used([*summaries.read, *reads.searched])
             return Checked(merged, _survey(sites))
         analysed = {
             (module_of(Path(result.path)), root)
@@ -588,16 +585,8 @@ def _survey_project(
     lost.update((d.path, d.line) for d in project.abandoned)
     results = settle_warmups(results, extra, survey, project.followed, lost, ways)
     merged = _merge(results, [*failed, *abandoned, *extra], settings.enabled)
-    _read_beyond(reads.inert, [*summaries.read, *texts, *(job.path for job in work)])
+    reads.used([*summaries.read, *reads.searched, *(job.path for job in work)])
     return Checked(merged, _survey(sites, survey, project.unfollowed))
-
-
-def _read_beyond(inert: dict[str, Screened], used: Iterable[Path]) -> None:
-    """Drop from ``inert`` the files the project read more of than the screening
-    saw: summarised, searched as text, or analysed for the functions reached."""
-    reals = {real_path(path) for path in used}
-    for path in [p for p in inert if real_path(p) in reals]:
-        del inert[path]
 
 
 def _once(sites: Iterable[RegionRef]) -> list[RegionRef]:
@@ -688,10 +677,10 @@ def _typed(
     return {path: frozenset(marks) for path, marks in found.items()}
 
 
-def _source(path: Path, max_size: int, read: set[Path], reads: Reads) -> bytes | None:
+def _source(path: Path, max_size: int, reads: Reads) -> bytes | None:
     """A checked file's text, for the hand-off screen (None: it cannot be read,
-    and its own diagnostic says why); noted in ``read`` and ``reads``."""
-    read.add(path)
+    and its own diagnostic says why); noted in ``reads``."""
+    reads.searched.add(path)
     reads.reading(path)
     data = read_file(path, str(path), max_size)
     return None if isinstance(data, Diagnostic) else data

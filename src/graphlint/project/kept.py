@@ -18,7 +18,7 @@ import msgspec
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
-from graphlint.read import overlaid, overlay_contents, unsaved
+from graphlint.read import overlaid, overlay_contents, real_path, unsaved
 from graphlint.settings import Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
@@ -93,12 +93,20 @@ class Reads:
     paths: list[Path]
     stamps: dict[str, Stamp] = field(default_factory=dict)
     inert: dict[str, Screened] = field(default_factory=dict)
+    searched: set[Path] = field(default_factory=set)  # read as text by searches
 
     def reading(self, path: Path) -> None:
         """``path`` is about to be read: its stamp, if it has none yet."""
         name = os.fsdecode(path)
         if name not in self.stamps:
             self.stamps[name] = stamp(path)
+
+    def used(self, paths: Iterable[Path]) -> None:
+        """The project read more of ``paths`` than the screening saw (summarised,
+        searched, analysed for the functions reached): none of them is inert."""
+        reals = {real_path(path) for path in paths}
+        for name in [n for n in self.inert if real_path(n) in reals]:
+            del self.inert[name]
 
 
 class Runs:
