@@ -371,7 +371,13 @@ def test_a_run_with_nothing_to_check_imports_no_analysis(tmp_path: Path) -> None
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-P", "-c", script],
+        # -P (3.11 on): the working folder is not on the path
+        [
+            sys.executable,
+            *(["-P"] if sys.version_info >= (3, 11) else []),
+            "-c",
+            script,
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
