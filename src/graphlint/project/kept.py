@@ -139,7 +139,8 @@ class Runs:
         self.settings = settings
         # the files' stamps before the run reads them: a file that changes while it
         # runs is not kept with results of its earlier text
-        self.before = {os.fsdecode(f): stamp(f) for f in files}
+        kept = memory or self.cache is not None
+        self.before = {os.fsdecode(f): stamp(f) for f in files} if kept else {}
         try:
             self.key: str | None = Cache.key(
                 b"run",
@@ -186,7 +187,8 @@ class Runs:
             return
         assert self.key is not None
         stamps = dict(self.before)
-        for path in sorted({os.fsdecode(p) for p in [*reads.paths, *folders]}):
+        read = {*(os.fsdecode(p) for p in [*reads.paths, *folders]), *reads.stamps}
+        for path in sorted(read):
             now = stamp(path)
             if stamps.setdefault(path, reads.stamps.get(path, now)) != now:
                 return  # changed while the run read it
