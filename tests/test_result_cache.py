@@ -90,35 +90,32 @@ def test_an_edit_settings_and_jobs_are_new_keys(
 
 
 def test_an_edit_of_a_file_only_the_screening_read_keeps_the_run(
-    project: Path, checked: list[Path], monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A module no region reaches and that names nothing a capture needs counts
     only as its screening settles it: after an edit that leaves it so, the run is
-    the kept one (no file checked, no summary made); an edit that makes it a
-    candidate is checked."""
+    the kept one (nothing is surveyed); an edit that makes it a candidate is
+    checked."""
     data = project / "app" / "data.py"
     data.write_text("def batches(n):\n    return list(range(n))\n")
     before = same_as_cold(".", cwd=project)
-    made: list[str] = []
-    summarise = runner._summarize
+    surveyed: list[int] = []
+    survey = check._survey_project
 
-    def summarised(job: runner.SummaryJob, settings: Any) -> runner.Outcome:
-        made.append(job.display)
-        return summarise(job, settings)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        surveyed.append(1)
+        return survey(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "_summarize", summarised)
+    monkeypatch.setattr(check, "_survey_project", counted)
     data.write_text(data.read_text() + "\n\ndef more(n):\n    return n + 1\n")
-    checked.clear()
     assert run("check", ".", cwd=project)[1] == before
-    assert (checked, made) == ([], [])
-    assert before == run("check", "--no-cache", ".", cwd=project)[1]
+    assert surveyed == []
     data.write_text(
         "import torch\n\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
         "    y = torch.ones(2, device='cuda').sum().item()\n"
     )
-    checked.clear()
     after = run("check", ".", cwd=project)[1]
-    assert checked == [Path("app/data.py")] and "app/data.py" in after
+    assert surveyed == [1] and "app/data.py" in after
     assert after == run("check", "--no-cache", ".", cwd=project)[1]
 
 
