@@ -167,7 +167,8 @@ class Runs:
         if found is None:
             return None
         for path, was in found.read.items():
-            if stamp(path) == was:
+            now = self.before[path] if path in self.before else stamp(path)
+            if now == was:
                 continue
             inert = found.inert.get(path)
             if inert is None or screen(Path(path), self.settings) != inert:
