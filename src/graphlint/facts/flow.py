@@ -220,6 +220,15 @@ class Flow(cst.CSTVisitor):
         self._method_names = frozenset(
             name for c in values.class_infos.values() for name in c.methods
         )
+        # ... and every other name their objects or bodies bind: ``x.name(...)``
+        # runs a function of this file only where ``name`` is one of these
+        # (``Values._attribute``), and no other call needs its value here
+        self._member_names = self._method_names | frozenset(
+            name
+            for c in values.class_infos.values()
+            for names in (c.attrs, c.class_attrs, c.scope.bindings)
+            for name in names
+        )
         # indexes and answers, built on first use
         self._callers: dict[cst.CSTNode, list[Site]] | None = None
         self._region_calls: dict[Region, list[cst.Call]] | None = None
@@ -418,7 +427,10 @@ class Flow(cst.CSTVisitor):
 
     def callees(self, node: cst.Call) -> tuple[cst.FunctionDef, ...]:
         """The functions of this file a call runs, as far as values can tell."""
-        value = self.values.of(node.func)
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value not in self._member_names:
+            return ()  # no method or attribute of a class of this file
+        value = self.values.of(func)
         found: list[cst.FunctionDef] = []
         inherited = self._super(node.func)
         if inherited is not None:
