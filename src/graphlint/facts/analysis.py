@@ -146,7 +146,8 @@ def analyse(
     setup = CaptureSetup(
         values, state, positions, regions, graphed_calls=found.graphed_calls
     )
-    flow = Flow(module, values, state, found, setup, positions, path)
+    defined = {function.name.value for function in scopes.paths}
+    flow = Flow(module, values, state, found, setup, positions, path, defined=defined)
     # one walk for the four: each reads the region the assignment decided at a
     # node or above it, set-up and flow what state recorded there (its writes),
     # flow what set-up did (its side-stream blocks). A file that captures nothing

@@ -33,7 +33,7 @@ by other functions. A write no such order reaches (import time, ``__init__``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -62,6 +62,7 @@ Condition = tuple[cst.BaseExpression, bool]  # a test, and the value it must hav
 Function = cst.FunctionDef | cst.Module
 _LOOPS = node_types(cst.For, cst.While)
 _SMALL_STATEMENTS = node_types(cst.BaseSmallStatement)
+_STORES = node_types(cst.Name, cst.Attribute, cst.Subscript)  # what state writes
 _NO_GRAD = frozenset(
     {
         "torch.no_grad",
@@ -166,7 +167,10 @@ class Flow(cst.CSTVisitor):
         setup: CaptureSetup,
         positions: Mapping[cst.CSTNode, CodeRange],
         path: str | None = None,
+        *,
+        defined: Collection[str],
     ) -> None:
+        """``defined``: the names the file's functions are defined under."""
         super().__init__()
         self.module = module
         self.values = values
@@ -194,6 +198,9 @@ class Flow(cst.CSTVisitor):
             and not r.via
             and isinstance(r.root, cst.FunctionDef)
         }
+        # the node types of captures and of nodes under a test: no other is looked up
+        self._captured = frozenset(type(root) for root in self.captures)
+        self._tested = frozenset(type(tested) for tested in self._conditions)
         # both, by line (the first of a line): what code reached from one runs under
         self._capture_lines: dict[int, Region] = {}
         for capture in (*self.captures.values(), *self.marked.values()):
@@ -216,6 +223,7 @@ class Flow(cst.CSTVisitor):
         self._eager: dict[Function, frozenset[Function]] = {}
         self._ways: dict[cst.CSTNode, frozenset[Function]] = {}  # by capture root
         self._skip: set[cst.CSTNode] = set()  # not references to functions
+        self._defined = defined  # a name read can refer to a function only as one
         # the names of the methods of this file's classes: ``x.name`` may be one
         self._method_names = frozenset(
             name for c in values.class_infos.values() for name in c.methods
@@ -260,13 +268,13 @@ class Flow(cst.CSTVisitor):
         return self.events.setdefault(self._functions[-1], _Events())
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        tests = self._conditions.get(node)
+        kind = type(node)
+        tests = self._conditions.get(node) if kind in self._tested else None
         if tests:
             self._tests.append((*self._tests[-1], *tests))
             self._pushed_tests.add(node)
         # by exact type (``node_types``): this runs on every node of the file;
         # ``type(node) is X`` where a branch reads X's fields (mypy narrows it)
-        kind = type(node)
         if type(node) is cst.FunctionDef:
             self._functions.append(node)
             self._loops.append([])
@@ -279,7 +287,7 @@ class Flow(cst.CSTVisitor):
         ):
             self._grad_off[-1] += 1
             self._grad_blocks.add(node)
-        if node in self.captures:
+        if kind in self._captured and node in self.captures:
             region = self.captures[node]
             site = self.site(node)
             end = (region.end_line, _FAR) if region.end_line else site.end
@@ -288,9 +296,9 @@ class Flow(cst.CSTVisitor):
             self.here().captures.append((site, region))
             if self._tests[-1]:
                 self.guard_tests[node] = self._tests[-1]
-        if node in self._setup.stream_blocks:
+        if kind is cst.With and node in self._setup.stream_blocks:
             self.here().streams.append(self.site(node))
-        if node in self.state.write_at or kind is cst.Call:
+        if kind is cst.Call or (kind in _STORES and node in self.state.write_at):
             self.site(node)
             if self._tests[-1]:
                 self.guard_tests[node] = self._tests[-1]
@@ -413,6 +421,8 @@ class Flow(cst.CSTVisitor):
         """A function handed on or stored (``model.forward = self.step``) may run
         from there on: it counts as a call where it is referred to."""
         if isinstance(node, cst.Name):
+            if node.value not in self._defined:
+                return
             scope = self.values.scope_of.get(node)
             bindings = scope.lookup(node.value) if scope is not None else None
             if node in self.state.write_at or not any(
