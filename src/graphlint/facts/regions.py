@@ -1096,6 +1096,18 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         self._regions: dict[cst.CSTNode, Region] = {}  # in the walk's order
         self._complete = False
         self._parents: dict[int, cst.CSTNode] | None = None
+        # the types of the nodes the finder decided something of: no other node
+        # is looked up in its tables
+        self._decided = frozenset(
+            type(node)
+            for table in (
+                finder.roots,
+                finder.excluded,
+                finder.settled_out,
+                finder.spans,
+            )
+            for node in table
+        )
         self.present = self._candidates()
         if not self.present:  # nothing runs under capture: nothing to walk
             self._complete = True
@@ -1216,24 +1228,25 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         self, node: cst.CSTNode, current: Region | object | None
     ) -> Region | object | None:
         finder = self.finder
-        if node in finder.roots:
-            return finder.roots[node]
-        if node in finder.excluded:
-            return _EXCLUDED
-        if (
-            node in finder.settled_out
-            and isinstance(current, Region)
-            and current.via  # settled by the calls from other regions, not its own
-        ):
-            return _EXCLUDED
         kind = type(node)  # by exact type: this runs at every node of the file
+        if kind in self._decided:
+            if node in finder.roots:
+                return finder.roots[node]
+            if node in finder.excluded:
+                return _EXCLUDED
+            if (
+                node in finder.settled_out
+                and isinstance(current, Region)
+                and current.via  # settled by the calls from other regions only
+            ):
+                return _EXCLUDED
         if kind is cst.FunctionDef or kind is cst.ClassDef:
             # a nested definition runs when called, not where it is written;
             # a pragma span may still cover it as a whole
             return self._pragma(node)
         if current is _EXCLUDED:
             return _KEEP  # spans and pragmas do not reach into a guarded block
-        if node in finder.spans:
+        if kind in self._decided and node in finder.spans:
             return finder.spans[node]
         if self.pragmas and kind in _STATEMENTS:
             found = self._pragma(node)

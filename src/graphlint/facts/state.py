@@ -24,7 +24,7 @@ from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
 from graphlint.facts.values import Kind, Values
-from graphlint.facts.walk import node_types, visited, walk
+from graphlint.facts.walk import node_types, subscribed, visited, walk
 
 # statements that read no variable: their names are not walked
 _NO_READS = node_types(cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)
@@ -268,7 +268,7 @@ class HostState(cst.CSTVisitor):
             or (type(node) is cst.Name and node not in self._not_read)
         ):
             self._read(node)
-        return visited(self, node)
+        return visited(self, node) if type(node) in _VISITED else True
 
     def _skip_names(self, node: cst.CSTNode) -> None:
         """Mark names that do not read a variable: ``.attr``, ``kw=``, definitions."""
@@ -514,6 +514,9 @@ def subscript_index(target: cst.Subscript) -> cst.BaseExpression | None:
     if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
         return None
     return target.slice[0].slice.value
+
+
+_VISITED = subscribed(HostState)[0]  # the node types with a ``visit_`` of its own
 
 
 class _Probes(cst.CSTVisitor):
