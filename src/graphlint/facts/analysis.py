@@ -21,9 +21,20 @@ from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import HostState
 from graphlint.facts.values import Value, Values
-from graphlint.facts.walk import Subscription, covers, joined, walk, walk_together
+from graphlint.facts.walk import (
+    Subscription,
+    covers,
+    joined,
+    replay,
+    subscribed,
+    walk,
+    walk_together,
+)
 
 _NONE: Subscription = (frozenset(), frozenset())
+# what the scope walk records for the analysis itself: the region finder's and the
+# capture set-up's sites, which both replay
+_OWN_SITES = joined(FINDER_SITES, subscribed(CaptureSetup))
 
 
 @dataclass(frozen=True)
@@ -41,8 +52,8 @@ class TreeFacts:
     def of(
         cls, module: cst.Module, package: str | None, sites: Subscription = _NONE
     ) -> TreeFacts:
-        """The facts, with the sites of the region finder and of ``sites``."""
-        scopes = ScopeBuilder(package, sites=joined(FINDER_SITES, sites))
+        """The facts, with the sites of the analysis and of ``sites``."""
+        scopes = ScopeBuilder(package, sites=joined(_OWN_SITES, sites))
         walk(module, scopes)
         return cls(module, package, scopes, Reaching(module, scopes.scope_of))
 
@@ -99,8 +110,8 @@ def analyse(
     sites: Subscription = _NONE,
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, a replay of what it saw for the
-    region finder, then one walk for each node's region, host state, capture
-    set-up and flow;
+    region finder and one for the capture set-up, then one walk for each node's
+    region, host state and flow;
     ``declared``: the functions the configuration names as capture roots;
     ``typed``: what the calls in other files pass the functions that capture
     (``Job.typed``); ``tree``: the facts of the tree an earlier analysis of it
@@ -110,7 +121,7 @@ def analyse(
         tree is None
         or tree.module is not module
         or tree.package != package
-        or not covers(tree.scopes.recorded, sites)
+        or not covers(tree.scopes.recorded, joined(_OWN_SITES, sites))
     ):
         tree = TreeFacts.of(module, package, sites)
     scopes = tree.scopes
@@ -148,17 +159,18 @@ def analyse(
     )
     defined = {function.name.value for function in scopes.paths}
     flow = Flow(module, values, state, found, setup, positions, path, defined=defined)
-    # one walk for the four: each reads the region the assignment decided at a
-    # node or above it, set-up and flow what state recorded there (its writes),
-    # flow what set-up did (its side-stream blocks). A file that captures nothing
-    # needs none of them; calls of compiled callables need state and flow,
-    # graphed callables set-up.
+    # set-up asks only about the nodes the scope walk recorded for it, and nothing
+    # the walk below finds: it replays them first. Then one walk for the three:
+    # each reads the region the assignment decided at a node or above it, flow
+    # what state recorded there (its writes) and what set-up found (side-stream
+    # blocks). A file that captures nothing needs none of them; calls of
+    # compiled callables need state and flow, graphed callables set-up.
+    if regions.present or found.graphed_calls:
+        replay(scopes.sites, setup)
     timeline = bool(regions.present or found.compiles)
     walkers = [
         *([regions] if regions.needs_walk() else []),
-        *([state] if timeline else []),
-        *([setup] if regions.present or found.graphed_calls else []),
-        *([flow] if timeline else []),
+        *([state, flow] if timeline else []),
     ]
     walk_together(module, walkers)
     return FileFacts(
