@@ -25,10 +25,11 @@ def test_phases_time_a_real_check_and_put_everything_back(tmp_path: Path) -> Non
     assert [getattr(owner, attribute) for owner, attribute in places] == before
     assert set(spent) == set(phases.PHASES)
     # pass one and the project pass (the region calls ``step``) each analyse it,
-    # on one tree, whose scopes pass one computed
+    # on one tree, whose scopes pass one computed; each replays the set-up's sites
+    # and walks for state and flow
     assert calls["parse (LibCST)"] >= 1
     assert calls["facts: scopes"] == 1
-    assert calls["facts: state, set-up, flow"] == 2
+    assert calls["facts: state, set-up, flow"] == 4
     assert calls["rules"] == 2
     assert calls["reach"] == 1
     assert all(seconds >= 0 for seconds in spent.values())
