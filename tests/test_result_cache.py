@@ -195,6 +195,27 @@ def test_a_run_with_an_edit_screens_only_the_edited_file_and_parses_no_more(
     assert warm == before == run("check", "--no-cache", ".", cwd=project)[1]
 
 
+def test_the_screening_takes_the_stamps_the_run_took_before_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file is stamped before the run and when the run is kept (it did not change
+    while the run read it), not a third time to look its screening verdict up."""
+    monkeypatch.chdir(project)
+    lint([Path(".")])
+    helpers = Path("app/helpers.py")
+    helpers.write_text(helpers.read_text() + "\n\ndef extra():\n    return 1\n")
+    taken: list[str] = []
+    stamp = kept.stamp
+
+    def counted(path: Path | str) -> kept.Stamp:
+        taken.append(os.fsdecode(path))
+        return stamp(path)
+
+    monkeypatch.setattr(kept, "stamp", counted)
+    lint([Path(".")])
+    assert taken.count(os.fsdecode(helpers)) == 2
+
+
 def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> None:
     """Checking train.py alone reads layers.py, which it reaches: an edit there is
     seen although the file checked is unchanged."""

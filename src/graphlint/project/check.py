@@ -25,6 +25,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ParamSpec
 
 import msgspec
@@ -45,7 +46,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Reads, Runs, Screens
+from graphlint.project.kept import UNSTABLE, Reads, Runs, Screens, Stamp
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups, unwarmed_callers
@@ -405,7 +406,8 @@ def survey_project(
 
     if not paths_current:
         forget_paths()
-    reads = Reads([*files])  # what the results depend on
+    # what the results depend on; the files' stamps, taken before the run
+    reads = Reads([*files], dict(runs.before))
     with fewer_collections():
         done = _survey_project(
             files,
@@ -496,6 +498,7 @@ def _survey_project(
             lambda paths: _wrap(summaries, paths),
             summaries.ahead(_asked(files)) if guesses is not None else None,
             reads.inert,
+            reads.stamps,
         )
         entries = [e for r in results for e in r.entries]
         compiles = [e for r in results for e in r.compiles]
@@ -771,6 +774,7 @@ def _pass_one(
     wrappers: Callable[[list[Path]], bool],
     besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] | None = None,
     inert: dict[str, Screened] | None = None,
+    stamps: Mapping[str, Stamp] = MappingProxyType({}),
 ) -> list[FileResult]:
     """Each file's own regions. A file whose text names nothing a region needs is
     settled without a worker and without parsing, unless compile wrappers may be in
@@ -782,11 +786,11 @@ def _pass_one(
     (the files checked hold every package they belong to) and ``wrappers`` says
     that none of the files that write a setting defines a wrapper, no other file
     is parsed; otherwise every file is. ``inert`` gets what the screening saw of
-    each file it settled."""
+    each file it settled; ``stamps`` are the files' stamps the run has taken."""
     found: list[FileResult | None] = [None] * len(work)
     settled: list[int] = []  # clean by their text, but with code to parse
     settings_written: list[Path] = []
-    screens = Screens(checked.cache, settings)
+    screens = Screens(checked.cache, settings, stamps)
     seen_of: dict[int, Screened] = {}
     for index, job in enumerate(work):
         if job.declared:

@@ -8,9 +8,10 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import ClassVar
 
 import msgspec
@@ -215,9 +216,15 @@ class Screens:
     are kept: "clean", "parsable" (clean, with code), "candidate", "compiles" (a
     candidate that writes a compile setting)."""
 
-    def __init__(self, cache: Cache | None, settings: Settings) -> None:
+    def __init__(
+        self,
+        cache: Cache | None,
+        settings: Settings,
+        stamps: Mapping[str, Stamp] = MappingProxyType({}),
+    ) -> None:
         self.cache = cache
         self.settings = settings
+        self.stamps = stamps  # the files' stamps the run took already
         what = (settings.max_file_size, sorted(settings.markers))
         self.key = Cache.key(b"screens", code_version(), msgspec.json.encode(what))
         found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
@@ -226,7 +233,7 @@ class Screens:
 
     def screen(self, path: Path) -> Screened:
         name = os.fsdecode(path)
-        now = stamp(path)
+        now = self.stamps[name] if name in self.stamps else stamp(path)
         known = self.known.get(name)
         if known is not None and now is not None and known[0] == now:
             verdict = known[1]
