@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from graphlint import cache as cache_module
 from graphlint import runner
 from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
@@ -335,6 +336,25 @@ def test_the_code_version_stamps_every_module_of_graphlint() -> None:
     assert {"cache.py", "engine.py", "rules/host_sync/device_to_host_copy.py"} <= {
         name.replace("\\\\", "/") for name in stamped
     }
+
+
+def test_a_new_version_of_a_parser_package_is_a_new_code_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LibCST's version is read off its version file without importing it; a
+    package without one is named by its installed distribution's version."""
+    package = tmp_path / "parserpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    version = package / "_version.py"
+    version.write_text("__version__ = '1.0'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = cache_module._version("parserpkg")
+    version.write_text("__version__ = '1.10'\n")
+    assert cache_module._version("parserpkg") != first
+    assert cache_module._version("no_such_parser_package") == (
+        "no_such_parser_package unknown"
+    )
 
 
 HAZARD = WARMED + "    v = x.item()\n"
