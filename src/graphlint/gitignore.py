@@ -21,6 +21,7 @@ backslash) is dropped, as git drops it.
 from __future__ import annotations
 
 import codecs
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,11 +149,8 @@ class IgnoreFile:
 
     def decide(self, path: Path, is_dir: bool) -> bool | None:
         """True: ignored, False: re-included, None: no pattern here matches."""
-        try:
-            relative = path.relative_to(self.base).as_posix()
-        except ValueError:
-            return None
-        if relative == ".":
+        relative = _below(path, self.base)
+        if relative is None:
             return None
         query = relative.translate(_SURROGATES)
         for spec in self._folders if is_dir else self._files:
@@ -171,6 +169,22 @@ class IgnoreFile:
             if self.decide(self.base.joinpath(*parts[:depth]), is_dir=True):
                 return True
         return bool(self.decide(path, is_dir=False))
+
+
+def _below(path: Path, base: Path) -> str | None:
+    """``path`` relative to ``base``, as a POSIX path, where it is below it; else
+    None. A walk asks this of every file and folder, most often of paths that
+    spell ``base`` out first (``Path.relative_to`` builds two paths each time)."""
+    text, folder = os.fspath(path), os.fspath(base)
+    start = folder if folder.endswith(os.sep) else folder + os.sep
+    if text.startswith(start) and len(text) > len(start):
+        rest = text[len(start) :]
+        return rest if os.sep == "/" else rest.replace(os.sep, "/")
+    try:
+        relative = path.relative_to(base).as_posix()
+    except ValueError:
+        return None
+    return None if relative == "." else relative
 
 
 def _regex_sets(
