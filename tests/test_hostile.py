@@ -5,7 +5,6 @@ test_hostile_output.py."""
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import pickle
@@ -21,9 +20,8 @@ import pytest
 
 from graphlint import runner
 from graphlint.cache import FORMAT, Cache
-from graphlint.diagnostics import Diagnostic, FileResult
+from graphlint.diagnostics import FileResult
 from graphlint.project.summary import ModuleSummary
-from graphlint.read import prescreen
 from graphlint.settings import Job, Settings
 from tests.conftest import GRAPHLINT, graphlint, lint
 from tests.test_cli import run
@@ -471,13 +469,6 @@ def test_syntax_newer_than_an_older_target_is_reported(tmp_path: Path) -> None:
     assert run("check", "m.py", cwd=tmp_path)[0] == 0
     code, out, _ = run("check", "--target-version", "3.9", "m.py", cwd=tmp_path)
     assert code == 1 and "GL001" in out and "for Python 3.9" in out
-
-
-def test_the_kept_tree_of_a_text_is_not_taken_for_another_target() -> None:
-    text = "match 1:\n    case 1:\n        pass\n"
-    assert isinstance(prescreen(text, "m.py"), ast.Module)
-    assert isinstance(prescreen(text, "m.py", (3, 9)), Diagnostic)
-    assert isinstance(prescreen(text, "m.py"), ast.Module)
 
 
 def test_error_messages_escape_what_the_tree_named(tmp_path: Path) -> None:

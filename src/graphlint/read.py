@@ -381,20 +381,13 @@ def prescreen(
     Returns the tree, or the file's GL001/GL005 outcome. A target older than this
     interpreter is checked with ``feature_version``; for a newer one, code this
     interpreter rejects is not called broken when LibCST parses it (None: valid, but
-    no CPython tree).
-
-    The tree of the last text parsed is kept: a worker often summarises a module
-    and checks it, or checks it again in the project pass (trees are only read)."""
-    last = _LAST_TREE.get((source, target))
-    if last is not None:
-        return last
+    no CPython tree)."""
     try:
         with warnings.catch_warnings():  # a SyntaxWarning is no error, whatever -W says
             warnings.simplefilter("ignore")
             if target < RUNNING:
-                tree = ast.parse(source, display, feature_version=target)
-            else:
-                tree = ast.parse(source, display)
+                return ast.parse(source, display, feature_version=target)
+            return ast.parse(source, display)
     except SyntaxError as error:
         if target > RUNNING and _libcst_parses(source):
             return None
@@ -412,13 +405,6 @@ def prescreen(
         return tool_diagnostic(ParserLimitExceeded, display, detail=detail)
     except ValueError as error:  # e.g. null bytes, before Python 3.12
         return tool_diagnostic(UnparsableFile, display, detail=str(error))
-    _LAST_TREE.clear()
-    _LAST_TREE[source, target] = tree
-    return tree
-
-
-# the last text ``prescreen`` parsed, and its tree
-_LAST_TREE: dict[tuple[str, Version], ast.Module] = {}
 
 
 MAX_DEPTH = 1_000
