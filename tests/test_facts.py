@@ -121,6 +121,36 @@ def test_value_inference(source: str, name: str, kind: Kind, device: Device) -> 
         assert value.device is device
 
 
+CYCLE = """\
+import torch
+
+h = torch.zeros(4, device="cuda")
+for i in range(3):
+    t = h.foo()
+    u = t
+    if i:
+        h = t
+    else:
+        h = u
+y = u.item()
+"""
+
+
+def test_a_value_in_a_cycle_does_not_depend_on_what_was_asked_first() -> None:
+    """``h``, ``t`` and ``u`` feed each other: a value computed while the cycle
+    was cut is partial, and so is one that read it (``u`` through ``t``), which
+    is not kept for later questions."""
+    module, facts = facts_for(CYCLE)
+    call = expr_named(module, "y")
+    assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+    read = call.func.value  # ``u``
+    facts.values.reset()
+    asked_alone = facts.value_of(read)
+    facts.values.reset()
+    facts.value_of(expr_named(module, "t"))  # enters the cycle at ``h``
+    assert facts.value_of(read) == asked_alone
+
+
 @pytest.mark.parametrize(
     ("source", "device"),
     [

@@ -208,8 +208,12 @@ class Values:
 
     # -- entry points --------------------------------------------------------------
     def of(self, expr: cst.BaseExpression) -> Value:
-        cached = self._memo.get(expr) or self._partial.get(expr)
+        cached = self._memo.get(expr)
         if cached is not None:
+            return cached
+        cached = self._partial.get(expr)
+        if cached is not None:
+            self._cuts += 1  # what reads it is partial too (``_remember``)
             return cached
         if expr in self._busy:
             self._cuts += 1
@@ -232,9 +236,10 @@ class Values:
         cuts: int,
     ) -> None:
         """Memoise a value. One computed while a cycle was cut inside a larger
-        evaluation is partial (it depends on where evaluation started): it is kept
-        only until that evaluation ends, so each node is evaluated once per query and
-        no query sees another's partial values."""
+        evaluation, or that read a value computed so, is partial (it depends on
+        where evaluation started): it is kept only until that evaluation ends, so
+        each node is evaluated once per query and no query sees another's partial
+        values."""
         outermost = not (self._busy or self._binding_busy)
         if self._cuts == cuts or outermost:
             memo[key] = value
@@ -364,8 +369,12 @@ class Values:
         if key in self._binding_busy:
             self._cuts += 1
             return BOTTOM
-        cached = self._binding_memo.get(key) or self._binding_partial.get(key)
+        cached = self._binding_memo.get(key)
         if cached is not None:
+            return cached
+        cached = self._binding_partial.get(key)
+        if cached is not None:
+            self._cuts += 1  # what reads it is partial too (``_remember``)
             return cached
         cuts = self._cuts
         self._binding_busy.add(key)
