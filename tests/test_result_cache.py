@@ -22,7 +22,7 @@ from graphlint.project import check, kept
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import overlay
 from graphlint.runner import Pool, run_files
-from graphlint.settings import Job
+from graphlint.settings import Job, Settings
 from tests.conftest import FIXTURES, WARMED
 from tests.test_cli import run
 
@@ -200,7 +200,8 @@ def test_the_screening_takes_the_stamps_the_run_took_before_it(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file is stamped before the run and when the run is kept (it did not change
-    while the run read it), not a third time to look its screening verdict up."""
+    while the run read it), not a third time to look its screening verdict up;
+    an edited one, whose verdict is not kept, once more before it is read."""
     monkeypatch.chdir(project)
     lint([Path(".")])
     helpers = Path("app/helpers.py")
@@ -214,7 +215,25 @@ def test_the_screening_takes_the_stamps_the_run_took_before_it(
 
     monkeypatch.setattr(kept, "stamp", counted)
     lint([Path(".")])
-    assert taken.count(os.fsdecode(helpers)) == 2
+    assert taken.count(os.fsdecode(Path("app/layers.py"))) == 2
+    assert taken.count(os.fsdecode(helpers)) == 3
+
+
+def test_a_verdict_is_kept_under_the_stamp_of_the_text_it_is_of(
+    tmp_path: Path,
+) -> None:
+    """A file edited after the run stamped it, and screened anew: its verdict is
+    kept under the stamp taken before it was read, not under the run's (which on
+    Windows, where a stamp is a digest, the old text would give again)."""
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    before = kept.stamp(path)
+    path.write_text("import os\n\nprint(os.sep)\n")
+    screens = kept.Screens(None, Settings(), {os.fsdecode(path): before})
+    screens.screen(path)
+    now = kept.stamp(path)
+    assert now != before
+    assert screens.known[os.fsdecode(path)][0] == now
 
 
 def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> None:

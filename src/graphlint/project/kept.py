@@ -232,6 +232,11 @@ class Screens:
         self.changed = False
 
     def screen(self, path: Path) -> Screened:
+        """What the screening of ``path`` sees: the kept verdict of its stamp (the
+        one the run took before it started, where it took one), else its text's,
+        kept under a stamp taken just before it is read. A file edited since the
+        run started may be screened as it was then (its kept verdict); the run is
+        then not kept (``Runs.put``)."""
         name = os.fsdecode(path)
         now = self.stamps[name] if name in self.stamps else stamp(path)
         known = self.known.get(name)
@@ -243,6 +248,8 @@ class Screens:
                 compiles=verdict == "compiles",
                 parsable=verdict == "parsable",
             )
+        if name in self.stamps:  # the text read may be newer than that stamp
+            now = stamp(path)
         seen = screen(path, self.settings)
         new = _verdict(seen)
         if new is not None and now is not None:
