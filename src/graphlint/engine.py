@@ -31,12 +31,12 @@ from graphlint.diagnostics import (
     shorten,
 )
 from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
-from graphlint.facts.names import dotted
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import Region, source
+from graphlint.facts.syntax import dotted
+from graphlint.facts.values import tensor_slots
 from graphlint.facts.walk import Kids, forget, listed, replay_batched
 from graphlint.library import library_of
-from graphlint.matchers import tensor_slots
 from graphlint.parsing import cuts, parse_module
 from graphlint.project.sites import compile_sites
 from graphlint.read import (

@@ -274,6 +274,17 @@ class Rule(Check, cst.BatchableCSTVisitor):
         """What ``expr`` evaluates to, as far as the file's dataflow knows."""
         return self.context.facts.value_of(expr)
 
+    def builtin(self, call: cst.Call) -> str | None:
+        """The builtin ``call`` invokes (``float`` in ``float(t)``), unless a
+        binding of the file shadows it there."""
+        func = call.func
+        if not isinstance(func, cst.Name):
+            return None
+        scope = self.context.facts.values.scope_of.get(func)
+        if scope is not None and scope.lookup(func.value) is not None:
+            return None
+        return func.value
+
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         """The dotted name ``expr`` refers to through the file's imports, if any."""
         return self.context.facts.qualname(expr)

@@ -40,7 +40,6 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
-from graphlint.facts.names import argument_of, dotted, is_none
 from graphlint.facts.regions import Found, Region
 from graphlint.facts.scopes import Binding, ClassInfo
 from graphlint.facts.setup import CaptureSetup
@@ -54,6 +53,7 @@ from graphlint.facts.state import (
     within,
 )
 from graphlint.facts.steady import Settled, Steady
+from graphlint.facts.syntax import argument_of, dotted, is_none
 from graphlint.facts.values import Device, Values
 from graphlint.facts.walk import node_types
 

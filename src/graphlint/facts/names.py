@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.facts.syntax import dotted
+
 # Public spellings PyTorch re-exports under a shorter name: resolve to the short one.
 _CANONICAL: dict[str, str] = {
     "torch.cuda.graphs.graph": "torch.cuda.graph",
@@ -31,59 +33,12 @@ _CANONICAL: dict[str, str] = {
 }
 
 
-def is_true(expr: cst.BaseExpression | None) -> bool:
-    """``True`` written out."""
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
-def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    """The value of ``name=`` in ``call``, if given."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
-
-
-def argument_of(
-    call: cst.Call, function: cst.FunctionDef, name: str
-) -> cst.BaseExpression | None:
-    """What ``call`` passes to the parameter ``name`` of ``function``, by keyword
-    or by position (a method's ``self`` is not counted, nor a constructor's)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    params = [*function.params.posonly_params, *function.params.params]
-    names = [p.name.value for p in params]
-    bound = isinstance(call.func, cst.Attribute) or function.name.value == "__init__"
-    if names and names[0] in ("self", "cls") and bound:
-        names = names[1:]
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if name in names and names.index(name) < len(positional):
-        return positional[names.index(name)].value
-    return None
-
-
-def is_none(expr: cst.BaseExpression | None) -> bool:
-    """``None`` written out."""
-    return isinstance(expr, cst.Name) and expr.value == "None"
-
-
 def canonical(name: str) -> str:
     """Map a qualified name to the spelling graphlint's tables use."""
     for long, short in _CANONICAL.items():
         if name == long or name.startswith(long + "."):
             return short + name[len(long) :]
     return name
-
-
-def dotted(node: cst.BaseExpression | cst.ImportFrom) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
 
 
 class Names:

@@ -19,15 +19,15 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, Hop, RegionKind, RegionRef
 from graphlint.facts import guards
-from graphlint.facts.names import dotted, is_true, keyword
 from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
+from graphlint.facts.syntax import dotted, is_true, keyword
 from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
     CUDAGRAPHS_OPTION,
     CUDAGRAPHS_SWITCH,
     cudagraph_keyword,
 )
-from graphlint.facts.values import Kind, Value, Values
+from graphlint.facts.values import Kind, Value, Values, tensor_slots
 from graphlint.facts.walk import (
     covers,
     node_types,
@@ -36,7 +36,6 @@ from graphlint.facts.walk import (
     subscribed,
     walk,
 )
-from graphlint.matchers import tensor_slots
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
 GRAPHED_CALLABLES = frozenset(

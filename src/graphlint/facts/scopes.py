@@ -7,7 +7,8 @@ from typing import Literal
 
 import libcst as cst
 
-from graphlint.facts.names import Names, dotted
+from graphlint.facts.names import Names
+from graphlint.facts.syntax import dotted
 from graphlint.facts.walk import Sites, Subscription, left, visited
 
 ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]

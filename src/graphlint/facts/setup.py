@@ -14,9 +14,9 @@ from libcst.metadata import CodeRange
 
 from graphlint.facts.regions import Region
 from graphlint.facts.state import HostState, Key
+from graphlint.facts.syntax import keyword, positional
 from graphlint.facts.torchapi import STREAM_CONTEXTS
 from graphlint.facts.values import Values
-from graphlint.matchers import keyword, positional
 
 STREAM_SWITCHES = frozenset({"torch.cuda.set_stream", "torch.cuda.stream"})
 AUTOCAST_CONTEXTS = frozenset(

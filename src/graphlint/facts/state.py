@@ -19,10 +19,10 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import RegionKind
-from graphlint.facts.names import is_none
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.scopes import Scope
+from graphlint.facts.syntax import is_none
 from graphlint.facts.values import Kind, Values
 from graphlint.facts.walk import node_types, subscribed, visited, walk
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
 
-from graphlint.facts.names import is_none
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.regions import Region, source
 from graphlint.facts.state import HostState, Key, subscript_index
+from graphlint.facts.syntax import is_none
 from graphlint.facts.values import Values
 
 Condition = tuple[cst.BaseExpression, bool]

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
 
-from graphlint.diagnostics import RegionKind
+from graphlint.diagnostics import HOST_MARK, MODULE_MARK, TENSORS_MARK, RegionKind
 from graphlint.facts import torchapi as api
-from graphlint.facts.names import Names, dotted, is_none, is_true
+from graphlint.facts.names import Names
 from graphlint.facts.reaching import Reaching
 from graphlint.facts.scopes import Binding, ClassInfo, Scope
+from graphlint.facts.syntax import dotted, is_none, is_true
 from graphlint.facts.walk import children
 
 
@@ -63,6 +64,11 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def on_device(self) -> bool:
+        """A tensor that is not known to live on the host."""
+        return self.kind is Kind.TENSOR and self.device is not Device.CPU
 
 
 BOTTOM = Value(Kind.BOTTOM)
@@ -908,6 +914,42 @@ def _is_scalar_literal(positional: list[cst.Arg]) -> bool:
     )
 
 
+def tensor_slots(call: cst.Call, values: Values) -> Iterator[tuple[str, str]]:
+    """The arguments of ``call`` that ``tensor_mark`` marks, in order, each as its
+    slot (its position, "0", up to the first ``*args``, or its keyword) and its
+    mark."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.star == "*":
+                position = -1  # the positions after it are not known
+            continue
+        if arg.keyword is not None:
+            slot = arg.keyword.value
+        elif position >= 0:
+            slot, position = str(position), position + 1
+        else:
+            continue
+        mark = tensor_mark(values.of(arg.value))
+        if mark is not None:
+            yield slot, mark
+
+
+def tensor_mark(value: Value) -> str | None:
+    """How an argument slot is marked for what a call passes there
+    (``Entry.tensors``): "" a device tensor, ``*`` a container of them, ``!`` a
+    tensor made on the host, ``~`` an ``nn.Module``; None for anything else."""
+    if value.on_device:
+        return ""
+    if value.kind is Kind.PYTHON and element_of(value).on_device:
+        return TENSORS_MARK
+    if value.is_tensor and value.device is Device.CPU:
+        return HOST_MARK
+    if value.kind is Kind.MODULE:
+        return MODULE_MARK
+    return None
+
+
 __all__ = [
     "BOTTOM",
     "PYTHON",
@@ -919,4 +961,6 @@ __all__ = [
     "Values",
     "element_of",
     "join",
+    "tensor_mark",
+    "tensor_slots",
 ]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from graphlint.facts import torchapi as api
-from graphlint.facts.names import dotted, keyword
+from graphlint.facts.syntax import dotted, keyword
 from graphlint.facts.values import Kind, Value, Values
 from graphlint.facts.walk import walk
 

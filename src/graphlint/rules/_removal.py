@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.matchers import method, plain
+from graphlint.facts.syntax import method, plain
 from graphlint.rule import Replacement, Rule, RuleContext, file_wide
 
 if TYPE_CHECKING:

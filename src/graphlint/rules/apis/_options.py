@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.facts.names import is_true
-from graphlint.matchers import keyword, method, positional
+from graphlint.facts.syntax import is_true, keyword, method, positional
 from graphlint.rule import Rule, RuleContext, Scope
 
 

@@ -16,8 +16,8 @@ from graphlint.diagnostics import (
 from graphlint.diagnostics import WarmupVerdict as Settle
 from graphlint.facts import torchapi as api
 from graphlint.facts.flow import Site, is_entry
-from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region
+from graphlint.facts.syntax import dotted
 from graphlint.facts.warmup import Op, Verdict, Warmup
 from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.apis._warmup_fix import captured_statements, warmup_text

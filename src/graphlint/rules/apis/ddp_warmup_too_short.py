@@ -6,7 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import Region
-from graphlint.matchers import positional
+from graphlint.facts.syntax import positional
 from graphlint.rule import Rule, Scope
 
 DDP_WARMUP = 11

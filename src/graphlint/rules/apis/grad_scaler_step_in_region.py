@@ -6,7 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.regions import Region
-from graphlint.matchers import method, positional
+from graphlint.facts.syntax import method, positional
 from graphlint.rule import RuleContext
 from graphlint.rules.apis._options import OptionsRule
 from graphlint.signatures import SYNC

@@ -6,7 +6,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import Region, graphed_label
-from graphlint.matchers import keyword, positional
+from graphlint.facts.syntax import keyword, positional
 from graphlint.rule import Rule, Scope
 from graphlint.rules.apis._options import with_keyword
 from graphlint.signatures import AUTOCAST_CACHE

@@ -7,7 +7,7 @@ import libcst as cst
 from graphlint.diagnostics import Outcome, RegionKind
 from graphlint.facts.regions import Region, graphed_label
 from graphlint.facts.state import same
-from graphlint.matchers import positional
+from graphlint.facts.syntax import positional
 from graphlint.rule import Rule, Scope
 from graphlint.signatures import HOOKS_REGISTERED
 

@@ -6,8 +6,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome
 from graphlint.facts.regions import Region
+from graphlint.facts.syntax import method, positional
 from graphlint.facts.torchapi import CAPTURE_CHECKED_OPTIMIZERS
-from graphlint.matchers import method, positional
 from graphlint.rule import RuleContext
 from graphlint.rules.apis._options import OptionsRule, with_keyword
 from graphlint.signatures import NOT_CAPTURABLE

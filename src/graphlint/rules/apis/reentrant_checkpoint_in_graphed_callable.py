@@ -6,8 +6,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
 from graphlint.facts.regions import TORCH_GRAPHED, Region, graphed_label
+from graphlint.facts.syntax import is_true, keyword
 from graphlint.facts.torchapi import AUTOGRAD_FUNCTIONS
-from graphlint.matchers import is_true, keyword
 from graphlint.rule import Rule, RuleContext
 
 _CHECKPOINTS = frozenset(

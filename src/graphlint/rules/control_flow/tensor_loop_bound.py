@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts.syntax import method, positional
 from graphlint.facts.values import Kind
-from graphlint.matchers import builtin, method, on_device, positional
 from graphlint.rule import Rule
 from graphlint.signatures import SYNC
 
@@ -27,22 +27,22 @@ class TensorLoopBound(Rule):
     capture_failures = (SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if builtin(self.context.facts.values, node) != "range":
+        if self.builtin(node) != "range":
             return
         region = self.here
         if any(self.from_tensor(a) for a in positional(node)):
             self.report(node, region, call=self.code_of(node))
 
     def from_tensor(self, expr: cst.BaseExpression) -> bool:
-        if on_device(self.value(expr)):
+        if self.value(expr).on_device:
             return True
         if not isinstance(expr, cst.Call):
             return False
-        if builtin(self.context.facts.values, expr) in _CONVERSIONS:
+        if self.builtin(expr) in _CONVERSIONS:
             args = positional(expr)
-            return len(args) == 1 and on_device(self.value(args[0]))
+            return len(args) == 1 and self.value(args[0]).on_device
         found = method(expr)
         if found is not None and found[1] == "item":
             value = self.value(found[0])
-            return on_device(value) or value.kind is Kind.UNKNOWN
+            return value.on_device or value.kind is Kind.UNKNOWN
         return False

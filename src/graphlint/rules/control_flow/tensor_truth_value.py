@@ -8,8 +8,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome
 from graphlint.facts import torchapi as api
+from graphlint.facts.syntax import keyword, method, plain, positional
 from graphlint.facts.values import element_of
-from graphlint.matchers import builtin, keyword, method, on_device, plain, positional
 from graphlint.rule import Replacement, Rule, RuleContext, Scope, file_wide, seeing
 from graphlint.signatures import DATA_DEPENDENT_COMPILE, SYNC
 
@@ -95,7 +95,7 @@ class TensorTruthValue(Rule):
         ):
             self._done.add(expr)
             self.truth(expr.expression)
-        elif on_device(self.value(expr)):
+        elif self.value(expr).on_device:
             region = self.region(expr)
             if region is not None:
                 fix = self.selection(owner) if owner is not None else []
@@ -106,12 +106,12 @@ class TensorTruthValue(Rule):
         if self.qualname(node.func) in _COND:
             self.cond(node)
             return
-        if builtin(self.context.facts.values, node) not in ("any", "all"):
+        if self.builtin(node) not in ("any", "all"):
             return
         args = positional(node)
         if len(args) != 1:
             return
-        if on_device(element_of(self.value(args[0]))):
+        if element_of(self.value(args[0])).on_device:
             self.report(node, self.here, expr=self.code_of(node))
 
     def cond(self, node: cst.Call) -> None:
@@ -120,7 +120,7 @@ class TensorTruthValue(Rule):
         args = positional(node)
         if region.kind.is_compile or not args:
             return
-        if on_device(self.value(args[0])):
+        if self.value(args[0]).on_device:
             self.report(args[0], region, expr=self.code_of(args[0]))
 
     # -- the fix: select with torch.where -------------------------------------------

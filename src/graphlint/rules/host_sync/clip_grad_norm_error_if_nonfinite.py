@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome
-from graphlint.matchers import is_true, keyword
+from graphlint.facts.syntax import is_true, keyword
 from graphlint.rule import Rule
 from graphlint.signatures import SYNC
 

@@ -6,9 +6,9 @@ import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.regions import Region
+from graphlint.facts.syntax import is_true, keyword, method, positional
 from graphlint.facts.values import Device, Kind
 from graphlint.facts.walk import descendants
-from graphlint.matchers import builtin, is_true, keyword, method, on_device, positional
 from graphlint.rule import Rule, RuleContext, Scope, file_wide, seeing
 from graphlint.signatures import DATA_DEPENDENT_COMPILE, PAGEABLE_COPY, SYNC
 
@@ -69,18 +69,18 @@ class DeviceToHostCopy(Rule):
         region = self.here
         if node in self._loop_bounds:
             return
-        name = builtin(self.context.facts.values, node)
+        name = self.builtin(node)
         if name == "range":
             self._loop_bounds.update(positional(node))
             return
         if name in _CONVERSIONS:
             args = positional(node)
-            if len(args) == 1 and on_device(self.value(args[0])):
+            if len(args) == 1 and self.value(args[0]).on_device:
                 self.report(node, region, call=self.code_of(node))
             return
         if self.qualname(node.func) in _NUMPY_CONVERSIONS:
             args = positional(node)
-            if args and on_device(self.value(args[0])):
+            if args and self.value(args[0]).on_device:
                 self.report(node, region, call=self.code_of(node))
             return
         found = method(node)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.syntax import keyword, method, positional
 from graphlint.facts.values import Kind
-from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule, RuleContext, Scope, seeing
 from graphlint.signatures import SYNC
 
@@ -69,7 +69,7 @@ class DynamicShapeOp(Rule):
         """High for a device tensor; medium for a receiver of unknown type, as
         GL101 does for ``.item()``; None for anything else."""
         value = self.value(receiver)
-        if on_device(value):
+        if value.on_device:
             return Confidence.HIGH
         if value.kind in (Kind.UNKNOWN, Kind.BOTTOM):
             return Confidence.MEDIUM

@@ -6,8 +6,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Applicability, Confidence, Outcome
 from graphlint.facts import torchapi as api
+from graphlint.facts.syntax import method
 from graphlint.facts.values import Kind
-from graphlint.matchers import method
 from graphlint.rules._removal import StatementRemoval
 from graphlint.signatures import SYNC
 

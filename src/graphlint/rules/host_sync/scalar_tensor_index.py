@@ -6,8 +6,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts.syntax import keyword, method, positional
 from graphlint.facts.values import Device
-from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule
 from graphlint.signatures import SYNC
 
@@ -49,7 +49,7 @@ class ScalarTensorIndex(Rule):
             if not isinstance(index, cst.Index):
                 continue
             value = self.value(index.value)
-            if on_device(value) and value.zero_dim and not value.boolean:
+            if value.on_device and value.zero_dim and not value.boolean:
                 how = "indexes with a 0-d tensor"
                 self.report(node, region, call=self.code_of(node), how=how)
                 return

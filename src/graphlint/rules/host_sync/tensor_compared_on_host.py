@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts.syntax import method, positional
 from graphlint.facts.values import element_of
-from graphlint.matchers import builtin, method, on_device, positional
 from graphlint.rule import Rule
 from graphlint.signatures import SYNC
 
@@ -33,17 +33,17 @@ class TensorComparedOnHost(Rule):
         if self.qualname(node.func) in _BOOL_FUNCTIONS:
             self.report(node, region, call=self.code_of(node))
             return
-        name = builtin(self.context.facts.values, node)
+        name = self.builtin(node)
         if name in ("max", "min"):
             args = [self.value(a) for a in positional(node)]
             compared = args if len(args) > 1 else [element_of(a) for a in args]
-            if any(on_device(v) for v in compared):
+            if any(v.on_device for v in compared):
                 self.report(node, region, call=self.code_of(node))
             return
         found = method(node)
         if (
             found is not None
             and found[1] in _BOOL_METHODS
-            and on_device(self.value(found[0]))
+            and self.value(found[0]).on_device
         ):
             self.report(node, region, call=self.code_of(node))

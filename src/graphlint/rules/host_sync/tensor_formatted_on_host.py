@@ -8,7 +8,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
-from graphlint.matchers import builtin, method, on_device
+from graphlint.facts.syntax import method
 from graphlint.rule import Rule
 from graphlint.signatures import PAGEABLE_COPY, SYNC
 
@@ -32,7 +32,7 @@ class TensorFormattedOnHost(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.here
-        name = builtin(self.context.facts.values, node)
+        name = self.builtin(node)
         if name in _TEXT_BUILTINS:
             self.check_args(node, node.args, region)
             return
@@ -54,14 +54,15 @@ class TensorFormattedOnHost(Rule):
     def check_args(
         self, node: cst.Call, args: Sequence[cst.Arg], region: Region
     ) -> None:
-        if any(on_device(self.value(a.value)) for a in args):
+        if any(self.value(a.value).on_device for a in args):
             self.report(node, region, call=self.code_of(node))
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         region = self.here
         for part in node.parts:
-            if isinstance(part, cst.FormattedStringExpression) and on_device(
-                self.value(part.expression)
+            if (
+                isinstance(part, cst.FormattedStringExpression)
+                and self.value(part.expression).on_device
             ):
                 self.report(node, region, call=self.code_of(node))
                 return
@@ -78,5 +79,5 @@ class TensorFormattedOnHost(Rule):
             if isinstance(right, cst.Tuple)
             else [right]
         )
-        if any(on_device(self.value(op)) for op in operands):
+        if any(self.value(op).on_device for op in operands):
             self.report(node, region, call=self.code_of(node))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
+from graphlint.facts.syntax import method
 from graphlint.facts.torchapi import FACTORIES
 from graphlint.facts.values import Device
-from graphlint.matchers import method
 from graphlint.rule import Rule, RuleContext, Scope
 
 # Moving data, not computing on it (the transfer rules judge these).

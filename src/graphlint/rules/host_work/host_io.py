@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome
-from graphlint.matchers import builtin, method, on_device
+from graphlint.facts.syntax import method
 from graphlint.rule import Scope
 from graphlint.rules._removal import StatementRemoval
 
@@ -51,7 +51,7 @@ class HostIo(StatementRemoval):
         region = self.here
         if self.formats_tensor(node):
             return  # a tensor formatted as text is GL102's
-        name = builtin(self.context.facts.values, node)
+        name = self.builtin(node)
         if name in _BUILTINS or self.is_io(node):
             # printing and logging only show text; other I/O reads or writes data
             shown = name == "print" or self.is_logging(node)
@@ -92,6 +92,6 @@ class HostIo(StatementRemoval):
                 if isinstance(arg.value, cst.FormattedString)
                 else [arg.value]
             )
-            if any(on_device(self.value(part)) for part in parts):
+            if any(self.value(part).on_device for part in parts):
                 return True
         return False

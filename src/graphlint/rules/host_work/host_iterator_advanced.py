@@ -6,8 +6,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
+from graphlint.facts.syntax import method
 from graphlint.facts.torchapi import MODULE_ITERATORS
-from graphlint.matchers import builtin, method
 from graphlint.rule import Rule, Scope
 
 
@@ -27,7 +27,7 @@ class HostIteratorAdvanced(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         region = self.here
-        if builtin(self.context.facts.values, node) != "next":
+        if self.builtin(node) != "next":
             return
         if node.args and self.fresh(node.args[0].value, region):
             return  # ``next(iter(d.values()))``: the first item, nothing advances
@@ -41,7 +41,7 @@ class HostIteratorAdvanced(Rule):
             return True
         if isinstance(iterator, cst.Call):
             found = method(iterator)
-            return builtin(self.context.facts.values, iterator) in _FRESH or (
+            return self.builtin(iterator) in _FRESH or (
                 found is not None and found[1] in MODULE_ITERATORS
             )
         key = self.state.key_of(iterator)

@@ -7,9 +7,9 @@ import libcst as cst
 from graphlint.diagnostics import Outcome
 from graphlint.facts.regions import Region
 from graphlint.facts.scopes import Scope as NameScope
+from graphlint.facts.syntax import method
 from graphlint.facts.values import Kind
 from graphlint.files import is_test_module
-from graphlint.matchers import method
 from graphlint.rule import Rule, Scope
 
 # ``d.setdefault(k, v)`` is not among them: it writes only a missing key, a memo

@@ -10,8 +10,8 @@ import libcst as cst
 from graphlint.diagnostics import Applicability, Confidence, Outcome
 from graphlint.facts.regions import Region
 from graphlint.facts.scopes import ClassInfo
+from graphlint.facts.syntax import argument_of, keyword, method, positional
 from graphlint.facts.torchapi import HYPERPARAMETERS
-from graphlint.matchers import argument_of, builtin, keyword, method, positional
 from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.rules.apis._options import with_keyword
 from graphlint.settings import Setter
@@ -459,9 +459,7 @@ class LearningRateChanged(Rule):
         found = method(params)
         if found is not None and found[1] == "parameters":
             return True
-        wrapper = builtin(self.context.facts.values, params) or self.qualname(
-            params.func
-        )
+        wrapper = self.builtin(params) or self.qualname(params.func)
         return (
             wrapper in ("list", "tuple", "itertools.chain")
             and bool(params.args)

@@ -6,8 +6,8 @@ import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
 from graphlint.facts.state import Key
+from graphlint.facts.syntax import method
 from graphlint.facts.values import Kind
-from graphlint.matchers import method
 from graphlint.rule import Rule, Scope
 
 _SCHEDULER_READS = frozenset({"get_last_lr", "get_lr"})

@@ -7,7 +7,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Outcome
 from graphlint.facts.scopes import Binding
-from graphlint.matchers import positional
+from graphlint.facts.syntax import positional
 from graphlint.rule import Rule, Scope
 
 # Measured on PyTorch 2.11 (ground-truth/h200-torch2.11-rng-restore.jsonl): setting

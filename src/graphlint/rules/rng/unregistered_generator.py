@@ -5,9 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
-from graphlint.facts.names import dotted
 from graphlint.facts.regions import Region, first_arg, source
-from graphlint.matchers import keyword
+from graphlint.facts.syntax import dotted, keyword
 from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.signatures import UNREGISTERED_GENERATOR
 

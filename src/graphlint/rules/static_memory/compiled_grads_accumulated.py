@@ -11,7 +11,7 @@ import libcst as cst
 from graphlint.diagnostics import Confidence, Outcome, Severity
 from graphlint.facts.flow import Function, Position, Site
 from graphlint.facts.regions import Region
-from graphlint.matchers import keyword
+from graphlint.facts.syntax import keyword
 from graphlint.rule import Rule, RuleContext, Scope
 
 # a call that empties gradients: ``zero_grad()``, ``zero_grad_buffer()``,

@@ -13,8 +13,8 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts.flow import Site
 from graphlint.facts.regions import Region
+from graphlint.facts.syntax import method, positional
 from graphlint.facts.values import Kind
-from graphlint.matchers import method, positional
 from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.signatures import OUTPUT_OVERWRITTEN
 

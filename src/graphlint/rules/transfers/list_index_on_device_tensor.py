@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.matchers import on_device
 from graphlint.rule import Rule
 from graphlint.signatures import PAGEABLE_COPY
 
@@ -27,7 +26,7 @@ class ListIndexOnDeviceTensor(Rule):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         region = self.here
-        if not on_device(self.value(node.value)):
+        if not self.value(node.value).on_device:
             return
         if any(self.is_list(element.slice) for element in node.slice):
             self.report(node, region, expr=self.code_of(node))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
+from graphlint.facts.syntax import keyword, method, positional
 from graphlint.facts.values import Device, Value
-from graphlint.matchers import keyword, method, on_device, positional
 from graphlint.rule import Rule, Scope
 from graphlint.signatures import PAGEABLE_COPY, SYNC
 
@@ -79,7 +79,7 @@ class PageableHostToDeviceCopy(Rule):
             args = positional(node)
             return (
                 bool(args)
-                and on_device(self.value(receiver))
+                and self.value(receiver).on_device
                 and self.pageable(self.value(args[0]))
             )
         return False
