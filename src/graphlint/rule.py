@@ -278,7 +278,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
         """The builtin ``call`` invokes (``float`` in ``float(t)``), unless a
         binding of the file shadows it there."""
         func = call.func
-        if not isinstance(func, cst.Name):
+        if type(func) is not cst.Name:
             return None
         scope = self.context.facts.values.scope_of.get(func)
         if scope is not None and scope.lookup(func.value) is not None:

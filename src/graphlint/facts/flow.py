@@ -196,7 +196,7 @@ class Flow(cst.CSTVisitor):
             for r in found.regions.present
             if r.kind is RegionKind.MARKED
             and not r.via
-            and isinstance(r.root, cst.FunctionDef)
+            and type(r.root) is cst.FunctionDef
         }
         # the node types of captures and of nodes under a test: no other is looked up
         self._captured = frozenset(type(root) for root in self.captures)
@@ -344,16 +344,16 @@ class Flow(cst.CSTVisitor):
         """A callee by name: dotted (``self.model``); an element of a collection by
         the collection, so that ``blocks[0]`` and ``blk`` of ``for blk in blocks``
         (or ``enumerate(blocks)``) both name ``blocks[]``."""
-        if isinstance(func, cst.Subscript):
+        if type(func) is cst.Subscript:
             base = dotted(func.value)
             return f"{base}[]" if base is not None else None
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             scope = self.values.scope_of.get(func)
             bindings = scope.lookup(func.value) if scope is not None else None
             if bindings and len(bindings) == 1 and bindings[0].how == "iterate":
                 it, path = bindings[0].value, bindings[0].path
                 if (
-                    isinstance(it, cst.Call)
+                    type(it) is cst.Call
                     and dotted(it.func) == "enumerate"
                     and it.args
                     and path == (1,)
@@ -369,7 +369,7 @@ class Flow(cst.CSTVisitor):
         name = self.callee_name(func)
         if name is not None and node not in self.regions:
             self.here().named.append((self.sites[node], name))
-        if isinstance(func, cst.Attribute) and func.attr.value == "replay":
+        if type(func) is cst.Attribute and func.attr.value == "replay":
             self.here().replays.append(
                 (self.sites[node], self.state.key_of(func.value))
             )
@@ -377,7 +377,7 @@ class Flow(cst.CSTVisitor):
         callees = self.callees(node)
         if callees:
             self.here().calls.append((self.sites[node], callees))
-        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+        if type(func) is cst.Attribute and func.attr.value == "backward":
             self.here().backwards.append(self.sites[node])
         compiled = self._compiled(func)
         if compiled is not None:
@@ -387,7 +387,7 @@ class Flow(cst.CSTVisitor):
 
     def _no_grad(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()`` (or bare, as decorators)."""
-        func = expr.func if isinstance(expr, cst.Call) else expr
+        func = expr.func if type(expr) is cst.Call else expr
         return self.values.qualify(func) in _NO_GRAD
 
     def _compiled(self, func: cst.BaseExpression) -> tuple[cst.CSTNode, Region] | None:
@@ -398,17 +398,17 @@ class Flow(cst.CSTVisitor):
         if not self._compiles:
             return None
         made: list[cst.CSTNode] = []
-        seen = self.state.reaching.of(func) if isinstance(func, cst.Name) else None
+        seen = self.state.reaching.of(func) if type(func) is cst.Name else None
         if seen is not None:  # the bindings this call can see, not every one
             made.extend(v for b in seen if (v := self.state.reaching.value(b)))
-        elif isinstance(func, cst.Name):
+        elif type(func) is cst.Name:
             scope = self.values.scope_of.get(func)
             for binding in (scope.lookup(func.value) or []) if scope else []:
                 if binding.how == "assign" and binding.value is not None:
                     made.append(binding.value)
                 elif binding.how == "def" and binding.node is not None:
                     made.append(binding.node)
-        elif isinstance(func, cst.Attribute):
+        elif type(func) is cst.Attribute:
             local = self.values.of(func.value).local
             for value, _ in local.attrs.get(func.attr.value, []) if local else []:
                 made.append(value)
@@ -432,7 +432,7 @@ class Flow(cst.CSTVisitor):
         elif node.attr.value not in self._method_names:
             return
         function = self.values.of(node).function
-        if isinstance(function, cst.FunctionDef):
+        if type(function) is cst.FunctionDef:
             self.here().calls.append((self.site(node), (function,)))
 
     def callees(self, node: cst.Call) -> tuple[cst.FunctionDef, ...]:
@@ -445,7 +445,7 @@ class Flow(cst.CSTVisitor):
         inherited = self._super(node.func)
         if inherited is not None:
             found.append(inherited)
-        elif isinstance(value.function, cst.FunctionDef):
+        elif type(value.function) is cst.FunctionDef:
             found.append(value.function)
             found.extend(self._overrides(node.func, value.function))
         elif value.local is not None:
@@ -461,10 +461,10 @@ class Flow(cst.CSTVisitor):
         """``super().name`` (or ``super(Cls, self).name``) in a method of a class of
         this file: the ``name`` of the nearest base of the file that defines it;
         ``Cls.name`` of a class of this file: its own or inherited ``name``."""
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return None
         classes: list[ClassInfo] = []
-        if isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+        if type(func.value) is cst.Call and dotted(func.value.func) == "super":
             scope = self.values.scope_of.get(func)
             fn = scope.function() if scope is not None else None
             if fn is not None and fn.cls is not None:
@@ -481,7 +481,7 @@ class Flow(cst.CSTVisitor):
     ) -> list[cst.FunctionDef]:
         """``self.prepare(x)`` in a method: the ``prepare`` of each subclass of this
         file that overrides it may run instead."""
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name):
             return []
         scope = self.values.scope_of.get(func)
         fn = scope.function() if scope is not None else None
@@ -629,13 +629,13 @@ class Flow(cst.CSTVisitor):
             return []
         scope, name = root[1], root[2]
         function = getattr(scope, "node", None)
-        if not isinstance(function, cst.FunctionDef):
+        if type(function) is not cst.FunctionDef:
             return []
         found: list[Key] = []
         for events in self.events.values():
             for site, callees in events.calls:
                 call = site.node
-                if function not in callees or not isinstance(call, cst.Call):
+                if function not in callees or type(call) is not cst.Call:
                     continue
                 argument = argument_of(call, function, str(name))
                 base = self.state.key_of(argument) if argument is not None else None
@@ -724,7 +724,7 @@ class Flow(cst.CSTVisitor):
         found = self._graphs.get(capture)
         if found is not None:
             return found
-        if isinstance(capture.root, cst.FunctionDef) and capture.root in self.marked:
+        if type(capture.root) is cst.FunctionDef and capture.root in self.marked:
             found = self._marked_graph(capture.root)
             self._graphs[capture] = found
             return found
@@ -761,9 +761,7 @@ class Flow(cst.CSTVisitor):
             return False
         for write in self.state.writes_of_value(held):
             target = write.target
-            index = (
-                subscript_index(target) if isinstance(target, cst.Subscript) else None
-            )
+            index = subscript_index(target) if type(target) is cst.Subscript else None
             if index is not None and self.state.key_of(index) == key:
                 return True
         return False
@@ -809,7 +807,7 @@ class Flow(cst.CSTVisitor):
         """A marked function's graph: its calls replay it (the first captures)."""
         replays: dict[Function, list[Site]] = {}
         for site in self.callers(root):
-            if isinstance(site.node, cst.Call):
+            if type(site.node) is cst.Call:
                 replays.setdefault(site.function, []).append(site)
         first = min((s.line for sites in replays.values() for s in sites), default=0)
         return _Graph(
@@ -839,7 +837,7 @@ class Flow(cst.CSTVisitor):
         """
         method = site.function
         if not (
-            isinstance(method, cst.FunctionDef)
+            type(method) is cst.FunctionDef
             and write.key[0] == "self"
             and graph is not None
             and graph[0] == "self"
@@ -868,7 +866,7 @@ class Flow(cst.CSTVisitor):
 
     def _local(self, key: Key, function: Function) -> bool:
         """Whether ``key`` is a local of ``function`` (dead once it returns)."""
-        if key[0] != "name" or isinstance(function, cst.Module):
+        if key[0] != "name" or type(function) is cst.Module:
             return False
         owner = key[1]
         return getattr(owner, "node", None) is function
@@ -888,46 +886,51 @@ class Flow(cst.CSTVisitor):
     def _absent(self, test: cst.BaseExpression, key: Key) -> bool | None:
         """True when ``test`` holds exactly while ``key`` is missing or empty, False
         when it holds while ``key`` is present, None for any other test."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             inner = self._absent(test.expression, key)
             return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             parts = {self._absent(test.left, key), self._absent(test.right, key)}
             parts.discard(None)  # ``if debug and self.buf is None:`` still fills it
             return parts.pop() if len(parts) == 1 else None
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             op = test.comparisons[0].operator
             right = test.comparisons[0].comparator
-            if isinstance(op, (cst.In, cst.NotIn)) and self._about(right, key):
-                return isinstance(op, cst.NotIn)  # ``k not in cache``
-            equality = isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
+            if (type(op) is cst.In or type(op) is cst.NotIn) and self._about(
+                right, key
+            ):
+                return type(op) is cst.NotIn  # ``k not in cache``
+            equality = (
+                type(op) is cst.Is
+                or type(op) is cst.IsNot
+                or type(op) is cst.Equal
+                or type(op) is cst.NotEqual
+            )
             if equality and is_none(right) and self._about(test.left, key):
-                return isinstance(op, (cst.Is, cst.Equal))  # ``x is None``
-            if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and _is_len(
+                return type(op) is cst.Is or type(op) is cst.Equal  # ``x is None``
+            if (type(op) is cst.LessThan or type(op) is cst.LessThanEqual) and _is_len(
                 test.left
             ):  # ``len(x) < n``: grow to a size
                 arg = test.left.args[0].value  # type: ignore[attr-defined]
                 return True if self._about(arg, key) else None
             return None
-        if isinstance(test, cst.Call) and dotted(test.func) == "hasattr" and test.args:
+        if type(test) is cst.Call and dotted(test.func) == "hasattr" and test.args:
             return False if self._about(test.args[0].value, key) else None
         return False if self._about(test, key) else None  # ``if x:``: present
 
     def _about(self, expr: cst.BaseExpression, key: Key) -> bool:
         """Whether ``expr`` reads ``key`` (or a location in or around it), directly
         or through a local bound once from it (``found = cache.get(k)``)."""
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             scope = self.values.scope_of.get(expr)
             bindings = scope.lookup(expr.value) if scope is not None else None
             if bindings and len(bindings) == 1 and bindings[0].how == "assign":
                 value = bindings[0].value
-                if isinstance(value, cst.Call) and isinstance(
-                    value.func, cst.Attribute
-                ):
+                if type(value) is cst.Call and type(value.func) is cst.Attribute:
                     return self._about(value.func.value, key)  # cache.get(k)
-                if isinstance(value, cst.Subscript):
+                if type(value) is cst.Subscript:
                     return self._about(value.value, key)
-        if isinstance(expr, cst.Call) and dotted(expr.func) == "getattr" and expr.args:
+        if type(expr) is cst.Call and dotted(expr.func) == "getattr" and expr.args:
             return self._about(expr.args[0].value, key)
         found = self.state.key_of(expr)
         return found is not None and (within(found, key) or within(key, found))
@@ -937,9 +940,9 @@ class Flow(cst.CSTVisitor):
         view of it (``out[0]``, ``out.detach()``: measured, a detached output kept
         across training steps is overwritten too), through a name bound to that call."""
         expr = _viewed(expr)
-        if isinstance(expr, cst.Call) and expr in self.compiled_calls:
+        if type(expr) is cst.Call and expr in self.compiled_calls:
             return self.sites[expr], self.compiled_calls[expr]
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         scope = self.values.scope_of.get(expr)
         for binding in (scope.lookup(expr.value) or []) if scope else []:
@@ -958,7 +961,7 @@ class Flow(cst.CSTVisitor):
             return None
         here = (position.start.line, position.start.column)
         for made in self._bound_values(read, here):
-            while isinstance(made, cst.Subscript):  # ``f(x)[0]``: a view of it
+            while type(made) is cst.Subscript:  # ``f(x)[0]``: a view of it
                 made = made.value
             if made not in self.compiled_calls:
                 continue
@@ -1006,7 +1009,7 @@ class Flow(cst.CSTVisitor):
         """A compiled function of this file that returns only CPU tensors
         (``return torch.rand(20)``): no CUDA graph holds its outputs."""
         root = region.root
-        returns = self._returns.get(root) if isinstance(root, cst.FunctionDef) else None
+        returns = self._returns.get(root) if type(root) is cst.FunctionDef else None
         return bool(returns) and all(
             value is not None and self.values.of(value).device is Device.CPU
             for value in returns or ()
@@ -1099,7 +1102,7 @@ class Flow(cst.CSTVisitor):
             self._region_calls = {}
             for node in self.sites:
                 region = self.regions.get(node)
-                if region is not None and isinstance(node, cst.Call):
+                if region is not None and type(node) is cst.Call:
                     self._region_calls.setdefault(region, []).append(node)
         return list(self._region_calls.get(capture, ()))
 
@@ -1129,7 +1132,7 @@ class Flow(cst.CSTVisitor):
         if (
             ready(site)
             or depth >= _CALLER_DEPTH
-            or not isinstance(function, cst.FunctionDef)
+            or type(function) is not cst.FunctionDef
         ):
             return
         if not is_entry(function):
@@ -1293,10 +1296,7 @@ class Flow(cst.CSTVisitor):
 
         def ready(site: Site) -> bool:
             function = site.function
-            if (
-                isinstance(function, cst.FunctionDef)
-                and function.name.value == "__enter__"
-            ):
+            if type(function) is cst.FunctionDef and function.name.value == "__enter__":
                 return True  # a context manager: entered in its users' set-up
             events = self.events.get(function, _Events())
             return (
@@ -1374,9 +1374,9 @@ def _literals(
 ) -> Iterator[tuple[cst.BaseExpression, bool]]:
     """A test and the value it has, as the parts that all have theirs: ``a and b``
     holding is ``a`` and ``b`` holding; ``not a`` holding is ``a`` failing."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         yield from _literals(test.expression, not holds)
-    elif isinstance(test, cst.BooleanOperation) and isinstance(
+    elif type(test) is cst.BooleanOperation and isinstance(
         test.operator, cst.And if holds else cst.Or
     ):
         yield from _literals(test.left, holds)
@@ -1389,17 +1389,17 @@ def _when_not_made(test: cst.BaseExpression, holds: bool) -> bool:
     """Whether ``test`` having the value ``holds`` says something is not made yet:
     ``a is None`` (or ``a is None or b``) or ``not a`` holding, ``a is not None`` or
     ``a`` failing, for an attribute ``a``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _when_not_made(test.expression, not holds)
-    if isinstance(test, cst.Attribute):
+    if type(test) is cst.Attribute:
         return not holds
-    if holds and isinstance(test, cst.BooleanOperation):
-        return isinstance(test.operator, cst.Or) and (
+    if holds and type(test) is cst.BooleanOperation:
+        return type(test.operator) is cst.Or and (
             _when_not_made(test.left, True) or _when_not_made(test.right, True)
         )
     return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Attribute)
+        type(test) is cst.Comparison
+        and type(test.left) is cst.Attribute
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.Is if holds else cst.IsNot)
         and is_none(test.comparisons[0].comparator)
@@ -1409,17 +1409,22 @@ def _when_not_made(test: cst.BaseExpression, holds: bool) -> bool:
 def _stable(test: cst.BaseExpression) -> bool:
     """A test of a mode, an identity or a local flag (``self.mode is Mode.FULL``,
     ``x.device.type == "cuda"``, ``not is_ddp``), not of a count."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _stable(test.expression)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         return _stable(test.left) and _stable(test.right)
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         return True
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         return all(
-            isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+            (
+                type(c.operator) is cst.Is
+                or type(c.operator) is cst.IsNot
+                or type(c.operator) is cst.In
+                or type(c.operator) is cst.NotIn
+            )
             or (
-                isinstance(c.operator, (cst.Equal, cst.NotEqual))
+                (type(c.operator) is cst.Equal or type(c.operator) is cst.NotEqual)
                 and _constant(c.comparator)
             )
             for c in test.comparisons
@@ -1429,17 +1434,17 @@ def _stable(test: cst.BaseExpression) -> bool:
 
 def _constant(expr: cst.BaseExpression) -> bool:
     """A string, or a named constant (``Mode.GRAPH``, ``FULL``)."""
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return True
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         expr = expr.attr
-    return isinstance(expr, cst.Name) and len(expr.value) > 1 and expr.value.isupper()
+    return type(expr) is cst.Name and len(expr.value) > 1 and expr.value.isupper()
 
 
 def _is_len(expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Name
         and expr.func.value == "len"
         and len(expr.args) == 1
     )
@@ -1471,12 +1476,12 @@ def _viewed(expr: cst.BaseExpression) -> cst.BaseExpression:
     """What ``expr`` is a view of: ``out[0]`` and ``out.detach()`` share ``out``'s
     memory."""
     while True:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
         elif (
-            isinstance(expr, cst.Call)
+            type(expr) is cst.Call
             and not expr.args
-            and isinstance(expr.func, cst.Attribute)
+            and type(expr.func) is cst.Attribute
             and expr.func.attr.value == "detach"
         ):
             expr = expr.func.value

@@ -53,7 +53,7 @@ class Names:
             full = dotted(alias.name)
             if full is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self._imports[alias.asname.name.value] = full
             else:
                 # `import torch.cuda` binds `torch`
@@ -73,7 +73,7 @@ class Names:
             if name is None:
                 continue
             local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             self._imports[local] = f"{module}.{name}" if module else name
 
@@ -82,9 +82,9 @@ class Names:
         self._assigned.setdefault(target, set()).add(self._resolve_raw(value))
 
     def _resolve_raw(self, expr: cst.BaseExpression) -> str | None:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._lookup(expr.value)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             base = self._resolve_raw(expr.value)
             return None if base is None else f"{base}.{expr.attr.value}"
         return None

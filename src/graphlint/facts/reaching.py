@@ -65,16 +65,16 @@ class Reaching:
         """What a binding that ``of`` returned binds: the right-hand side of
         ``name = value``, ``a, b = value`` or a walrus, the definition itself for a
         ``def`` or ``class``; None for anything else (a loop target, an import)."""
-        if isinstance(binding, (cst.FunctionDef, cst.ClassDef)):
+        if type(binding) is cst.FunctionDef or type(binding) is cst.ClassDef:
             return binding
         return self._assigned.get(binding)
 
     def _analyse(self, owner: Scope) -> dict[cst.Name, frozenset[cst.CSTNode] | None]:
         node = owner.node
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             body: Sequence[cst.CSTNode] = _statements(node.body)
             params = node.params
-        elif isinstance(node, cst.Module):
+        elif type(node) is cst.Module:
             body, params = node.body, None
         else:  # a lambda or a comprehension: one expression, read in place
             return {}
@@ -148,59 +148,59 @@ class _Walker:
         return state
 
     def statement(self, node: cst.CSTNode, state: State) -> State:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             return self.block(node.body, state)
-        if isinstance(node, (cst.Expr, cst.Assert)):
+        if type(node) is cst.Expr or type(node) is cst.Assert:
             self.reads(node, state)
             return state
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             self.reads(node.value, state)
             for target in node.targets:
                 state = self.store(target.target, state, node.value)
             return state
-        if isinstance(node, cst.AnnAssign):
+        if type(node) is cst.AnnAssign:
             self.reads(node.annotation, state)
             if node.value is None:
                 return state
             self.reads(node.value, state)
             return self.store(node.target, state, node.value)
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             self.reads(node.value, state)
             self.reads(node.target, state)
             return self.store(node.target, state)
-        if isinstance(node, cst.Del):
+        if type(node) is cst.Del:
             return self.delete(node.target, state)
-        if isinstance(node, (cst.Return, cst.Raise)):
+        if type(node) is cst.Return or type(node) is cst.Raise:
             for part in children(node):
                 self.reads(part, state)
             return None
-        if isinstance(node, cst.Break):
+        if type(node) is cst.Break:
             if self._loops:
                 self._loops[-1].breaks.append(state)
             return None
-        if isinstance(node, cst.Continue):
+        if type(node) is cst.Continue:
             if self._loops:
                 self._loops[-1].continues.append(state)
             return None
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if type(node) is cst.Import or type(node) is cst.ImportFrom:
             return self.imports(node, state)
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             return self.branch(node, state)
-        if isinstance(node, cst.For):
+        if type(node) is cst.For:
             return self.for_loop(node, state)
-        if isinstance(node, cst.While):
+        if type(node) is cst.While:
             return self.while_loop(node, state)
-        if isinstance(node, cst.With):
+        if type(node) is cst.With:
             for item in node.items:
                 self.reads(item.item, state)
                 if item.asname is not None:
                     state = self.store(item.asname.name, state)
             return self.block(_statements(node.body), state)
-        if isinstance(node, (cst.Try, cst.TryStar)):
+        if type(node) is cst.Try or type(node) is cst.TryStar:
             return self.attempt(node, state)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
             return self.define(node, state)
-        if isinstance(node, cst.Match):
+        if type(node) is cst.Match:
             return self.match(node, state)
         # pass, global, nonlocal, and anything newer: read what it holds
         self.reads(node, state)
@@ -210,9 +210,9 @@ class _Walker:
         self.reads(node.test, state)
         taken = self.block(_statements(node.body), state)
         other = node.orelse
-        if isinstance(other, cst.If):
+        if type(other) is cst.If:
             skipped = self.branch(other, state)
-        elif isinstance(other, cst.Else):
+        elif type(other) is cst.Else:
             skipped = self.block(_statements(other.body), state)
         else:
             skipped = state
@@ -305,13 +305,13 @@ class _Walker:
         return self.bind(node.name.value, node, state)
 
     def imports(self, node: cst.Import | cst.ImportFrom, state: State) -> State:
-        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+        if type(node) is cst.ImportFrom and type(node.names) is cst.ImportStar:
             return state
         for alias in node.names:  # type: ignore[union-attr]
             target = alias.asname.name if alias.asname else alias.name
-            while isinstance(target, cst.Attribute):  # ``import a.b`` binds ``a``
+            while type(target) is cst.Attribute:  # ``import a.b`` binds ``a``
                 target = target.value
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 state = self.bind(target.value, alias, state)
         return state
 
@@ -324,15 +324,15 @@ class _Walker:
     ) -> State:
         """Bind a target; ``value``: the right-hand side of an assignment, which
         each name of an unpacked tuple is taken from."""
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if value is not None:
                 self.assigned[target] = value
             return self.bind(target.value, target, state)
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 state = self.store(element.value, state, value)
             return state
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             return self.store(target.value, state, value)
         self.reads(target, state)  # ``obj.attr = v``, ``d[k] = v`` read obj, d, k
         return state
@@ -347,11 +347,11 @@ class _Walker:
         return after
 
     def delete(self, target: cst.BaseExpression, state: State) -> State:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 state = self.delete(element.value, state)
             return state
-        if isinstance(target, cst.Name) and state is not None:
+        if type(target) is cst.Name and state is not None:
             after = dict(state)
             after.pop(target.value, None)
             return after
@@ -378,7 +378,7 @@ class _Walker:
             elif type(current) is cst.NamedExpr:
                 self.reads(current.value, state)
                 self.assigned[current.target] = current.value
-                if isinstance(current.target, cst.Name) and state is not None:
+                if type(current.target) is cst.Name and state is not None:
                     walrus = self.bind(current.target.value, current.target, state)
                     if walrus is not None:
                         state.update(_join(state, walrus) or {})
@@ -402,7 +402,7 @@ class _Walker:
         todo: list[cst.CSTNode] = [node]
         while todo:
             current = todo.pop()
-            if isinstance(current, cst.Name):
+            if type(current) is cst.Name:
                 scope = self.scope_of.get(current)
                 if scope is not None and scope.owner(current.value) is self.owner:
                     self.unknown.add(current)
@@ -416,7 +416,7 @@ _Enter: TypeAlias = "Callable[[State], State]"
 def _every_param(params: cst.Parameters) -> list[cst.Param]:
     found = [*params.posonly_params, *params.params, *params.kwonly_params]
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             found.append(star)
     return found
 
@@ -426,9 +426,11 @@ def _pattern_names(pattern: cst.MatchPattern) -> list[cst.Name]:
     todo: list[cst.CSTNode] = [pattern]
     while todo:
         current = todo.pop()
-        if isinstance(current, (cst.MatchAs, cst.MatchStar)) and current.name:
+        if (
+            type(current) is cst.MatchAs or type(current) is cst.MatchStar
+        ) and current.name:
             found.append(current.name)
-        elif isinstance(current, cst.MatchMapping) and current.rest is not None:
+        elif type(current) is cst.MatchMapping and current.rest is not None:
             found.append(current.rest)
         todo.extend(children(current))
     return found

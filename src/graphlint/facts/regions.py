@@ -209,14 +209,14 @@ class RegionFinder(cst.CSTVisitor):
         if expr in seen:
             return None
         seen.add(expr)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             found = self.capture_context(expr.body, seen) or self.capture_context(
                 expr.orelse, seen
             )
             if found is not None:
                 return found[0], found[1], Confidence.MEDIUM, found[3]
             return None
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             q = self.values.qualify(expr.func)
             if q in CAPTURE_CONTEXTS:
                 graph = first_arg(expr, "cuda_graph")
@@ -224,7 +224,7 @@ class RegionFinder(cst.CSTVisitor):
             if q in self.markers:
                 return RegionKind.MARKED, "marked", Confidence.HIGH, None
             return None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             scope = self.values.scope_of.get(expr)
             for binding in (scope.lookup(expr.value) or []) if scope else []:
                 if binding.how == "assign" and binding.value is not None:
@@ -265,7 +265,7 @@ class RegionFinder(cst.CSTVisitor):
         )
         for decorator in node.decorators:
             expr = decorator.decorator
-            q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
+            q = self.values.qualify(expr.func if type(expr) is cst.Call else expr)
             forward = self.method(info, "forward") if info is not None else None
             if q in self.markers and forward is not None:
                 region = Region(
@@ -281,11 +281,11 @@ class RegionFinder(cst.CSTVisitor):
     def decorator_region(
         self, expr: cst.BaseExpression
     ) -> tuple[RegionKind, str, Confidence] | None:
-        q = self.values.qualify(expr.func if isinstance(expr, cst.Call) else expr)
+        q = self.values.qualify(expr.func if type(expr) is cst.Call else expr)
         if q in self.markers:
             return RegionKind.MARKED, "marked", Confidence.HIGH
         if q == "torch.compile":
-            label = self.cudagraph_label(expr if isinstance(expr, cst.Call) else None)
+            label = self.cudagraph_label(expr if type(expr) is cst.Call else None)
             if label is not None:
                 return RegionKind.COMPILE, label, Confidence.HIGH
             return None
@@ -331,9 +331,9 @@ class RegionFinder(cst.CSTVisitor):
         return self._compilers[key]
 
     def _compiler(self, expr: Bound, env: Env, depth: int) -> Label | None:
-        if isinstance(expr, (cst.FunctionDef, cst.Lambda)):
+        if type(expr) is cst.FunctionDef or type(expr) is cst.Lambda:
             return self.compiles_argument(expr, depth)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             q = self.values.qualify(expr.func)
             if q == "torch.compile":
                 if first_arg(expr, "model") is not None:
@@ -345,7 +345,7 @@ class RegionFinder(cst.CSTVisitor):
                     return None
                 return _sure(self.cudagraph_label(expr, env))
             return self.returned_compiler(expr, env, depth)
-        if not isinstance(expr, (cst.Name, cst.Attribute)):
+        if not (type(expr) is cst.Name or type(expr) is cst.Attribute):
             return None
         if self.values.qualify(expr) == "torch.compile":
             return _sure(self.cudagraph_label(None))
@@ -372,7 +372,7 @@ class RegionFinder(cst.CSTVisitor):
         bindings = scope.lookup(expr.value) if scope is not None else None
         found = []
         for binding in bindings or []:
-            if binding.how == "def" and isinstance(binding.node, cst.FunctionDef):
+            if binding.how == "def" and type(binding.node) is cst.FunctionDef:
                 found.append(binding.node)
             elif binding.how == "assign" and binding.value is not None:
                 if binding.path:
@@ -389,7 +389,7 @@ class RegionFinder(cst.CSTVisitor):
         if (
             function is not None
             and function.cls is not None
-            and isinstance(expr.value, cst.Name)
+            and type(expr.value) is cst.Name
             and expr.value.value == function.self_name
         ):
             return function.cls
@@ -410,7 +410,7 @@ class RegionFinder(cst.CSTVisitor):
             for returned in self.returned(fn):
                 found.append(
                     self.compiles(returned, params[0].name.value, depth + 1)
-                    if isinstance(returned, cst.Call)
+                    if type(returned) is cst.Call
                     else None
                 )
         result = _combined(found) if found else None
@@ -420,7 +420,7 @@ class RegionFinder(cst.CSTVisitor):
     def compiles(self, call: cst.Call, param: str, depth: int) -> Label | None:
         """Whether ``call`` compiles the parameter ``param`` in a CUDA-graph mode."""
         target = first_arg(call, "model")
-        if not (isinstance(target, cst.Name) and target.value == param):
+        if not (type(target) is cst.Name and target.value == param):
             return None
         if self.values.qualify(call.func) == "torch.compile":
             return _sure(self.cudagraph_label(call))
@@ -430,11 +430,11 @@ class RegionFinder(cst.CSTVisitor):
         """A call of a helper of this file that returns a compiler; the helper's
         parameters stand for the call's arguments."""
         func = call.func
-        if not isinstance(func, (cst.Name, cst.Attribute)):
+        if not (type(func) is cst.Name or type(func) is cst.Attribute):
             return None
         found: list[Label | None] = []
         for fn in self.bound_values(func):
-            if not isinstance(fn, (cst.FunctionDef, cst.Lambda)):
+            if not (type(fn) is cst.FunctionDef or type(fn) is cst.Lambda):
                 return None  # a helper bound some other way: unknown
             inner = self.arguments(fn, call, env)
             found.extend(
@@ -465,7 +465,7 @@ class RegionFinder(cst.CSTVisitor):
             if arg.star:
                 break
             value = arg.value
-            if isinstance(value, cst.Name) and value.value in env:
+            if type(value) is cst.Name and value.value in env:
                 value = env[value.value]
             if arg.keyword is not None:
                 bound[arg.keyword.value] = value
@@ -487,7 +487,7 @@ class RegionFinder(cst.CSTVisitor):
         walk(fn.body, collector)
         found: list[Bound] = []
         for value in collector.values:
-            if isinstance(value, cst.Name):
+            if type(value) is cst.Name:
                 scope = self.values.scope_of.get(value)
                 bindings = scope.lookup(value.value) if scope is not None else None
                 if (
@@ -499,9 +499,7 @@ class RegionFinder(cst.CSTVisitor):
                     if binding.how == "assign" and binding.value is not None:
                         if not binding.path:
                             value = binding.value
-                    elif binding.how == "def" and isinstance(
-                        binding.node, cst.FunctionDef
-                    ):
+                    elif binding.how == "def" and type(binding.node) is cst.FunctionDef:
                         # ``def inner(m): ...; return inner``
                         found.append(binding.node)
                         continue
@@ -513,7 +511,7 @@ class RegionFinder(cst.CSTVisitor):
     def switches_on(self, call: cst.BaseExpression) -> bool:
         """``config.patch({"triton.cudagraphs": True})`` and its other spellings,
         ``mock.patch.object(config.triton, "cudagraphs", True)`` among them."""
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             return False
         q = self.values.qualify(call.func)
         values = [a.value for a in call.args]
@@ -535,7 +533,7 @@ class RegionFinder(cst.CSTVisitor):
         if len(values) == 2 and _is_string(values[0], CUDAGRAPHS_OPTION):
             return is_true(values[1])
         return any(
-            isinstance(value, cst.Dict) and _dict_switches_on(value) for value in values
+            type(value) is cst.Dict and _dict_switches_on(value) for value in values
         )
 
     def enter_patched(
@@ -575,7 +573,7 @@ class RegionFinder(cst.CSTVisitor):
     ) -> bool:
         patchers: set[str] = set()  # what the switch was bound to, as written
         for small in statements:
-            if isinstance(small, cst.Assign):
+            if type(small) is cst.Assign:
                 if self.switches_on(small.value):
                     patchers.update(source(t.target) for t in small.targets)
                 elif is_true(small.value) and any(
@@ -584,11 +582,11 @@ class RegionFinder(cst.CSTVisitor):
                 ):
                     return True
                 continue
-            if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            if not (type(small) is cst.Expr and type(small.value) is cst.Call):
                 continue
             call = small.value
             func = call.func
-            if not isinstance(func, cst.Attribute):
+            if type(func) is not cst.Attribute:
                 continue
             method = func.attr.value
             entered = first_arg(call, "cm") if method == "enter_context" else func.value
@@ -629,15 +627,14 @@ class RegionFinder(cst.CSTVisitor):
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
         elif (
-            isinstance(func, cst.Call)
-            and self.values.qualify(func.func) == "torch.compile"
+            type(func) is cst.Call and self.values.qualify(func.func) == "torch.compile"
         ):
             # torch.compile(mode=...)(fn)
             label = self.cudagraph_label(func)
             target = first_arg(node, "model")
             if label is not None:
                 region = Region(RegionKind.COMPILE, self.line(node), label)
-        elif isinstance(func, cst.Attribute) and func.attr.value == "compile":
+        elif type(func) is cst.Attribute and func.attr.value == "compile":
             kind = self.values.of(func.value).kind
             # an instance of a class from another module is unknown: only its own
             # arguments tell its compile from ``re.compile``, not a switch
@@ -671,9 +668,9 @@ class RegionFinder(cst.CSTVisitor):
 
     def callables(self, expr: cst.BaseExpression) -> list[Callable]:
         """The functions a callable or module expression stands for, when resolvable."""
-        if isinstance(expr, (cst.Tuple, cst.List)):
+        if type(expr) is cst.Tuple or type(expr) is cst.List:
             return [fn for el in expr.elements for fn in self.callables(el.value)]
-        if isinstance(expr, cst.Lambda):
+        if type(expr) is cst.Lambda:
             return [expr]
         found: list[Callable] = []
         for value in self.candidates(expr):
@@ -687,7 +684,7 @@ class RegionFinder(cst.CSTVisitor):
 
     def candidates(self, expr: cst.BaseExpression) -> list[Value]:
         """Each value a name was bound to, separately (``m = M(); m = graphed(m)``)."""
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             scope = self.values.scope_of.get(expr)
             bindings = scope.lookup(expr.value) if scope else None
             if bindings:
@@ -725,7 +722,7 @@ class RegionFinder(cst.CSTVisitor):
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """``not is_capturing() and loss.item() > 0``: the right operand is not
         evaluated while capturing (``a and b and c`` nests: each level counts)."""
-        self.exclude(node.right, node.left, isinstance(node.operator, cst.And))
+        self.exclude(node.right, node.left, type(node.operator) is cst.And)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """``a.item() if grid is None else b``: one branch is evaluated."""
@@ -765,15 +762,15 @@ class RegionFinder(cst.CSTVisitor):
         ``settled``, a test of a settled parameter for None is a constant."""
         if depth > guards.MAX_DEPTH:
             return guards.UNKNOWN
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             name = self.values.qualify(expr.func) or dotted(expr.func)
             return ["call", name] if name else guards.UNKNOWN
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Not:
             return guards.negate(
                 self.formula(expr.expression, depth + 1, settled=settled)
             )
-        if isinstance(expr, cst.BooleanOperation):
-            op = "and" if isinstance(expr.operator, cst.And) else "or"
+        if type(expr) is cst.BooleanOperation:
+            op = "and" if type(expr.operator) is cst.And else "or"
             return [
                 op,
                 self.formula(expr.left, depth + 1, settled=settled),
@@ -783,7 +780,7 @@ class RegionFinder(cst.CSTVisitor):
         if tested is not None:
             none = self.is_none(tested[0])
             return guards.UNKNOWN if none is None else ["const", none is tested[1]]
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if expr.value in ("True", "False"):
                 return ["const", expr.value == "True"]
             truth = self.truth(expr) if settled else None
@@ -827,18 +824,14 @@ class RegionFinder(cst.CSTVisitor):
 
 def _tested_for_none(expr: cst.BaseExpression) -> tuple[cst.Name, bool] | None:
     """The name in ``name is None`` (True) or ``name is not None`` (False)."""
-    if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
+    if not (type(expr) is cst.Comparison and len(expr.comparisons) == 1):
         return None
     target = expr.comparisons[0]
-    if not isinstance(target.operator, (cst.Is, cst.IsNot)):
+    if not (type(target.operator) is cst.Is or type(target.operator) is cst.IsNot):
         return None
     for name, other in ((expr.left, target.comparator), (target.comparator, expr.left)):
-        if (
-            isinstance(name, cst.Name)
-            and isinstance(other, cst.Name)
-            and other.value == "None"
-        ):
-            return name, isinstance(target.operator, cst.Is)
+        if type(name) is cst.Name and type(other) is cst.Name and other.value == "None":
+            return name, type(target.operator) is cst.Is
     return None
 
 
@@ -849,12 +842,12 @@ def entry_conditions(node: cst.CSTNode) -> list[Condition]:
     """What must hold for each part of ``node`` to run: (part, test, value). The
     blocks of an ``if`` or ``while``; in a statement list, the statements after an
     early exit (``if test: return``, ``assert test``) run only when it did not exit."""
-    if isinstance(node, (cst.If, cst.While)):
+    if type(node) is cst.If or type(node) is cst.While:
         found: list[Condition] = [(node.body, node.test, True)]
         if node.orelse is not None:  # ``while ... else`` runs once the test fails
             found.append((node.orelse, node.test, False))
         return found
-    if not isinstance(node, (cst.IndentedBlock, cst.Module)):
+    if not (type(node) is cst.IndentedBlock or type(node) is cst.Module):
         return []
     found = []
     exits: list[tuple[cst.BaseExpression, bool]] = []
@@ -866,16 +859,16 @@ def entry_conditions(node: cst.CSTNode) -> list[Condition]:
 
 def _exit_of(statement: cst.BaseStatement) -> list[tuple[cst.BaseExpression, bool]]:
     """The condition under which code after ``statement`` still runs."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return [(s.test, True) for s in statement.body if isinstance(s, cst.Assert)]
-    if isinstance(statement, cst.If):
+    if type(statement) is cst.SimpleStatementLine:
+        return [(s.test, True) for s in statement.body if type(s) is cst.Assert]
+    if type(statement) is cst.If:
         if leaves(statement.body):
             return [(statement.test, False)]
-        if isinstance(statement.orelse, cst.Else) and leaves(statement.orelse.body):
+        if type(statement.orelse) is cst.Else and leaves(statement.orelse.body):
             return [(statement.test, True)]
     if (  # an exit inside ``with torch.cuda.device(d):`` leaves the block too
-        isinstance(statement, cst.With)
-        and isinstance(statement.body, cst.IndentedBlock)
+        type(statement) is cst.With
+        and type(statement.body) is cst.IndentedBlock
         and not any(_suppresses(item.item) for item in statement.items)
     ):
         return [found for inner in statement.body.body for found in _exit_of(inner)]
@@ -885,22 +878,22 @@ def _exit_of(statement: cst.BaseStatement) -> list[tuple[cst.BaseExpression, boo
 def _suppresses(manager: cst.BaseExpression) -> bool:
     """``contextlib.suppress(...)``: a context manager that swallows an exception
     raised in its block, so the code after it runs anyway."""
-    called = manager.func if isinstance(manager, cst.Call) else manager
-    name = called.attr if isinstance(called, cst.Attribute) else called
-    return isinstance(name, cst.Name) and name.value == "suppress"
+    called = manager.func if type(manager) is cst.Call else manager
+    name = called.attr if type(called) is cst.Attribute else called
+    return type(name) is cst.Name and name.value == "suppress"
 
 
 def leaves(block: cst.BaseSuite) -> bool:
     """Whether a block always ends by leaving it: ``return``, ``raise``, ``continue``
     or ``break`` (the rest of the enclosing block is then skipped)."""
-    if isinstance(block, cst.SimpleStatementSuite):
+    if type(block) is cst.SimpleStatementSuite:
         return any(isinstance(s, _LEAVE) for s in block.body)
-    if not isinstance(block, cst.IndentedBlock) or not block.body:
+    if type(block) is not cst.IndentedBlock or not block.body:
         return False
     last = block.body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
+    if type(last) is cst.SimpleStatementLine:
         return any(isinstance(s, _LEAVE) for s in last.body)
-    return isinstance(last, cst.If) and _every_branch_leaves(last)
+    return type(last) is cst.If and _every_branch_leaves(last)
 
 
 def _every_branch_leaves(node: cst.If) -> bool:
@@ -908,7 +901,7 @@ def _every_branch_leaves(node: cst.If) -> bool:
     orelse = node.orelse
     if not leaves(node.body) or orelse is None:
         return False
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         return _every_branch_leaves(orelse)
     return leaves(orelse.body)
 
@@ -957,35 +950,35 @@ class BeginEndScanner:
             self.close(receiver, None)
 
     def statement(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             for small in node.body:
                 if not self.toggle(small) and self.open:
                     self.add(small)
             return
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
             return  # bodies are scanned as their own functions
         if self.open:
             for header in headers(node):
                 self.add(header)
         for block in blocks(node):
-            if isinstance(block, cst.SimpleStatementSuite):
+            if type(block) is cst.SimpleStatementSuite:
                 for small in block.body:
                     if not self.toggle(small) and self.open:
                         self.add(small)
-            elif isinstance(block, cst.IndentedBlock):
+            elif type(block) is cst.IndentedBlock:
                 self.scan(block.body)
-        if isinstance(node, cst.With):  # ``with ExitStack() as stack:`` closes it
+        if type(node) is cst.With:  # ``with ExitStack() as stack:`` closes it
             for item in node.items:
                 name = item.asname.name if item.asname is not None else None
-                if isinstance(name, cst.Name) and name.value in self.open:
+                if type(name) is cst.Name and name.value in self.open:
                     self.close(name.value, node)
 
     def toggle(self, small: cst.BaseSmallStatement) -> bool:
-        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        if not (type(small) is cst.Expr and type(small.value) is cst.Call):
             return False
         call = small.value
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return False
         receiver = source(func.value)
         method = func.attr.value
@@ -1035,11 +1028,11 @@ class BeginEndScanner:
 
 def headers(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The parts of a compound statement evaluated before its blocks."""
-    if isinstance(node, (cst.If, cst.While)):
+    if type(node) is cst.If or type(node) is cst.While:
         return [node.test]
-    if isinstance(node, cst.For):
+    if type(node) is cst.For:
         return [node.target, node.iter]
-    if isinstance(node, cst.With):
+    if type(node) is cst.With:
         return list(node.items)
     return []
 
@@ -1053,7 +1046,7 @@ def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
     for handler in getattr(node, "handlers", ()):
         found.extend(blocks(handler))
     orelse = getattr(node, "orelse", None)
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         found.extend([*blocks(orelse)])
     elif orelse is not None and isinstance(
         getattr(orelse, "body", None), cst.BaseSuite
@@ -1315,7 +1308,7 @@ def typed_by_callers(
         scope = scopes.scope_of.get(region.root)
         owner = scope.function() if scope is not None else None
         function = owner.node if owner is not None else None
-        if owner is None or not isinstance(function, cst.FunctionDef):
+        if owner is None or type(function) is not cst.FunctionDef:
             continue
         if function in found:
             continue
@@ -1337,7 +1330,7 @@ def _passed(
     marks, each with its mark."""
     params = function.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if scope.self_name is not None and isinstance(call.func, cst.Attribute):
+    if scope.self_name is not None and type(call.func) is cst.Attribute:
         positional = positional[1:]  # ``self.capture(x)``: ``self`` is bound
     found: set[str] = set()
     for slot, mark in tensor_slots(call, values):
@@ -1395,7 +1388,7 @@ def find_regions(
     scanner.scan(module.body)
     scanner.finish()
     for fn in scopes.functions:
-        if isinstance(fn, cst.FunctionDef) and isinstance(fn.body, cst.IndentedBlock):
+        if type(fn) is cst.FunctionDef and type(fn.body) is cst.IndentedBlock:
             scanner = BeginEndScanner(finder)
             scanner.scan(fn.body.body)
             scanner.finish()
@@ -1414,7 +1407,7 @@ def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
     found: set[str] = set()
     for function, path in scopes.paths.items():
         body = function.body
-        if not isinstance(body, cst.IndentedBlock):
+        if type(body) is not cst.IndentedBlock:
             continue
         statements = list(body.body)
         if len(statements) == 2 and _is_docstring(statements[0]):
@@ -1422,11 +1415,11 @@ def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
         if len(statements) != 1:
             continue
         line = statements[0]
-        if not isinstance(line, cst.SimpleStatementLine):
+        if type(line) is not cst.SimpleStatementLine:
             continue
         returned = line.body[0]
         if (
-            isinstance(returned, cst.Return)
+            type(returned) is cst.Return
             and returned.value is not None
             and finder.under_capture(returned.value) is True
         ):
@@ -1440,10 +1433,10 @@ def switched_on(module: cst.Module, values: Values) -> bool:
     """Whether module code sets ``torch._inductor.config.triton.cudagraphs = True``:
     every CUDA-graph-less ``torch.compile`` of the module then captures."""
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
-            if isinstance(small, cst.Assign) and is_true(small.value):
+            if type(small) is cst.Assign and is_true(small.value):
                 for target in small.targets:
                     if values.qualify(target.target) == CUDAGRAPHS_SWITCH:
                         return True
@@ -1454,31 +1447,31 @@ def _top_level(function: cst.FunctionDef) -> list[cst.BaseSmallStatement]:
     """The simple statements a function always runs, in order: those of its body,
     not those under a condition, a loop or a ``with``."""
     body = function.body
-    if isinstance(body, cst.SimpleStatementSuite):
+    if type(body) is cst.SimpleStatementSuite:
         return list(body.body)
     return [
         small
         for statement in body.body
-        if isinstance(statement, cst.SimpleStatementLine)
+        if type(statement) is cst.SimpleStatementLine
         for small in statement.body
     ]
 
 
 def _calls_super(small: cst.BaseSmallStatement, name: str) -> bool:
     """``super().setUp()`` (or ``super(Cls, self).setUp()``) as a statement."""
-    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+    if not (type(small) is cst.Expr and type(small.value) is cst.Call):
         return False
     func = small.value.func
     return (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and func.attr.value == name
-        and isinstance(func.value, cst.Call)
+        and type(func.value) is cst.Call
         and dotted(func.value.func) == "super"
     )
 
 
 def _is_string(expr: cst.BaseExpression, text: str) -> bool:
-    return isinstance(expr, cst.SimpleString) and expr.evaluated_value == text
+    return type(expr) is cst.SimpleString and expr.evaluated_value == text
 
 
 class _Returns(cst.CSTVisitor):
@@ -1519,8 +1512,8 @@ def _combined(found: Sequence[Label | None]) -> Label | None:
 
 def _dict_switches_on(value: cst.Dict) -> bool:
     return any(
-        isinstance(element, cst.DictElement)
-        and isinstance(element.key, cst.SimpleString)
+        type(element) is cst.DictElement
+        and type(element.key) is cst.SimpleString
         and element.key.evaluated_value == CUDAGRAPHS_OPTION
         and is_true(element.value)
         for element in value.elements
@@ -1529,8 +1522,8 @@ def _dict_switches_on(value: cst.Dict) -> bool:
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
     return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and isinstance(statement.body[0], cst.Expr)
+        type(statement) is cst.SimpleStatementLine
+        and type(statement.body[0]) is cst.Expr
         and isinstance(
             statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)
         )
@@ -1552,13 +1545,13 @@ def _cudagraph_setting(call: cst.Call, env: Env) -> str | None:
         if arg.keyword is None:
             continue
         value = arg.value
-        if isinstance(value, cst.Name) and value.value in env:
+        if type(value) is cst.Name and value.value in env:
             value = env[value.value]
         written: str | bool | None = None
-        if isinstance(value, cst.SimpleString):
+        if type(value) is cst.SimpleString:
             text = value.evaluated_value
             written = text if isinstance(text, str) else None
-        elif isinstance(value, cst.Dict):
+        elif type(value) is cst.Dict:
             written = _dict_switches_on(value)
         label = (
             cudagraph_keyword(arg.keyword.value, written)

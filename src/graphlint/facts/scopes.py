@@ -176,7 +176,7 @@ class ScopeBuilder(cst.CSTVisitor):
         names = [
             s.node.name.value
             for s in self._stack
-            if isinstance(s.node, (cst.ClassDef, cst.FunctionDef))
+            if (type(s.node) is cst.ClassDef or type(s.node) is cst.FunctionDef)
         ]
         self.paths[node] = ".".join([*names, node.name.value])
         self._stack.append(scope)
@@ -196,7 +196,7 @@ class ScopeBuilder(cst.CSTVisitor):
     def _bind_params(self, params: cst.Parameters, scope: Scope) -> None:
         every = [*params.posonly_params, *params.params, *params.kwonly_params]
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 scope.bind(star.name.value, Binding("opaque", scope, node=star))
         for param in every:
             scope.bind(param.name.value, Binding("param", scope, node=param))
@@ -244,21 +244,19 @@ class ScopeBuilder(cst.CSTVisitor):
         how: str,
         path: tuple[int, ...],
     ) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             binding = Binding(how, scope, value=value, path=path, node=target)
             scope.bind(target.value, binding)
             if how == "assign" and not path:
                 self.names.add_assignment(target.value, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) is cst.Tuple or type(target) is cst.List:
             for i, element in enumerate(target.elements):
                 inner = element.value
-                if isinstance(element, cst.StarredElement) and isinstance(
-                    inner, cst.Name
-                ):
+                if type(element) is cst.StarredElement and type(inner) is cst.Name:
                     scope.bind(inner.value, Binding("opaque", scope))
                     continue
                 self._bind_target(inner, value, scope, how, (*path, i))
-        elif isinstance(target, cst.Attribute) and how == "assign" and not path:
+        elif type(target) is cst.Attribute and how == "assign" and not path:
             self._bind_attribute(target, value, scope)
 
     def _bind_attribute(
@@ -268,18 +266,18 @@ class ScopeBuilder(cst.CSTVisitor):
         if (
             fn is not None
             and fn.cls is not None
-            and isinstance(target.value, cst.Name)
+            and type(target.value) is cst.Name
             and target.value.value == fn.self_name
         ):
             fn.cls.attrs.setdefault(target.attr.value, []).append((value, scope))
-        elif isinstance(target.value, cst.Name):
+        elif type(target.value) is cst.Name:
             # ``Cls.attr = value``: which class (if any) is known once all are bound
             self._class_stores.append((target.value, target.attr.value, value, scope))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for name, attr, value, scope in self._class_stores:
             for binding in scope.lookup(name.value) or []:
-                if binding.how == "class" and isinstance(binding.node, cst.ClassDef):
+                if binding.how == "class" and type(binding.node) is cst.ClassDef:
                     info = self.class_infos.get(binding.node)
                     if info is not None:
                         info.class_attrs.setdefault(attr, []).append((value, scope))
@@ -291,14 +289,14 @@ class ScopeBuilder(cst.CSTVisitor):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._bind_target(node.target, node.value, self.scope, "assign", ())
-        elif isinstance(node.target, cst.Name):
+        elif type(node.target) is cst.Name:
             self.scope.bind(
                 node.target.value,
                 Binding("annotated", self.scope, value=node.annotation.annotation),
             )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
+        if type(node.target) is cst.Name:
             self.scope.bind(
                 node.target.value,
                 Binding("augment", self.scope, value=node.value, node=node.target),
@@ -334,9 +332,9 @@ class ScopeBuilder(cst.CSTVisitor):
             self._bind_opaque(node.name.name)
 
     def _bind_opaque(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.scope.bind(target.value, Binding("opaque", self.scope))
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 self._bind_opaque(element.value)
 
@@ -346,7 +344,7 @@ class ScopeBuilder(cst.CSTVisitor):
             target = alias.asname.name if alias.asname else alias.name
             name = (
                 dotted(target)
-                if isinstance(target, (cst.Name, cst.Attribute))
+                if (type(target) is cst.Name or type(target) is cst.Attribute)
                 else None
             )
             if name:
@@ -358,26 +356,26 @@ class ScopeBuilder(cst.CSTVisitor):
             return
         for alias in node.names:
             target = alias.asname.name if alias.asname else alias.name
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 self.scope.bind(target.value, Binding("import", self.scope))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, (cst.Name, cst.Attribute)):
+        if type(func) is cst.Name or type(func) is cst.Attribute:
             called = func.value if isinstance(func, cst.Name) else func.attr.value
             self.calls.setdefault(called, []).append(node)
         # self.register_buffer("name", tensor) declares a tensor attribute
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in ("register_buffer", "register_parameter")
             and len(node.args) >= 2
-            and isinstance(node.args[0].value, cst.SimpleString)
+            and type(node.args[0].value) is cst.SimpleString
         ):
             fn = self.scope.function()
             if (
                 fn is not None
                 and fn.cls is not None
-                and isinstance(func.value, cst.Name)
+                and type(func.value) is cst.Name
                 and func.value.value == fn.self_name
             ):
                 fn.cls.registers = True

@@ -86,7 +86,7 @@ class CaptureSetup(cst.CSTVisitor):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if not isinstance(call, cst.Call):
+            if type(call) is not cst.Call:
                 continue
             q = self.values.qualify(call.func)
             if q in STREAM_CONTEXTS:
@@ -96,7 +96,7 @@ class CaptureSetup(cst.CSTVisitor):
                 self.stream_blocks.add(node)
             elif q in AUTOCAST_CONTEXTS:
                 cache = keyword(call, "cache_enabled")
-                disabled = isinstance(cache, cst.Name) and cache.value == "False"
+                disabled = type(cache) is cst.Name and cache.value == "False"
                 self.autocasts.append(
                     self.block(node, cache_enabled=not disabled, item=call)
                 )
@@ -114,12 +114,12 @@ class CaptureSetup(cst.CSTVisitor):
         q = self.values.qualify(node.func)
         function = self.state.function_of(node)
         if (q in STREAM_SWITCHES and node not in self._stream_items) or (
-            isinstance(node.func, cst.Attribute) and node.func.attr.value == "__enter__"
+            type(node.func) is cst.Attribute and node.func.attr.value == "__enter__"
         ):
             self.stream_switches.add(function)
         if q in DDP_CLASSES:
             self.ddp.append(node)
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+        elif type(node.func) is cst.Attribute and node.func.attr.value in (
             HOOK_METHODS
         ):
             key = self.state.key_of(node.func.value)
@@ -132,7 +132,7 @@ class CaptureSetup(cst.CSTVisitor):
         for target in node.targets:
             if (
                 self.values.qualify(target.target) == "torch.backends.cudnn.benchmark"
-                and isinstance(node.value, cst.Name)
+                and type(node.value) is cst.Name
                 and node.value.value == "True"
             ):
                 self.cudnn_benchmark = True
@@ -150,7 +150,7 @@ class CaptureSetup(cst.CSTVisitor):
 
 def first_warmup_loop(node: cst.With) -> tuple[int | None, cst.Call | None]:
     """The first ``for _ in range(N):`` directly inside a ``with`` block."""
-    if isinstance(node.body, cst.IndentedBlock):
+    if type(node.body) is cst.IndentedBlock:
         for statement in node.body.body:
             found = warmup_loop(statement)
             if found is not None:
@@ -160,13 +160,13 @@ def first_warmup_loop(node: cst.With) -> tuple[int | None, cst.Call | None]:
 
 def warmup_loop(statement: cst.BaseStatement) -> tuple[int | None, cst.Call] | None:
     """``for _ in range(N):`` -> (N if a literal, the range call)."""
-    if not isinstance(statement, cst.For) or not isinstance(statement.iter, cst.Call):
+    if type(statement) is not cst.For or type(statement.iter) is not cst.Call:
         return None
     call = statement.iter
-    if not (isinstance(call.func, cst.Name) and call.func.value == "range"):
+    if not (type(call.func) is cst.Name and call.func.value == "range"):
         return None
     args = positional(call)
-    if len(args) == 1 and isinstance(args[0], cst.Integer):
+    if len(args) == 1 and type(args[0]) is cst.Integer:
         return int(args[0].evaluated_value), call
     return None, call
 

@@ -90,25 +90,25 @@ class HostState(cst.CSTVisitor):
     # -- keys ------------------------------------------------------------------------
     def key_of(self, expr: cst.BaseExpression) -> Key | None:
         """The location ``expr`` names, or None for anything else."""
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             scope = self.values.scope_of.get(expr)
             owner = scope.owner(expr.value) if scope is not None else None
             return ("name", owner, expr.value) if owner is not None else None
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             cls = self._self_class(expr.value)
             if cls is not None:
                 return ("self", cls, expr.attr.value)
             base = self.key_of(expr.value)
             return ("attr", base, expr.attr.value) if base is not None else None
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        if type(expr) is cst.Subscript and len(expr.slice) == 1:
             base = self.key_of(expr.value)
             index = expr.slice[0].slice
-            if base is None or not isinstance(index, cst.Index):
+            if base is None or type(index) is not cst.Index:
                 return None
             literal = index.value
-            if isinstance(literal, cst.SimpleString):
+            if type(literal) is cst.SimpleString:
                 entry = repr(literal.evaluated_value)  # ``d['lr']`` is ``d["lr"]``
-            elif isinstance(literal, cst.Integer):
+            elif type(literal) is cst.Integer:
                 # the source text: ``repr`` of a 5,000-digit hex literal would exceed
                 # Python's int-to-decimal limit and raise
                 entry = literal.value.replace("_", "").lower()
@@ -125,15 +125,15 @@ class HostState(cst.CSTVisitor):
         state frozen at capture: ``for i in range(n):`` inside it is unrolled,
         each copy with its own ``i``."""
         base = expr
-        while isinstance(base, (cst.Attribute, cst.Subscript)):
+        while type(base) is cst.Attribute or type(base) is cst.Subscript:
             base = base.value
-        if not isinstance(base, cst.Name):
+        if type(base) is not cst.Name:
             return None
         defs = self.reaching.of(base)
         if not defs:
             return None
         inside = [
-            not isinstance(d, cst.Param) and self.regions.get(d) is region for d in defs
+            type(d) is not cst.Param and self.regions.get(d) is region for d in defs
         ]
         return True if all(inside) else False if not any(inside) else None
 
@@ -168,7 +168,7 @@ class HostState(cst.CSTVisitor):
                 if (
                     value is not None
                     and write.function is function
-                    and isinstance(write.target, cst.Subscript)
+                    and type(write.target) is cst.Subscript
                     and write.target is not target
                     and (self.key_of(value) or source(value))
                     == (graph_key or source(graph))
@@ -197,7 +197,7 @@ class HostState(cst.CSTVisitor):
             if (
                 write.region is None
                 or _capture(write.region) != capture
-                or not isinstance(write.target, cst.Subscript)
+                or type(write.target) is not cst.Subscript
                 or (slot := subscript_index(write.target)) is None
                 or source(slot) != text
             ):
@@ -221,7 +221,7 @@ class HostState(cst.CSTVisitor):
         same bindings."""
         if a is None or source(a) != source(b):
             return False
-        if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+        if type(a) is cst.Name and type(b) is cst.Name:
             return self.reaching.of(a) == self.reaching.of(b)
         return True
 
@@ -242,7 +242,7 @@ class HostState(cst.CSTVisitor):
         return name not in self._not_read and name not in self._stores
 
     def _self_class(self, expr: cst.BaseExpression) -> str | None:
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         scope = self.values.scope_of.get(expr)
         fn = scope.function() if scope is not None else None
@@ -284,7 +284,7 @@ class HostState(cst.CSTVisitor):
             self._not_read.add(node.name)
 
     def _read(self, node: cst.Name | cst.Attribute | cst.Subscript) -> None:
-        if isinstance(node, (cst.Attribute, cst.Subscript)):
+        if type(node) is cst.Attribute or type(node) is cst.Subscript:
             self._inner.add(node.value)
         region = self.regions.get(node)
         if region is None or node in self._stores:
@@ -313,7 +313,7 @@ class HostState(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         name = func.attr.value
         if name == "register_generator_state" and node.args:
@@ -384,17 +384,17 @@ class HostState(cst.CSTVisitor):
         *,
         also_read: bool = False,
     ) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 self._store(element.value, how, None)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._store(target.value, how, None)
             return
         if not also_read:
             self._stores.add(target)
         if (  # ``d[k] = v`` on a host container: ``k`` only files the value
-            isinstance(target, cst.Subscript)
+            type(target) is cst.Subscript
             and self.values.of(target.value).kind is Kind.PYTHON
         ):
             for index in target.slice:
@@ -504,14 +504,14 @@ class HostState(cst.CSTVisitor):
         root = region.root
         if root is None:
             return self.module
-        if isinstance(root, (cst.FunctionDef, cst.Lambda)):
+        if type(root) is cst.FunctionDef or type(root) is cst.Lambda:
             return root
         return self.function_of(root)
 
 
 def subscript_index(target: cst.Subscript) -> cst.BaseExpression | None:
     """The index of ``x[index]``; None for slices and several indexes."""
-    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+    if len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
         return None
     return target.slice[0].slice.value
 
@@ -531,16 +531,16 @@ class _Probes(cst.CSTVisitor):
         self._opened: set[cst.CSTNode] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             self._written.update(t.target for t in node.targets)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        elif type(node) is cst.AugAssign or type(node) is cst.AnnAssign:
             self._written.add(node.target)
-        elif isinstance(node, cst.Assert) or (
-            isinstance(node, cst.Call) and _asserts(node.func)
+        elif type(node) is cst.Assert or (
+            type(node) is cst.Call and _asserts(node.func)
         ):
             self._asserting += 1
             self._opened.add(node)
-        elif isinstance(node, cst.Attribute) and node not in self._written:
+        elif type(node) is cst.Attribute and node not in self._written:
             reads, asserted = self.found.get(node.attr.value, (0, 0))
             self.found[node.attr.value] = (reads + 1, asserted + (self._asserting > 0))
         return True
@@ -552,8 +552,8 @@ class _Probes(cst.CSTVisitor):
 
 def _asserts(func: cst.BaseExpression) -> bool:
     """``assert_close``, ``self.assertEqual``, ``np.testing.assert_allclose``."""
-    name = func.attr.value if isinstance(func, cst.Attribute) else None
-    if isinstance(func, cst.Name):
+    name = func.attr.value if type(func) is cst.Attribute else None
+    if type(func) is cst.Name:
         name = func.value
     return name is not None and name.lower().startswith("assert")
 
@@ -566,10 +566,14 @@ class _TestReads(cst.CSTVisitor):
         self.found: list[cst.BaseExpression] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        if (
+            type(node) is cst.Name
+            or type(node) is cst.Attribute
+            or type(node) is cst.Subscript
+        ):
             self.found.append(node)
             return False
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             # f(x): the callee is not data; its arguments are
             for arg in node.args:
                 walk(arg.value, self)
@@ -586,44 +590,48 @@ def _made_anew(value: cst.BaseExpression | None) -> bool:
     """Whether ``value`` makes a new container whose elements are new too: a
     comprehension, an empty ``list()``/``dict()``/``set()``, or a display of such
     values, numbers and strings (not ``[self.pending[0]]``)."""
-    if isinstance(value, (cst.ListComp, cst.SetComp, cst.DictComp)):
+    if (
+        type(value) is cst.ListComp
+        or type(value) is cst.SetComp
+        or type(value) is cst.DictComp
+    ):
         return True
-    if isinstance(value, (cst.List, cst.Set, cst.Tuple)):
+    if type(value) is cst.List or type(value) is cst.Set or type(value) is cst.Tuple:
         return all(
-            isinstance(e, cst.Element) and _made_anew(e.value) for e in value.elements
+            type(e) is cst.Element and _made_anew(e.value) for e in value.elements
         )
-    if isinstance(value, cst.Dict):
+    if type(value) is cst.Dict:
         return all(
-            isinstance(e, cst.DictElement) and _made_anew(e.value)
-            for e in value.elements
+            type(e) is cst.DictElement and _made_anew(e.value) for e in value.elements
         )
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         return not value.args and _made(value)
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value in ("None", "True", "False")
-    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString))
+    return (
+        type(value) is cst.Integer
+        or type(value) is cst.Float
+        or type(value) is cst.SimpleString
+    )
 
 
 def _made(value: cst.BaseExpression | None) -> bool:
     """Whether evaluating ``value`` makes a new container or a number."""
-    if isinstance(
-        value,
-        (
-            cst.List,
-            cst.Dict,
-            cst.Set,
-            cst.ListComp,
-            cst.SetComp,
-            cst.DictComp,
-            cst.Integer,
-            cst.Float,
-        ),
+    if (
+        type(value) is cst.List
+        or type(value) is cst.Dict
+        or type(value) is cst.Set
+        or type(value) is cst.ListComp
+        or type(value) is cst.SetComp
+        or type(value) is cst.DictComp
+        or type(value) is cst.Integer
+        or type(value) is cst.Float
     ):
         return True
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         func = value.func
-        name = func.attr if isinstance(func, cst.Attribute) else func
-        return isinstance(name, cst.Name) and name.value in _CONTAINERS
+        name = func.attr if type(func) is cst.Attribute else func
+        return type(name) is cst.Name and name.value in _CONTAINERS
     return False
 
 

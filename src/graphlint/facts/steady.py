@@ -94,15 +94,15 @@ class Steady:
             return False
         loops = self.loops_of(writes[0].target)
         loop = loops[-1] if loops else None
-        if not isinstance(loop, cst.For) or loop.target is not writes[0].target:
+        if type(loop) is not cst.For or loop.target is not writes[0].target:
             return False
         root = capture.root
         if root is None or loop not in self.loops_of(root):
             return False
         call = loop.iter
         if not (
-            isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Name)
+            type(call) is cst.Call
+            and type(call.func) is cst.Name
             and call.func.value == "range"
             and not self._bound(call.func)  # the builtin
         ):
@@ -123,11 +123,9 @@ class Steady:
         if root is None:
             return None
         conditions = list(self.guard_tests.get(root, ()))
-        if isinstance(
-            root, cst.With
-        ):  # ``ctx = torch.cuda.graph(g)`` ... ``with ctx:``
+        if type(root) is cst.With:  # ``ctx = torch.cuda.graph(g)`` ... ``with ctx:``
             for item in root.items:
-                if isinstance(item.item, cst.Name):
+                if type(item.item) is cst.Name:
                     for binding in self.reaching.of(item.item) or ():
                         made = self.reaching.value(binding)
                         if made is not None:
@@ -149,14 +147,12 @@ class Steady:
     def _constant(self, expr: cst.BaseExpression) -> int | None:
         """An integer literal, or a name whose every binding it can see is one
         literal (``CAPTURE_ITERATION = 11``)."""
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return int(expr.evaluated_value)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(
-            expr.operator, cst.Minus
-        ):
+        if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
             inner = self._constant(expr.expression)
             return -inner if inner is not None else None
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         defs = self.reaching.of(expr)
         values: list[cst.CSTNode | None]
@@ -167,8 +163,7 @@ class Steady:
         else:
             values = [self.reaching.value(d) for d in defs]
         found = {
-            int(v.evaluated_value) if isinstance(v, cst.Integer) else None
-            for v in values
+            int(v.evaluated_value) if type(v) is cst.Integer else None for v in values
         }
         if len(found) != 1:
             return None
@@ -179,13 +174,13 @@ def _compared(
     test: cst.BaseExpression,
 ) -> tuple[cst.Name, str, cst.BaseExpression] | None:
     """``name OP other`` (or ``other OP name``, turned round), one comparison."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
     left, right = test.left, target.comparator
-    if isinstance(left, cst.Name) and type(target.operator) in _OPS:
+    if type(left) is cst.Name and type(target.operator) in _OPS:
         return left, _OPS[type(target.operator)], right
-    if isinstance(right, cst.Name) and type(target.operator) in _FLIP:
+    if type(right) is cst.Name and type(target.operator) in _FLIP:
         return right, _FLIP[type(target.operator)], left
     return None
 
@@ -195,10 +190,10 @@ def _facts(
 ) -> list[tuple[cst.BaseExpression, bool]]:
     """Parts of ``test`` whose value is known when ``test`` has value ``want``: the
     operands of a true ``and`` (a false ``or``) hold (fail), ``not`` turns round."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _facts(test.expression, not want)
-    if isinstance(test, cst.BooleanOperation):
-        joins = isinstance(test.operator, cst.And)
+    if type(test) is cst.BooleanOperation:
+        joins = type(test.operator) is cst.And
         if joins == want:  # a true ``and``, a false ``or``: both sides have ``want``
             return [*_facts(test.left, want), *_facts(test.right, want)]
         return []
@@ -226,9 +221,9 @@ class Settled:
         self._settles: dict[tuple[cst.BaseExpression, bool], bool] = {}
         for block, tests in conditions.items():
             for test, holds in tests:
-                if isinstance(block, (cst.IndentedBlock, cst.Else)):
+                if type(block) is cst.IndentedBlock or type(block) is cst.Else:
                     self.blocks.setdefault((test, holds), block)
-                elif isinstance(block, cst.SimpleStatementLine):
+                elif type(block) is cst.SimpleStatementLine:
                     self.rest.setdefault((test, holds), []).append(block)
 
     def settles(self, test: cst.BaseExpression, holds: bool) -> bool:
@@ -243,15 +238,15 @@ class Settled:
         if block is None:
             body: Sequence[cst.CSTNode] = self.rest.get((test, holds), [])
         else:
-            if isinstance(block, cst.Else):
+            if type(block) is cst.Else:
                 block = block.body
-            if not isinstance(block, cst.IndentedBlock):
+            if type(block) is not cst.IndentedBlock:
                 return False
             body = block.body
         writes = [
             small
             for line in body
-            if isinstance(line, cst.SimpleStatementLine)
+            if type(line) is cst.SimpleStatementLine
             for small in line.body
         ]
         return self._settled_by(test, holds, writes)
@@ -265,16 +260,16 @@ class Settled:
         """Whether ``writes``, run when ``test`` is ``holds``, leave it not so; of
         ``a and b`` (``a or b``), the parts each writes settles: ``if self.ready and
         self.key == key: return`` then ``self.ready = True; self.key = key``."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self._settled_by(test.expression, not holds, writes)
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             parts = [
                 self._settled_by(part, holds, writes)
                 for part in (test.left, test.right)
             ]
             # a false ``and`` is made true by making every part true; a true one
             # false by making one part false (``or`` the other way round)
-            every = isinstance(test.operator, cst.And) != holds
+            every = (type(test.operator) is cst.And) != holds
             return all(parts) if every else any(parts)
         return any(self._undoes(test, holds, w) for w in writes)
 
@@ -282,18 +277,23 @@ class Settled:
         self, test: cst.BaseExpression, holds: bool, write: cst.BaseSmallStatement
     ) -> bool:
         """Whether ``write``, run when ``test`` is ``holds``, leaves it not so."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self._undoes(test.expression, not holds, write)
-        if isinstance(write, cst.Expr) and isinstance(write.value, cst.Call):
+        if type(write) is cst.Expr and type(write.value) is cst.Call:
             return self._adds(test, holds, write.value)
-        if not isinstance(write, cst.Assign) or len(write.targets) != 1:
+        if type(write) is not cst.Assign or len(write.targets) != 1:
             return False
         target, value = write.targets[0].target, write.value
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             op = test.comparisons[0].operator
             left, right = test.left, test.comparisons[0].comparator
-            if isinstance(op, (cst.Is, cst.Equal, cst.IsNot, cst.NotEqual)):
-                missing = isinstance(op, (cst.Is, cst.Equal)) == holds
+            if (
+                type(op) is cst.Is
+                or type(op) is cst.Equal
+                or type(op) is cst.IsNot
+                or type(op) is cst.NotEqual
+            ):
+                missing = (type(op) is cst.Is or type(op) is cst.Equal) == holds
                 if is_none(right) and self._same(left, target):
                     return missing and not is_none(value)  # ``x is None``
                 if not missing:  # ``a != cache["key"]``: store it, then equal
@@ -302,23 +302,23 @@ class Settled:
                         for mine, other in ((left, right), (right, left))
                     )
                 return False
-            if isinstance(op, (cst.In, cst.NotIn)):  # ``k not in cache``
-                absent = isinstance(op, cst.NotIn) == holds
+            if type(op) is cst.In or type(op) is cst.NotIn:  # ``k not in cache``
+                absent = (type(op) is cst.NotIn) == holds
                 return (
                     absent
-                    and isinstance(target, cst.Subscript)
+                    and type(target) is cst.Subscript
                     and self._same(right, target.value)
                     and (index := subscript_index(target)) is not None
                     and source(index) == source(left)
                 )
             return False
-        if isinstance(test, cst.Call) and source(test.func) == "hasattr":
+        if type(test) is cst.Call and source(test.func) == "hasattr":
             args = test.args
             return (
                 not holds
                 and len(args) == 2
-                and isinstance(target, cst.Attribute)
-                and isinstance(args[1].value, cst.SimpleString)
+                and type(target) is cst.Attribute
+                and type(args[1].value) is cst.SimpleString
                 and args[1].value.evaluated_value == target.attr.value
                 and self._same(args[0].value, target.value)
             )
@@ -329,15 +329,15 @@ class Settled:
         """``if k not in seen: ...; seen.add(k)``."""
         func = call.func
         if not (
-            isinstance(test, cst.Comparison)
+            type(test) is cst.Comparison
             and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
-            and isinstance(func, cst.Attribute)
+            and type(func) is cst.Attribute
             and func.attr.value in ("add", "append", "setdefault")
             and call.args
         ):
             return False
-        absent = isinstance(test.comparisons[0].operator, cst.NotIn) == holds
+        absent = (type(test.comparisons[0].operator) is cst.NotIn) == holds
         return (
             absent
             and self._same(test.comparisons[0].comparator, func.value)
@@ -347,7 +347,7 @@ class Settled:
     def _same(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
         """Two expressions naming one location (``self.ready``, ``cache["k"]``);
         ``cache.get(k)`` reads the entry ``cache[k]`` names."""
-        if isinstance(a, cst.Call) or isinstance(b, cst.Call):
+        if type(a) is cst.Call or type(b) is cst.Call:
             first, second = _entry(a), _entry(b)
             return (
                 first is not None
@@ -365,12 +365,12 @@ def _entry(
     expr: cst.BaseExpression,
 ) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """The container and the index of ``d[k]`` or ``d.get(k)`` (``d.get(k, v)``)."""
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         index = subscript_index(expr)
         return (expr.value, index) if index is not None else None
     if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "get"
         and 1 <= len(expr.args) <= 2
         and all(a.keyword is None and not a.star for a in expr.args)
@@ -381,13 +381,18 @@ def _entry(
 
 def _truth(expr: cst.BaseExpression) -> bool | None:
     """The truth value of a literal: ``False``, ``None``, ``0``, ``""``, ``[]``..."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
         return expr.value == "True"
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) is cst.Integer or type(expr) is cst.Float:
         return float(expr.evaluated_value) != 0
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return bool(expr.evaluated_value)
-    if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+    if (
+        type(expr) is cst.List
+        or type(expr) is cst.Tuple
+        or type(expr) is cst.Set
+        or type(expr) is cst.Dict
+    ):
         return bool(expr.elements)
     return None
 

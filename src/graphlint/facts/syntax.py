@@ -10,9 +10,9 @@ import libcst as cst
 
 def dotted(node: cst.BaseExpression | cst.ImportFrom) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = dotted(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
@@ -20,7 +20,7 @@ def dotted(node: cst.BaseExpression | cst.ImportFrom) -> str | None:
 
 def is_true(expr: cst.BaseExpression | None) -> bool:
     """``True`` written out."""
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
@@ -41,7 +41,7 @@ def argument_of(
             return arg.value
     params = [*function.params.posonly_params, *function.params.params]
     names = [p.name.value for p in params]
-    bound = isinstance(call.func, cst.Attribute) or function.name.value == "__init__"
+    bound = type(call.func) is cst.Attribute or function.name.value == "__init__"
     if names and names[0] in ("self", "cls") and bound:
         names = names[1:]
     positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -52,12 +52,12 @@ def argument_of(
 
 def is_none(expr: cst.BaseExpression | None) -> bool:
     """``None`` written out."""
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    return type(expr) is cst.Name and expr.value == "None"
 
 
 def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
     """``(receiver, name)`` for ``receiver.name(...)``."""
-    if isinstance(call.func, cst.Attribute):
+    if type(call.func) is cst.Attribute:
         return call.func.value, call.func.attr.value
     return None
 
@@ -74,25 +74,25 @@ def plain(
     such arguments). A fix may evaluate it more often, or drop it, without effect."""
     if isinstance(expr, _CONSTANTS):
         return True
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return plain(expr.value, call)
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         return plain(expr.expression, call)
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return plain(expr.left, call) and plain(expr.right, call)
-    if isinstance(expr, cst.Comparison):
+    if type(expr) is cst.Comparison:
         return plain(expr.left, call) and all(
             plain(c.comparator, call) for c in expr.comparisons
         )
-    if isinstance(expr, cst.ConcatenatedString):
+    if type(expr) is cst.ConcatenatedString:
         return plain(expr.left, call) and plain(expr.right, call)
-    if isinstance(expr, cst.FormattedString):
+    if type(expr) is cst.FormattedString:
         return _plain_parts(expr.parts, call)
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         return plain(expr.value, call) and all(
             _plain_slice(element.slice, call) for element in expr.slice
         )
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return (
             call is not None
             and call(expr)
@@ -117,16 +117,16 @@ def _plain_parts(
     call: Callable[[cst.Call], bool] | None,
 ) -> bool:
     return all(
-        not isinstance(part, cst.FormattedStringExpression)
+        type(part) is not cst.FormattedStringExpression
         or (plain(part.expression, call) and _plain_parts(part.format_spec or (), call))
         for part in parts
     )
 
 
 def _plain_slice(part: cst.BaseSlice, call: Callable[[cst.Call], bool] | None) -> bool:
-    if isinstance(part, cst.Index):
+    if type(part) is cst.Index:
         return part.star is None and plain(part.value, call)
-    if isinstance(part, cst.Slice):
+    if type(part) is cst.Slice:
         bounds = (part.lower, part.upper, part.step)
         return all(bound is None or plain(bound, call) for bound in bounds)
     return False

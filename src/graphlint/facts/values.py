@@ -258,9 +258,9 @@ class Values:
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Qualified name of ``expr`` unless a local binding shadows its root name."""
         root = expr
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             root = root.value
-        if isinstance(root, cst.Name):
+        if type(root) is cst.Name:
             scope = self.scope_of.get(root)
             bindings = scope.lookup(root.value) if scope is not None else None
             # a local variable, parameter or definition is not an import alias,
@@ -293,7 +293,7 @@ class Values:
                 break
         if not result:
             result = info.registers or any(
-                isinstance(value, cst.Call)
+                type(value) is cst.Call
                 and self.qualify(value.func) == "torch.nn.Parameter"
                 for values in info.attrs.values()
                 for value, _ in values
@@ -304,11 +304,11 @@ class Values:
     def local_class(self, expr: cst.BaseExpression) -> ClassInfo | None:
         """The class of this file a name refers to, by Python's scoping: of several
         classes with one name (one per test function), the one in scope."""
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         scope = self.scope_of.get(expr)
         for binding in (scope.lookup(expr.value) or []) if scope is not None else []:
-            if binding.how == "class" and isinstance(binding.node, cst.ClassDef):
+            if binding.how == "class" and type(binding.node) is cst.ClassDef:
                 found = self.class_infos.get(binding.node)
                 if found is not None:
                     return found
@@ -405,23 +405,25 @@ class Values:
                 return added
             # ``step += 1``: what the name held before (the bindings its read sees)
             target = b.node
-            return self.of(target) if isinstance(target, cst.Name) else BOTTOM
-        if b.how == "param" and isinstance(b.node, cst.Param):
+            return self.of(target) if type(target) is cst.Name else BOTTOM
+        if b.how == "param" and type(b.node) is cst.Param:
             return self._param(b.node, b.scope)
         if b.how == "annotated" and b.value is not None:
             return self._annotation(b.value)
-        if b.how == "def" and isinstance(b.node, cst.FunctionDef):
+        if b.how == "def" and type(b.node) is cst.FunctionDef:
             return Value(Kind.PYTHON, function=b.node)
-        if b.how == "class" and isinstance(b.node, cst.ClassDef):
+        if b.how == "class" and type(b.node) is cst.ClassDef:
             info = self.class_infos.get(b.node) or self.classes.get(b.node.name.value)
             return Value(Kind.PYTHON, local=info, is_class=True)
         return UNKNOWN
 
     def _unpack(self, expr: cst.BaseExpression, path: tuple[int, ...]) -> Value:
         for depth, index in enumerate(path):
-            if isinstance(expr, (cst.Tuple, cst.List)) and index < len(expr.elements):
+            if (type(expr) is cst.Tuple or type(expr) is cst.List) and index < len(
+                expr.elements
+            ):
                 element = expr.elements[index]
-                if isinstance(element, cst.StarredElement):
+                if type(element) is cst.StarredElement:
                     return UNKNOWN
                 expr = element.value
                 continue
@@ -458,19 +460,19 @@ class Values:
         return UNKNOWN
 
     def _annotation(self, node: cst.BaseExpression) -> Value:
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             return UNKNOWN
-        if isinstance(node, cst.BinaryOperation) and isinstance(
-            node.operator, cst.BitOr
+        if (
+            type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr
         ):  # Tensor | None
             parts = [self._annotation(node.left), self._annotation(node.right)]
             tensors = [p for p in parts if p.is_tensor]
             return tensors[0] if tensors else UNKNOWN
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             outer = self.qualify(node.value) or dotted(node.value) or ""
             if outer.split(".")[-1] == "Optional" and node.slice:
                 inner = node.slice[0].slice
-                if isinstance(inner, cst.Index):
+                if type(inner) is cst.Index:
                     return self._annotation(inner.value)
             return UNKNOWN
         q = self.qualify(node)
@@ -485,55 +487,62 @@ class Values:
 
     # -- expressions ---------------------------------------------------------------
     def _eval(self, e: cst.BaseExpression) -> Value:
-        if isinstance(e, cst.Name):
+        if type(e) is cst.Name:
             return _named(e.value, self._name(e))
-        if isinstance(e, cst.Call):
+        if type(e) is cst.Call:
             return self._call(e)
-        if isinstance(e, cst.Attribute):
+        if type(e) is cst.Attribute:
             return _named(e.attr.value, self._attribute(e))
-        if isinstance(e, cst.Subscript):
+        if type(e) is cst.Subscript:
             return self._subscript(e)
-        if isinstance(e, cst.BinaryOperation):
+        if type(e) is cst.BinaryOperation:
             return self._arith(self.of(e.left), self.of(e.right), e.operator)
-        if isinstance(e, cst.Comparison):
+        if type(e) is cst.Comparison:
             return self._comparison(e)
-        if isinstance(e, cst.UnaryOperation):
-            if isinstance(e.operator, cst.Not):
+        if type(e) is cst.UnaryOperation:
+            if type(e.operator) is cst.Not:
                 return PYTHON
             return self.of(e.expression)
-        if isinstance(e, cst.BooleanOperation):
+        if type(e) is cst.BooleanOperation:
             return join(self.of(e.left), self.of(e.right))
-        if isinstance(e, cst.IfExp):
+        if type(e) is cst.IfExp:
             return join(self.of(e.body), self.of(e.orelse))
-        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString)):
+        if type(e) is cst.SimpleString or type(e) is cst.ConcatenatedString:
             text = e.evaluated_value
             if isinstance(text, str) and _CUDA_SPEC.match(text):
                 return Value(Kind.PYTHON, device=Device.CUDA)
             if text == "cpu":
                 return Value(Kind.PYTHON, device=Device.CPU)
             return PYTHON
-        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary, cst.FormattedString)):
+        if (
+            type(e) is cst.Integer
+            or type(e) is cst.Float
+            or type(e) is cst.Imaginary
+            or type(e) is cst.FormattedString
+        ):
             return PYTHON
-        if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+        if type(e) is cst.Tuple or type(e) is cst.List or type(e) is cst.Set:
             members = tuple(
-                UNKNOWN if isinstance(el, cst.StarredElement) else self.of(el.value)
+                UNKNOWN if type(el) is cst.StarredElement else self.of(el.value)
                 for el in e.elements
             )
             return tuple_of(*members)
-        if isinstance(e, cst.Dict):
+        if type(e) is cst.Dict:
             values = [
-                self.of(el.value)
-                for el in e.elements
-                if isinstance(el, cst.DictElement)
+                self.of(el.value) for el in e.elements if type(el) is cst.DictElement
             ]
             return Value(Kind.PYTHON, element=join_all(values))
-        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        if (
+            type(e) is cst.ListComp
+            or type(e) is cst.SetComp
+            or type(e) is cst.GeneratorExp
+        ):
             return Value(Kind.PYTHON, element=self.of(e.elt))
-        if isinstance(e, cst.DictComp):
+        if type(e) is cst.DictComp:
             return Value(Kind.PYTHON, element=self.of(e.value))
-        if isinstance(e, cst.Lambda):
+        if type(e) is cst.Lambda:
             return Value(Kind.PYTHON, function=e)
-        if isinstance(e, cst.NamedExpr):
+        if type(e) is cst.NamedExpr:
             return self.of(e.value)
         return UNKNOWN
 
@@ -551,9 +560,11 @@ class Values:
             others_scalar = all(
                 v.is_tensor or v.kind is Kind.PYTHON for v in (left, right)
             )
-            boolean = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)) and all(
-                t.boolean for t in tensors
-            )
+            boolean = (
+                type(op) is cst.BitAnd
+                or type(op) is cst.BitOr
+                or type(op) is cst.BitXor
+            ) and all(t.boolean for t in tensors)
             return tensor(
                 device,
                 zero_dim=others_scalar and all(t.zero_dim for t in tensors),
@@ -565,7 +576,12 @@ class Values:
 
     def _comparison(self, e: cst.Comparison) -> Value:
         if all(
-            isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+            (
+                type(t.operator) is cst.Is
+                or type(t.operator) is cst.IsNot
+                or type(t.operator) is cst.In
+                or type(t.operator) is cst.NotIn
+            )
             for t in e.comparisons
         ):
             return PYTHON
@@ -595,12 +611,12 @@ class Values:
         if base == HOST:
             return HOST  # ``lens_cpu[:n]``
         index = None
-        if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+        if len(e.slice) == 1 and type(e.slice[0].slice) is cst.Index:
             inner = e.slice[0].slice.value
-            if isinstance(inner, cst.Integer):
+            if type(inner) is cst.Integer:
                 index = int(inner.evaluated_value)
         if base.kind is Kind.PYTHON and (base.element or base.items):
-            if any(isinstance(s.slice, cst.Slice) for s in e.slice):
+            if any(type(s.slice) is cst.Slice for s in e.slice):
                 return base  # a slice of a container is a container
             return element_of(base, index)
         if base.kind is Kind.MODULE and base.cls in api.MODULE_CONTAINERS:
@@ -659,9 +675,9 @@ class Values:
         q = self.qualify(e.func)
         if q is not None:
             return self._qualified_call(q, e)
-        if isinstance(e.func, cst.Attribute):
+        if type(e.func) is cst.Attribute:
             return self._method(self.of(e.func.value), e.func.attr.value, e)
-        if isinstance(e.func, cst.Name):
+        if type(e.func) is cst.Name:
             scope = self.scope_of.get(e.func)
             if scope is None or scope.lookup(e.func.value) is None:
                 return self._builtin(e.func.value, e)
@@ -673,7 +689,7 @@ class Values:
         if callee.is_class and callee.local is not None:
             kind = Kind.MODULE if self.is_module_class(callee.local) else Kind.OBJECT
             return Value(kind, cls=callee.local.name, local=callee.local, origin=e)
-        if isinstance(callee.function, cst.FunctionDef):
+        if type(callee.function) is cst.FunctionDef:
             # a factory of this file: the object it builds (``make_optimizer()``),
             # with the call that built it; other results stay unknown
             function = callee.function
@@ -880,22 +896,29 @@ def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     todo: list[cst.CSTNode] = [function.body]
     while todo:
         node = todo.pop()
-        if isinstance(node, cst.Return):
+        if type(node) is cst.Return:
             if node.value is not None:
                 found.append(node.value)
-        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        elif not (
+            type(node) is cst.FunctionDef
+            or type(node) is cst.ClassDef
+            or type(node) is cst.Lambda
+        ):
             todo.extend(children(node))
     return found
 
 
 def _is_literal(expr: cst.BaseExpression) -> bool:
     """A str, number or bool written out (``-1`` too)."""
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         expr = expr.expression
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in ("True", "False")
-    return isinstance(
-        expr, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+    return (
+        type(expr) is cst.SimpleString
+        or type(expr) is cst.ConcatenatedString
+        or type(expr) is cst.Integer
+        or type(expr) is cst.Float
     )
 
 
@@ -907,10 +930,10 @@ def _is_scalar_literal(positional: list[cst.Arg]) -> bool:
     if not positional:
         return False
     value = positional[0].value
-    if isinstance(value, cst.UnaryOperation):
+    if type(value) is cst.UnaryOperation:
         value = value.expression
-    return isinstance(value, (cst.Integer, cst.Float)) or (
-        isinstance(value, cst.Name) and value.value in ("True", "False")
+    return (type(value) is cst.Integer or type(value) is cst.Float) or (
+        type(value) is cst.Name and value.value in ("True", "False")
     )
 
 

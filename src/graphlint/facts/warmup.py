@@ -107,7 +107,7 @@ class Warmup:
             if op is not None:
                 found.need = op
                 return found
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             kind = self.classify(node)
             if isinstance(kind, _Need):
@@ -155,13 +155,9 @@ class Warmup:
         value = self.values.of(func)
         if value.kind is Kind.MODULE:
             return self._module(value, func)
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             return self._method(func)
-        if (
-            isinstance(func, cst.Name)
-            and func.value in _BUILTINS
-            and not self._bound(func)
-        ):
+        if type(func) is cst.Name and func.value in _BUILTINS and not self._bound(func):
             return _SAFE
         return _later(func)
 
@@ -250,11 +246,9 @@ def _later(func: cst.BaseExpression) -> str:
 def _matmul(node: cst.CSTNode) -> Op | None:
     """``a @ b`` and ``a @= b``: a matmul."""
     if (
-        isinstance(node, cst.BinaryOperation)
-        and isinstance(node.operator, cst.MatrixMultiply)
+        type(node) is cst.BinaryOperation and type(node.operator) is cst.MatrixMultiply
     ) or (
-        isinstance(node, cst.AugAssign)
-        and isinstance(node.operator, cst.MatrixMultiplyAssign)
+        type(node) is cst.AugAssign and type(node.operator) is cst.MatrixMultiplyAssign
     ):
         return Op(node, "a matmul", api.CUBLAS)
     return None
@@ -272,7 +266,10 @@ def _momentum(origin: cst.Call | None) -> bool:
         value = positional[2] if len(positional) > 2 else None
     if value is None:
         return False
-    return not (isinstance(value, (cst.Integer, cst.Float)) and float(value.value) == 0)
+    return not (
+        (type(value) is cst.Integer or type(value) is cst.Float)
+        and float(value.value) == 0
+    )
 
 
 class _Collector(cst.CSTVisitor):
@@ -284,8 +281,16 @@ class _Collector(cst.CSTVisitor):
         self.nodes: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if (
+            type(node) is cst.FunctionDef
+            or type(node) is cst.ClassDef
+            or type(node) is cst.Lambda
+        ):
             return False
-        if isinstance(node, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
+        if (
+            type(node) is cst.Call
+            or type(node) is cst.BinaryOperation
+            or type(node) is cst.AugAssign
+        ):
             self.nodes.append(node)
         return True

@@ -88,10 +88,10 @@ class StatementRemoval(Rule):
 def _call_statement(node: cst.BaseStatement) -> cst.Call | None:
     """The call a statement line is made of, alone."""
     if (
-        isinstance(node, cst.SimpleStatementLine)
+        type(node) is cst.SimpleStatementLine
         and len(node.body) == 1
-        and isinstance(node.body[0], cst.Expr)
-        and isinstance(node.body[0].value, cst.Call)
+        and type(node.body[0]) is cst.Expr
+        and type(node.body[0].value) is cst.Call
     ):
         return node.body[0].value
     return None
@@ -102,7 +102,7 @@ def _removable(node: cst.BaseStatement) -> bool:
     call = _call_statement(node)
     if call is None:
         return False
-    if isinstance(call.func, cst.Name):
+    if type(call.func) is cst.Name:
         return call.func.value == "print"
     found = method(call)
     return found is not None and found[1] in _REMOVED_METHODS

@@ -33,13 +33,13 @@ class OptionsRule(Rule):
         found = method(node)
         if found is None or found[1] != "update":
             return
-        if not isinstance(found[0], cst.Name):
+        if type(found[0]) is not cst.Name:
             return
         stores = self._stores.setdefault(found[0].value, [])
         for arg in node.args:
             if arg.keyword is not None:
                 stores.append((arg.keyword.value, arg.value))
-            elif isinstance(arg.value, cst.Dict) and _keys(arg.value) is not None:
+            elif type(arg.value) is cst.Dict and _keys(arg.value) is not None:
                 stores.extend(_items(arg.value))
             else:
                 stores.append((None, None))  # ``update(other)``: anything
@@ -47,14 +47,14 @@ class OptionsRule(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             store = target.target
-            key = _key_of(store) if isinstance(store, cst.Subscript) else None
-            if key is None or not isinstance(store, cst.Subscript):
+            key = _key_of(store) if type(store) is cst.Subscript else None
+            if key is None or type(store) is not cst.Subscript:
                 continue
             base = store.value
-            if isinstance(base, cst.Name):
+            if type(base) is cst.Name:
                 self._stores.setdefault(base.value, []).append((key, node.value))
                 owner = self._group_source(base)
-            elif isinstance(base, cst.Subscript):
+            elif type(base) is cst.Subscript:
                 owner = _param_groups_of(base.value)
             else:
                 owner = None
@@ -78,9 +78,9 @@ class OptionsRule(Rule):
         if optimizer is not None and (_text(optimizer), key) in self._groups:
             return True  # set on every param group after construction
         groups = positional(origin)[:1]
-        if groups and isinstance(groups[0], cst.List) and groups[0].elements:
+        if groups and type(groups[0]) is cst.List and groups[0].elements:
             flags = [
-                _entry(el.value, key) if isinstance(el.value, cst.Dict) else None
+                _entry(el.value, key) if type(el.value) is cst.Dict else None
                 for el in groups[0].elements
             ]
             if all(flag is not None and is_true(flag) for flag in flags):
@@ -96,9 +96,9 @@ class OptionsRule(Rule):
     def _from_dict(self, expr: cst.BaseExpression, key: str) -> bool | None:
         """``**options``: the dict literal or ``dict(...)`` it was built from, and the
         stores into it; None when any part is not known."""
-        if isinstance(expr, (cst.Dict, cst.Call)):
+        if type(expr) is cst.Dict or type(expr) is cst.Call:
             return _literal_flag(expr, key)
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         scope = self.context.facts.values.scope_of.get(expr)
         bindings = (scope.lookup(expr.value) or []) if scope else []
@@ -118,12 +118,12 @@ class OptionsRule(Rule):
 def _literal_flag(expr: cst.BaseExpression, key: str) -> bool | None:
     """``key`` in ``{...}`` or ``dict(...)``: its value, False when the keys are all
     known and it is not one of them, None otherwise."""
-    if isinstance(expr, cst.Dict):
+    if type(expr) is cst.Dict:
         keys = _keys(expr)
         if keys is None:
             return None
         return is_true(_entry(expr, key)) if key in keys else False
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+    if type(expr) is cst.Call and type(expr.func) is cst.Name:
         if expr.func.value != "dict" or any(a.keyword is None for a in expr.args):
             return None
         found = keyword(expr, key)
@@ -135,17 +135,17 @@ def _items(node: cst.Dict) -> list[tuple[str | None, cst.BaseExpression | None]]
     return [
         (str(el.key.evaluated_value), el.value)
         for el in node.elements
-        if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
+        if type(el) is cst.DictElement and type(el.key) is cst.SimpleString
     ]
 
 
 def _keys(node: cst.Dict) -> set[str] | None:
     keys: set[str] = set()
     for element in node.elements:
-        if not isinstance(element, cst.DictElement):
+        if type(element) is not cst.DictElement:
             return None  # ``**other``
         key = element.key
-        if not isinstance(key, cst.SimpleString):
+        if type(key) is not cst.SimpleString:
             return None
         keys.add(str(key.evaluated_value))
     return keys
@@ -154,8 +154,8 @@ def _keys(node: cst.Dict) -> set[str] | None:
 def _entry(node: cst.Dict, name: str) -> cst.BaseExpression | None:
     for element in node.elements:
         if (
-            isinstance(element, cst.DictElement)
-            and isinstance(element.key, cst.SimpleString)
+            type(element) is cst.DictElement
+            and type(element.key) is cst.SimpleString
             and element.key.evaluated_value == name
         ):
             return element.value
@@ -166,14 +166,14 @@ def _key_of(node: cst.Subscript) -> str | None:
     if len(node.slice) != 1:
         return None
     index = node.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         return str(index.value.evaluated_value)
     return None
 
 
 def _param_groups_of(expr: cst.BaseExpression) -> str | None:
     """``opt`` for ``opt.param_groups``."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "param_groups":
+    if type(expr) is cst.Attribute and expr.attr.value == "param_groups":
         return _text(expr.value)
     return None
 
@@ -205,10 +205,11 @@ def with_keyword(
         ),
     )
     space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: one a line
+    if args and type(args[-1].comma) is cst.Comma:  # a trailing comma: one a line
         between = args[-2].comma if len(args) > 1 else space
-        if len(args) == 1 and isinstance(
-            call.whitespace_before_args, cst.ParenthesizedWhitespace
+        if (
+            len(args) == 1
+            and type(call.whitespace_before_args) is cst.ParenthesizedWhitespace
         ):  # on a line of its own: the new one goes on the next, indented alike
             between = cst.Comma(whitespace_after=call.whitespace_before_args)
         added = added.with_changes(comma=args[-1].comma)
