@@ -63,6 +63,7 @@ def method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
 
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
+    """What ``call`` passes by position, without what ``*args`` unpacks."""
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
 
