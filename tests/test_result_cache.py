@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import pytest
 
 from graphlint import cache as cache_module
-from graphlint import runner
+from graphlint import runner, stamps
 from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
 from graphlint.lint import lint
@@ -207,9 +207,9 @@ def test_the_screening_takes_the_stamps_the_run_took_before_it(
     helpers = Path("app/helpers.py")
     helpers.write_text(helpers.read_text() + "\n\ndef extra():\n    return 1\n")
     taken: list[str] = []
-    stamp = kept.stamp
+    stamp = stamps.stamp
 
-    def counted(path: Path | str) -> kept.Stamp:
+    def counted(path: Path | str) -> stamps.Stamp:
         taken.append(os.fsdecode(path))
         return stamp(path)
 
@@ -227,11 +227,11 @@ def test_a_verdict_is_kept_under_the_stamp_of_the_text_it_is_of(
     Windows, where a stamp is a digest, the old text would give again)."""
     path = tmp_path / "a.py"
     path.write_text("x = 1\n")
-    before = kept.stamp(path)
+    before = stamps.stamp(path)
     path.write_text("import os\n\nprint(os.sep)\n")
     screens = kept.Screens(None, Settings(), {os.fsdecode(path): before})
     screens.screen(path)
-    now = kept.stamp(path)
+    now = stamps.stamp(path)
     assert now != before
     assert screens.known[os.fsdecode(path)][0] == now
 
@@ -424,21 +424,21 @@ def test_without_change_times_a_stamp_takes_a_digest_of_the_content(
 ) -> None:
     """Where the change time is the creation time (Windows), a file is stamped by
     its bytes and a folder by its names."""
-    monkeypatch.setattr(kept, "_CTIME_CHANGES", False)
+    monkeypatch.setattr(stamps, "_CTIME_CHANGES", False)
     path = tmp_path / "step.py"
     path.write_text(HARMLESS)
-    before = kept.stamp(path)
-    folder = kept.stamp(tmp_path)
+    before = stamps.stamp(path)
+    folder = stamps.stamp(tmp_path)
     _rewrite_in_place(path, HAZARD)
-    after = kept.stamp(path)
+    after = stamps.stamp(path)
     assert before is not None and after is not None
     assert before[:2] == after[:2] and before[3] == after[3]
     assert before[2] != after[2]
-    assert kept.stamp(tmp_path) == folder  # the same names
+    assert stamps.stamp(tmp_path) == folder  # the same names
     (tmp_path / "new.py").write_text("")
     assert folder is not None
     os.utime(tmp_path, ns=(0, folder[1]))
-    now = kept.stamp(tmp_path)
+    now = stamps.stamp(tmp_path)
     assert now is not None and now[1:] != folder[1:] and now[1] == folder[1]
 
 

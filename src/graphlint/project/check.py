@@ -46,7 +46,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Reads, Runs, Screens, Stamp
+from graphlint.project.kept import UNSTABLE, Reads, Runs, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.warmup import settle_warmups, unwarmed_callers
@@ -75,6 +75,7 @@ from graphlint.runner import (
     workers_kept,
 )
 from graphlint.settings import Job, Setter, Settings
+from graphlint.stamps import Stamp
 from graphlint.tool_codes import UNANALYSED, ParserLimitExceeded
 
 if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a hit

@@ -1,0 +1,59 @@
+"""What changes when a file or a folder does: the stamps by which a run keeps what
+it found (results, screening verdicts, folder listings) for the next one."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from graphlint.read import overlaid
+
+# size, modification time (ns), change time (ns) or content digest, inode; None: gone
+Stamp = tuple[int, int, int, int] | None
+
+# Where the change time is the status change time (POSIX), every write, rename and
+# utime() sets it to the present and nothing sets it back: a same-size edit whose
+# modification time was put back (os.utime, tar, rsync, cp -p; an inode number
+# reused for a new file) still changes it. Windows keeps the creation time there,
+# so the stamp takes a digest of the content instead.
+_CTIME_CHANGES = os.name != "nt"
+_CHUNK = 1 << 20
+
+
+def stamp(path: Path | str) -> Stamp:
+    """What changes when a file or folder does (a folder's times change when an entry
+    is added, removed or renamed in it); never follows a link's loop or raises. A
+    file in the overlay (an unsaved buffer) is stamped by its text there."""
+    given = overlaid(path)
+    if given is not None:
+        return (len(given), -1, -1, _digest([given]))
+    try:
+        info = os.stat(path)
+        changed = info.st_ctime_ns if _CTIME_CHANGES else _content(path, info)
+    except (OSError, ValueError):
+        return None
+    return (info.st_size, info.st_mtime_ns, changed, info.st_ino)
+
+
+def _digest(chunks: Iterable[bytes]) -> int:
+    digest = hashlib.blake2b(digest_size=7)
+    for chunk in chunks:
+        digest.update(chunk)
+    return int.from_bytes(digest.digest(), "big")
+
+
+def _content(path: Path | str, info: os.stat_result) -> int:
+    """A digest of a file's bytes or a folder's names (-1 for anything else, which
+    is never read: a FIFO would block)."""
+    if stat.S_ISDIR(info.st_mode):
+        return _digest(os.fsencode(name) + b"\0" for name in sorted(os.listdir(path)))
+    if not stat.S_ISREG(info.st_mode):
+        return -1
+    with open(path, "rb") as file:
+        return _digest(iter(lambda: file.read(_CHUNK), b""))
+
+
+__all__ = ["Stamp", "stamp"]
