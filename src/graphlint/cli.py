@@ -477,7 +477,9 @@ def check(
     passes = 0
     drawn = progress_bar() if voice >= Verbosity.NORMAL else contextlib.nullcontext()
     with _interruptible(), overlay(given), drawn as progress:
-        run = _plan(targets, chosen, said)
+        run = _plan(
+            targets, chosen, said, None if no_cache else cache_dir, not no_cache
+        )
         timings["planning"] = time.perf_counter() - started
         if voice >= Verbosity.VERBOSE:
             _tell_plan(run, None if no_cache else cache_dir, no_cache)
@@ -780,11 +782,17 @@ def _lint(
 
 
 def _plan(
-    targets: list[Path], chosen: Choices, warn: Callable[[str], None] = warn
+    targets: list[Path],
+    chosen: Choices,
+    warn: Callable[[str], None] = warn,
+    cache_dir: Path | None = None,
+    keep_listings: bool = False,
 ) -> Plan:
     """``plan``, with bad input as one error line and exit code 2."""
     try:
-        return plan(targets, chosen, warn)
+        return plan(
+            targets, chosen, warn, cache_dir=cache_dir, keep_listings=keep_listings
+        )
     except LintError as error:
         fail(str(error))
 

@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+
+import msgspec
 
 from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
 from graphlint.read import known_real, os_reason, overlaid
+from graphlint.stamps import Stamp, stamp
 
 INCLUDED = (".py", ".ipynb")
 """What a folder's files are checked for, by their names' ends (ruff's default
@@ -55,6 +60,12 @@ SKIPPED_DIRS = frozenset(
 )
 
 
+RACY_NS = 2_000_000_000
+"""A listing is not kept where a folder or .gitignore it depends on changed less than
+this long before the walk ended: a file system stamps a change to the tick of a
+coarse clock (milliseconds), so a second change in the same tick, after the walk
+listed the folder, would leave the stamp as it was (git calls such entries racy)."""
+
 IGNORE_BUDGET = 256 * 1024
 """Bytes of .gitignore files one walk reads in all: matching costs time in proportion
 to the patterns in force, and a hostile tree could put a large file in every folder."""
@@ -75,6 +86,51 @@ class Collected:
     cannot be listed, a file whose link is a loop or leads nowhere."""
 
 
+class Listing(msgspec.Struct, frozen=True):
+    """What the walk of one folder found, with what it depends on: the stamps of
+    the folders it listed or looked into and of the .gitignore files it looked for
+    (none where there was none), and the .gitignore allowance it started with."""
+
+    allowance: int
+    used: int  # .gitignore bytes it read
+    stamps: list[tuple[str, Stamp]]
+    # each file found, in the walk's order, with its key; None: a link, which is
+    # resolved again (where it leads is no stamp of the tree's)
+    files: list[tuple[str, str | None]]
+
+
+@dataclass(frozen=True)
+class Listings:
+    """The listings of earlier walks, by the real path of the folder walked
+    (``load``), and where a walk keeps its own (``save``): a run whose folders are
+    as they were takes the files from there instead of walking (ruff keeps no such
+    listing; on Megatron-LM the walk was a third of a warm check)."""
+
+    load: Callable[[str], Listing | None]
+    save: Callable[[str, Listing], None]
+
+
+@dataclass
+class _Record:
+    """A walk's ``Listing``, as it is taken."""
+
+    allowance: int
+    stamps: list[tuple[str, Stamp]] = field(default_factory=list)
+    files: list[tuple[str, str | None]] = field(default_factory=list)
+    failed: bool = False  # something could not be read: not kept
+
+    def stamp(self, path: Path | str) -> None:
+        self.stamps.append((os.fspath(path), stamp(path)))
+
+    def racy(self) -> bool:
+        """Whether the listing must not be kept: something could not be read, or
+        changed too recently for its stamp to show a later change (``RACY_NS``)."""
+        recent = time.time_ns() - RACY_NS
+        return self.failed or any(
+            was is not None and was[1] > recent for _, was in self.stamps
+        )
+
+
 class _Found:
     """Files and unreadable paths, each kept once."""
 
@@ -82,11 +138,15 @@ class _Found:
         self.files: dict[str, Path] = {}
         self.unreadable: dict[str, tuple[Path, str]] = {}
         self.allowance = IGNORE_BUDGET  # .gitignore bytes still to read in this walk
+        self.record: _Record | None = None  # the listing of the walk under way
 
     def ignores(self, folder: Path) -> IgnoreFile | None:
         """The .gitignore of ``folder``, within the walk's allowance: past it, no
         more .gitignore files are read (more files are checked, never fewer)."""
-        own = IgnoreFile.read(folder / ".gitignore", min(MAX_FILE_SIZE, self.allowance))
+        path = folder / ".gitignore"
+        if self.record is not None:
+            self.record.stamp(path)  # before it is read: a later edit is a change
+        own = IgnoreFile.read(path, min(MAX_FILE_SIZE, self.allowance))
         if own is not None:
             self.allowance -= own.size
         return own
@@ -96,6 +156,8 @@ class _Found:
 
     def problem(self, path: Path, error: OSError) -> None:
         self.unreadable.setdefault(os.fspath(path), (path, os_reason(error)))
+        if self.record is not None:
+            self.record.failed = True
 
     def result(self) -> Collected:
         return Collected(
@@ -110,13 +172,15 @@ def collect(
     includes: IgnoreFile | None = None,
     *,
     named: bool = True,
+    listings: Listings | None = None,
 ) -> Collected:
     """The files to check under ``paths``, and the paths that cannot be read. A file
     in the overlay (stdin, an editor's buffer) is there even when the disk has none.
     ``excludes`` leaves out what the folders hold, and, without ``named``, the files
     and folders named themselves too (``--force-exclude``). In folders, the files
     ``INCLUDED`` names and those an ``includes`` pattern (``extend-include``)
-    matches are checked."""
+    matches are checked. A folder whose ``listings`` say what it holds, its
+    folders as they were then, is not walked again."""
     missing = [p for p in paths if _missing(p) and overlaid(p) is None]
     if missing:
         raise MissingPathError(", ".join(str(p) for p in missing))
@@ -141,7 +205,7 @@ def collect(
                 and excludes.decide(Path(real), is_dir=True)
             ):
                 continue  # --force-exclude: an excluded folder, named
-            _walk(path, excludes, includes, found)
+            _walk(path, excludes, includes, found, listings)
             continue
         if stat.S_ISDIR(target.st_mode):
             continue  # a symlink to a folder named explicitly: not followed
@@ -188,6 +252,10 @@ def _missing(path: Path) -> bool:
 def _repository_ignores(folder: Path, found: _Found) -> list[IgnoreFile]:
     """.gitignore files from the repository root down to ``folder``'s parent."""
     chain = [folder, *folder.parents]
+    record = found.record
+    if record is not None:  # where a ``.git`` is decides the root
+        for parent in chain[1:]:
+            record.stamp(parent)
     root = next((f for f in chain if _is_repository(f)), None)
     if root is None:
         return []
@@ -213,20 +281,76 @@ def _ignored(path: Path, is_dir: bool, ignores: list[IgnoreFile]) -> bool:
 
 
 def _walk(
-    top: Path, excludes: IgnoreFile | None, includes: IgnoreFile | None, found: _Found
+    top: Path,
+    excludes: IgnoreFile | None,
+    includes: IgnoreFile | None,
+    found: _Found,
+    listings: Listings | None = None,
 ) -> None:
     """Add the files below ``top``, depth first without recursion (a tree can be
-    deeper than Python's stack), never through a symlinked folder."""
+    deeper than Python's stack), never through a symlinked folder; as the last
+    walk's listing says, where its folders are as they were."""
     # realpath, not Path.resolve(): it does not raise on a link loop. Below a real
     # folder reached without following links every path is real, so it is its own
     # key; only a linked file needs resolving.
     real = Path(os.path.realpath(top))
+    if listings is not None:
+        kept = listings.load(os.fspath(real))
+        if kept is not None and _current(kept, found.allowance):
+            _replay(kept, found)
+            return
+        found.record = _Record(found.allowance)
+    try:
+        _walk_folders(real, excludes, includes, found)
+    finally:
+        record, found.record = found.record, None
+    if listings is not None and record is not None and not record.racy():
+        used = record.allowance - found.allowance
+        listing = Listing(record.allowance, used, record.stamps, record.files)
+        listings.save(os.fspath(real), listing)
+
+
+def _current(listing: Listing, allowance: int) -> bool:
+    """Whether a walk now would find what ``listing`` says: it starts with the same
+    .gitignore allowance, and every folder and .gitignore it depends on is as it
+    was (a folder's stamp changes when an entry is added, removed or renamed)."""
+    return listing.allowance == allowance and all(
+        stamp(path) == was for path, was in listing.stamps
+    )
+
+
+def _replay(listing: Listing, found: _Found) -> None:
+    """Add the files ``listing`` says a walk finds, in its order; a link is
+    resolved again."""
+    found.allowance -= listing.used
+    for name, key in listing.files:
+        path = Path(name)
+        if key is not None:
+            known_real(path)
+            found.file(path, key)
+            continue
+        try:
+            if stat.S_ISDIR(os.stat(name).st_mode):
+                continue  # a folder behind a .py-named link: not followed
+        except OSError as error:
+            found.problem(path, error)
+            continue
+        found.file(path, os.path.realpath(name))
+
+
+def _walk_folders(
+    real: Path, excludes: IgnoreFile | None, includes: IgnoreFile | None, found: _Found
+) -> None:
+    """``_walk`` of the real folder ``real``."""
+    record = found.record
     inherited = _repository_ignores(real, found)
     if excludes is not None:
         inherited = [excludes, *inherited]
     pending = [(real, inherited)]
     while pending:
         folder, ignores = pending.pop()
+        if record is not None and folder is real:  # stamped before it is listed
+            record.stamp(folder)
         own = found.ignores(folder)
         if own is not None:
             ignores = [*ignores, own]
@@ -243,11 +367,11 @@ def _walk(
             try:
                 if entry.is_dir(follow_symlinks=False):
                     path = Path(entry.path)
-                    if not (
-                        entry.name in SKIPPED_DIRS
-                        or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
-                        or _ignored(path, True, ignores)
-                    ):
+                    if entry.name in SKIPPED_DIRS or _ignored(path, True, ignores):
+                        continue
+                    if record is not None:  # before it is looked into and listed
+                        record.stamp(entry.path)
+                    if not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                         subfolders.append(path)
                     continue
                 if not entry.name.endswith(INCLUDED) and includes is None:
@@ -258,12 +382,16 @@ def _walk(
                 ):
                     key = entry.path
                     if entry.is_symlink():
+                        if record is not None:
+                            record.files.append((entry.path, None))
                         # raises for a loop or a dangling link
                         if stat.S_ISDIR(os.stat(entry.path).st_mode):
                             continue  # a folder behind a .py-named link: not followed
                         key = os.path.realpath(entry.path)
                     else:  # in a real folder, no link: real (``read.real_path``)
                         known_real(path)
+                        if record is not None:
+                            record.files.append((entry.path, key))
                     found.file(path, key)
             except OSError as error:
                 found.problem(path if path is not None else Path(entry.path), error)

@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from graphlint.cache import Cache, CacheError, configured_max_size
+import msgspec
+
+from graphlint.cache import Cache, CacheError, code_version, configured_max_size
 from graphlint.config import (
     LIMITS,
     Config,
@@ -29,7 +31,7 @@ from graphlint.config import (
     user_limits,
 )
 from graphlint.diagnostics import Checked, FileResult
-from graphlint.files import MissingPathError, collect, project_root
+from graphlint.files import Listing, Listings, MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
 from graphlint.notebook import in_cells
 from graphlint.read import (
@@ -63,6 +65,7 @@ class Plan:
     governing: dict[Path, Config]  # each analysed file's configuration
     settings: Settings  # the run's, every governing configuration's codes enabled
     tree: Tree  # the repository checked: what its files may lead to
+    cache: Cache | None = None  # the project's, where the plan kept its listings
 
 
 @dataclass(frozen=True)
@@ -114,10 +117,15 @@ def plan(
     targets: list[Path],
     chosen: Choices = Choices(),
     warn: Callable[[str], None] = lambda message: None,
+    *,
+    cache_dir: Path | None = None,
+    keep_listings: bool = False,
 ) -> Plan:
     """The configuration that governs ``targets``, the files to check and the
     project they belong to. Unless ``chosen.alone``, targets inside a project are
-    checked as part of it. Raises ``LintError`` for bad input."""
+    checked as part of it. With ``keep_listings``, the folders' listings are kept
+    in the project's cache (under ``cache_dir``, else the default) for the next
+    run's walk (``files.Listings``). Raises ``LintError`` for bad input."""
     forget_paths()  # links and ``__init__.py`` files may have changed since a last run
     cwd = real_path(Path.cwd())
     config_file, target_version = chosen.config_file, chosen.target_version
@@ -166,8 +174,16 @@ def plan(
         if config.extend_include
         else None
     )
+    cache = _project_cache(config, cache_dir) if keep_listings else None
+    listings = _listings(cache, config) if cache is not None else None
     try:
-        named = collect(targets, excludes, includes, named=not chosen.force_exclude)
+        named = collect(
+            targets,
+            excludes,
+            includes,
+            named=not chosen.force_exclude,
+            listings=listings,
+        )
     except MissingPathError as error:
         raise LintError(f"no such file or directory: {error}") from None
     # a committed link out of the repository is not read: GL004
@@ -183,7 +199,11 @@ def plan(
     if project is not None:
         folders = [project, *folders]
         whole = collect(
-            [project, *targets], excludes, includes, named=not chosen.force_exclude
+            [project, *targets],
+            excludes,
+            includes,
+            named=not chosen.force_exclude,
+            listings=listings,
         ).files
         analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
     nested = Nested(config, flags, warn, tree.top) if config_file is None else None
@@ -206,6 +226,38 @@ def plan(
         governing,
         settings,
         tree,
+        cache,
+    )
+
+
+def _project_cache(config: Config, cache_dir: Path | None) -> Cache | None:
+    """The cache of the project ``config`` is of; None where its size limit is not
+    one (``lint`` says so)."""
+    try:
+        return Cache.for_project(config.root, cache_dir, configured_max_size())
+    except CacheError:
+        return None
+
+
+def _listings(cache: Cache, config: Config) -> Listings:
+    """The folders' listings in ``cache``, by the folder walked and what decides
+    which files a walk finds: the patterns of ``exclude`` and ``extend-include``,
+    where they are relative to, and graphlint's code."""
+    context = msgspec.json.encode(
+        [
+            os.fsdecode(config.exclude_root or config.root),
+            list(config.exclude),
+            os.fsdecode(config.include_root or config.root),
+            list(config.extend_include),
+        ]
+    )
+
+    def key(folder: str) -> str:
+        return Cache.key(b"listing", code_version(), context, os.fsencode(folder))
+
+    return Listings(
+        lambda folder: cache.get(key(folder), Listing),
+        lambda folder, listing: cache.put(key(folder), listing),
     )
 
 
@@ -290,6 +342,8 @@ def cache_of(run: Plan, cache_dir: Path | None = None) -> Cache:
     """The cache of the run's project: its configuration's folder (else the working
     folder), under ``cache_dir`` (else the default, ``cache.default_base``). Raises
     ``LintError`` for a size limit that is not one."""
+    if run.cache is not None:  # the plan's, opened with the same ``cache_dir``
+        return run.cache
     try:
         return Cache.for_project(run.config.root, cache_dir, configured_max_size())
     except CacheError as error:
