@@ -15,8 +15,9 @@ import pytest
 from graphlint.cache import FORMAT
 from graphlint.diagnostics import FileResult
 from graphlint.project.bindings import Bindings
-from graphlint.project.check import check_project, survey_project
+from graphlint.project.check import check_project
 from graphlint.project.sites import compile_sites
+from graphlint.project.survey import survey_project
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations, lint
 from tests.test_cli import run

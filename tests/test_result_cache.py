@@ -19,6 +19,7 @@ from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
 from graphlint.lint import lint
 from graphlint.project import check, kept
+from graphlint.project import kept as kept_module
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import overlay
 from graphlint.runner import Pool, run_files
@@ -101,13 +102,13 @@ def test_an_edit_of_a_file_only_the_screening_read_keeps_the_run(
     data.write_text("def batches(n):\n    return list(range(n))\n")
     before = same_as_cold(".", cwd=project)
     surveyed: list[int] = []
-    survey = check._survey_project
+    survey = check.survey_files
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         surveyed.append(1)
         return survey(*args, **kwargs)
 
-    monkeypatch.setattr(check, "_survey_project", counted)
+    monkeypatch.setattr(check, "survey_files", counted)
     data.write_text(data.read_text() + "\n\ndef more(n):\n    return n + 1\n")
     assert run("check", ".", cwd=project)[1] == before
     assert surveyed == []
@@ -310,7 +311,7 @@ def test_a_server_decodes_each_summary_once(
     or made by a run is kept decoded for the next runs: the next edit decodes none
     of the summaries its reach reads again, and finds what a run without them
     finds. An unsaved buffer's own summary is not kept (it has no key)."""
-    monkeypatch.setattr(runner, "_keeping", threading.Event())
+    monkeypatch.setattr(kept_module, "_KEEPING", threading.Event())
     monkeypatch.setattr(runner, "_kept", [])
     monkeypatch.setattr(check, "_SUMMARIES", {})
     monkeypatch.setattr(check, "_REACHED", {})

@@ -22,7 +22,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.output.lsp import format_lsp
 from graphlint.output.text import format_text
-from graphlint.project.check import survey_project
+from graphlint.project.survey import survey_project
 from graphlint.settings import Settings
 from tests.test_cli import run
 from tests.test_hostile_output import HOSTILE, NOT_UTF8, unsafe

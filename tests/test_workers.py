@@ -16,6 +16,7 @@ import pytest
 
 from graphlint import runner
 from graphlint.diagnostics import FileResult
+from graphlint.project import kept as kept_module
 from graphlint.read import overlay
 from graphlint.settings import Job, Settings
 
@@ -207,7 +208,7 @@ def test_a_server_starts_a_worker_before_its_first_check(
     at once (the server will have threads); the first run checks with it, with
     that run's settings."""
     monkeypatch.setattr(runner, "_kept", [])
-    monkeypatch.setattr(runner, "_keeping", threading.Event())
+    monkeypatch.setattr(kept_module, "_KEEPING", threading.Event())
     path = tmp_path / "train.py"
     path.write_text(REGION + "    z = y.item()\n")
     runner.keep_workers(start=1)
@@ -232,7 +233,7 @@ def test_a_run_gives_the_collector_back_as_it_found_it(tmp_path: Path) -> None:
     and afterwards as before: the language server runs many."""
     import gc  # noqa: PLC0415
 
-    from graphlint.project.check import survey_project  # noqa: PLC0415
+    from graphlint.project.survey import survey_project  # noqa: PLC0415
 
     source = tmp_path / "m.py"
     source.write_text("import torch\nwith torch.cuda.graph(g):\n    y = x.item()\n")
@@ -299,7 +300,7 @@ class _Runs:
         the editor too."""
         from graphlint.lint import Choices, lint  # noqa: PLC0415
 
-        self.monkeypatch.setattr(runner, "_keeping", threading.Event())
+        self.monkeypatch.setattr(kept_module, "_KEEPING", threading.Event())
         if kept:
             runner.keep_workers()
         self.batches.clear()

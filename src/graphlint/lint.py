@@ -34,6 +34,7 @@ from graphlint.diagnostics import Checked, FileResult
 from graphlint.files import Listing, Listings, MissingPathError, collect, project_root
 from graphlint.gitignore import IgnoreFile
 from graphlint.notebook import in_cells
+from graphlint.project.survey import survey_project
 from graphlint.read import (
     LINK_OUT,
     confined,
@@ -302,7 +303,6 @@ def lint(
     config, cwd, excludes = run.config, run.cwd, run.excludes
     if not run.shown:
         return _with_unreadable(Checked([]), run.unreadable, run.settings, cwd)
-    from graphlint.project.check import survey_project  # noqa: PLC0415 - files to check
 
     tree = run.tree
     with confined(tree.leads_out):

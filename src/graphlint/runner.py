@@ -49,6 +49,7 @@ from pathlib import Path
 from types import TracebackType
 
 from graphlint.diagnostics import FileResult
+from graphlint.project.kept import keep_between_runs, kept_between_runs
 from graphlint.project.summary import ModuleSummary, summarize_source
 from graphlint.read import forget_paths, overlay_contents, set_overlay, tool_diagnostic
 from graphlint.settings import Job, Settings
@@ -732,7 +733,6 @@ def default_jobs() -> int:
 
 
 _kept: list[Pool] = []  # keep_workers(): the one pool, once a run made it
-_keeping = threading.Event()
 
 
 def keep_workers(start: int = 0) -> None:
@@ -740,14 +740,14 @@ def keep_workers(start: int = 0) -> None:
     worker per keystroke would cost more than the check). ``start`` workers are
     started now, as fresh interpreters (the server will have threads), and import
     the analysis while the server starts: its first check need not wait for them."""
-    _keeping.set()
+    keep_between_runs()
     if start and not _kept:
         _kept.append(Pool(start, Settings(), method="spawn", kept=True))
 
 
 def workers_kept() -> bool:
     """Whether workers live between runs (``keep_workers``): runs repeat."""
-    return _keeping.is_set()
+    return kept_between_runs()
 
 
 def keep_ready(size: int) -> None:
@@ -765,7 +765,7 @@ def open_pool(
 ) -> Iterator[Pool]:
     """A pool of ``size`` workers for one run: a new one, or the kept one
     (``keep_workers``), which a run that fails or is interrupted ends."""
-    if not _keeping.is_set():
+    if not kept_between_runs():
         with Pool(size, settings, progress) as made:
             yield made
         return

@@ -46,15 +46,14 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Reads, Runs, Screens
+from graphlint.project.kept import UNSTABLE, Reads, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
+from graphlint.project.survey import survey_project
 from graphlint.project.warmup import settle_warmups, unwarmed_callers
 from graphlint.read import (
-    forget_paths,
     module_of,
     overlay,
-    package_folders,
     package_of,
     read_file,
     real_path,
@@ -83,6 +82,17 @@ if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a h
     from graphlint.project.resolve import Dropped
 
 P = ParamSpec("P")
+
+
+def _collecting_less(survey: Callable[P, Checked]) -> Callable[P, Checked]:
+    """``survey`` with the garbage collector run less often while it runs
+    (``runner.fewer_collections``)."""
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> Checked:
+        with fewer_collections():
+            return survey(*args, **kwargs)
+
+    return run
 
 
 class _Results:
@@ -339,99 +349,8 @@ class _Summaries:
         return made
 
 
-def survey_project(
-    files: Sequence[Path],
-    settings: Settings,
-    jobs: int | None = None,
-    *,
-    roots: Iterable[Path] = (),
-    eager: frozenset[str] = frozenset(),
-    cache: Cache | None = None,
-    excluded: Callable[[Path], bool] = lambda path: False,
-    display: Callable[[Path], str] = str,
-    capture_roots: Sequence[str] = (),
-    base: Path | None = None,
-    warn: Callable[[str], None] = lambda message: None,
-    folders: Sequence[Path] = (),
-    context: bytes = b"",
-    progress: Callable[[int, int], None] | None = None,
-    inline: bool = False,
-    paths_current: bool = False,
-) -> Checked:
-    """Check ``files`` and the project code their capture regions reach, and say
-    what the analysis saw (``Checked.survey``); ``progress`` is told how many of the
-    workers' jobs are done, of how many asked so far. With ``inline``, the jobs run
-    in this process (``runner.Inline``), and a graphlint bug raises.
-
-    ``capture_roots`` ("module:qualname") are functions a framework captures; their
-    modules are looked up as imports are, first under ``base`` (the folder of the
-    configuration), and each is analysed as a region; one that names nothing found
-    is reported through ``warn``. ``folders``: the folders ``files`` were collected
-    from (where they hold every source root, the files are the whole project).
-
-    With a ``cache`` (and, where workers are kept, in memory), a run whose files,
-    settings and ``context`` (what else the caller's results depend on: the working
-    folder, the exclusions) are those of an earlier run, and whose every file and
-    folder read is unchanged but for files only its screening read that screen the
-    same again, gives that run's results without checking anything
-    (``kept.Runs``).
-
-    ``paths_current``: what ``read.real_path`` and ``read.package_of`` found since
-    the caller planned the run still holds (``lint.plan`` starts afresh, and a
-    language server plans again after any file is made or removed); else they are
-    looked up again."""
-    if not files:
-        return Checked([])
-    roots = list(roots)
-    asked = [
-        [os.fsdecode(r) for r in roots],
-        sorted(eager),
-        list(capture_roots),
-        os.fsdecode(base) if base is not None else None,
-        [os.fsdecode(f) for f in folders],
-        os.fsdecode(context),
-    ]
-    # the language server's runs are kept in memory too (the text of an unsaved
-    # buffer, only there), and checks of several files may share one
-    runs = Runs(cache, files, settings, asked, memory=workers_kept() and not inline)
-    stored = runs.get()
-    if stored is not None:
-        for message in stored.warnings:
-            warn(message)
-        return Checked(list(stored.results), stored.survey)
-    warnings: list[str] = []
-
-    def said(message: str) -> None:
-        warnings.append(message)
-        warn(message)
-
-    if not paths_current:
-        forget_paths()
-    # what the results depend on; the files' stamps, taken before the run
-    reads = Reads([*files], dict(runs.before))
-    with fewer_collections():
-        done = _survey_project(
-            files,
-            settings,
-            jobs,
-            reads,
-            roots=roots,
-            eager=eager,
-            cache=cache,
-            excluded=excluded,
-            display=display,
-            capture_roots=capture_roots,
-            base=base,
-            warn=said,
-            folders=folders,
-            progress=progress,
-            inline=inline,
-        )
-    runs.put(done, reads, package_folders(), warnings)
-    return done
-
-
-def _survey_project(
+@_collecting_less
+def survey_files(
     files: Sequence[Path],
     settings: Settings,
     jobs: int | None,
@@ -449,8 +368,8 @@ def _survey_project(
     progress: Callable[[int, int], None] | None,
     inline: bool,
 ) -> Checked:
-    """``survey_project``'s work; adds to ``reads`` what it read besides ``files``
-    (``kept.Reads``)."""
+    """``survey.survey_project``'s work, where no kept run answers it; adds to
+    ``reads`` what it read besides ``files`` (``kept.Reads``)."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
     guesses = _guesses(files) if not inline else None
@@ -1129,4 +1048,4 @@ def _widened(
     return replace(result, diagnostics=tuple(changed))
 
 
-__all__ = ["Checked", "check_project", "check_source", "survey_project"]
+__all__ = ["Checked", "check_project", "check_source", "survey_files"]
