@@ -4,15 +4,18 @@ they were, walked again where anything a walk depends on changed."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from graphlint import files
+from graphlint.cache import Cache
+from graphlint.cli import app
+from graphlint.config import Config
 from graphlint.files import Collected, Listing, Listings, collect
-from graphlint.read import forget_paths
+from graphlint.lint import _listings, plan
+from graphlint.read import forget_paths, overlay
 
 
 class Kept:
@@ -157,6 +160,127 @@ def test_a_folder_that_cannot_be_listed_is_not_kept(tmp_path: Path) -> None:
         (root / "pkg" / "deep").chmod(0o755)
 
 
+def test_a_recent_change_time_makes_a_listing_racy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A modification time put back (tar, ``rsync -t``) leaves the change time:
+    the listing is still not kept."""
+    monkeypatch.setattr(files, "RACY_NS", 3600 * 10**9)
+    root = tree(tmp_path)
+    long_ago = 10**18  # 2001
+    for folder, _, names in os.walk(root):
+        for path in [folder, *(os.path.join(folder, n) for n in names)]:
+            os.utime(path, ns=(long_ago, long_ago))
+    kept = Kept()
+    walk(root, kept)
+    assert kept.saved == 0
+
+
+def test_an_unsaved_gitignore_does_not_stand_for_the_one_on_disk(
+    tmp_path: Path,
+) -> None:
+    """The walk reads .gitignore files from disk: an editor's buffer of one is no
+    stamp of what it read."""
+    root = tree(tmp_path)
+    ignore = root / ".gitignore"
+    kept = Kept()
+    with overlay({str(ignore): b"a.py\n"}):
+        walk(root, kept)
+    ignore.write_text("pkg/\n")  # the same size, in place
+    with overlay({str(ignore): b"a.py\n"}):
+        assert walk(root, kept) == walk(root) == ["a.py", "gen/g.py"]
+
+
+def test_a_repository_reached_through_a_link_is_asked_again(tmp_path: Path) -> None:
+    """``.git`` may be a link (repo checkouts): whether it leads to a repository is
+    asked again, not read off a stamp."""
+    outer = tmp_path / "outer"
+    root = tree(outer / "proj")
+    (root / ".git").rmdir()
+    (outer / ".git").mkdir()
+    (outer / ".gitignore").write_text("proj/pkg/\n")
+    (root / ".git").symlink_to(tmp_path / "gitdir")  # nowhere yet
+    kept = Kept()
+    assert walk(root, kept) == ["a.py"]
+    (tmp_path / "gitdir").mkdir()  # now proj is a repository of its own
+    assert walk(root, kept) == walk(root) == ["a.py", "pkg/b.py", "pkg/deep/c.py"]
+
+
+def test_a_walk_a_linked_pyvenv_cfg_decided_is_not_kept(tmp_path: Path) -> None:
+    root = tree(tmp_path / "repo")
+    (root / "pkg" / "pyvenv.cfg").symlink_to(tmp_path / "nowhere.cfg")
+    kept = Kept()
+    walk(root, kept)
+    assert kept.saved == 0
+
+
+def test_a_listing_that_does_not_list_its_folder_is_not_taken(tmp_path: Path) -> None:
+    """Whatever the cache holds, a listing is taken only where it stamps the folder
+    walked and finds files below it alone."""
+    root = tree(tmp_path)
+    kept = Kept()
+    walk(root, kept)
+    (key,) = kept.listings
+    planted = Listing(files.IGNORE_BUDGET, 0, [], [], [("/etc/passwd", "/etc/passwd")])
+    kept.listings[key] = planted
+    assert walk(root, kept) == walk(root)
+
+
+def test_the_plan_walks_nothing_again_where_nothing_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``plan`` walks a project's folder twice (the targets, then the project,
+    with less .gitignore allowance left): each walk has its own listing."""
+    project = tree(tmp_path / "project")
+    (project / "pyproject.toml").write_text("[tool.graphlint]\n")
+    cache = tmp_path / "cache"
+    monkeypatch.chdir(project)
+    first = plan([Path("pkg")], cache_dir=cache, keep_listings=True)
+    scandir = os.scandir
+    with monkeypatch.context() as patched:
+
+        def refuse(path: str) -> object:  # the cache's own folders it may list
+            assert not os.fspath(path).startswith(os.fspath(project)), path
+            return scandir(path)
+
+        patched.setattr(os, "scandir", refuse)
+        again = plan([Path("pkg")], cache_dir=cache, keep_listings=True)
+    assert again.analysed == first.analysed
+    assert again.shown == first.shown
+
+
+def test_a_listing_is_another_user_s_to_take_only_as_that_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder one user can list another may not: who walks is part of the key."""
+    if not hasattr(os, "geteuid"):
+        pytest.skip("no user ids here")
+    cache = Cache(tmp_path / "cache" / "v", None)
+    config = Config(root=tmp_path)
+    listing = Listing(files.IGNORE_BUDGET, 0, [(str(tmp_path), None)], [], [])
+    _listings(cache, config).save("walk", listing)
+    assert _listings(cache, config).load("walk") == listing
+    other = os.geteuid() + 1
+    monkeypatch.setattr(os, "geteuid", lambda: other)
+    assert _listings(cache, config).load("walk") is None
+
+
+def test_a_walk_with_less_gitignore_allowance_left_is_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its allowance a walk reads no more .gitignore files: a listing made
+    with more allowance left does not stand for it."""
+    first, second = tree(tmp_path / "one"), tree(tmp_path / "two")
+    monkeypatch.setattr(files, "IGNORE_BUDGET", len("gen/\n"))  # one file's
+    kept = Kept()
+    forget_paths()
+    collect([second], listings=kept.store)  # its .gitignore read
+    forget_paths()
+    both = collect([first, second], listings=kept.store)
+    forget_paths()
+    assert both == collect([first, second])  # the second's not read
+
+
 HAZARD = """import torch
 
 g = torch.cuda.CUDAGraph()
@@ -166,25 +290,34 @@ with torch.cuda.graph(g):
 """
 
 
-def test_the_command_line_checks_a_file_added_between_two_runs(tmp_path: Path) -> None:
-    """Two runs of ``graphlint check`` with the cache: the first keeps its listing,
-    and the second, which takes it, checks a file added since."""
+def test_the_command_line_checks_a_file_added_between_two_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of ``graphlint check`` with the cache: one after a file was added walks
+    again and checks it; the next, with nothing changed, lists no folder."""
     project = tree(tmp_path / "project")
     (project / "pyproject.toml").write_text("[tool.graphlint]\n")
-    hour_ago = (int(os.path.getmtime(project)) - 3600) * 10**9
-    for folder, _, names in os.walk(project):  # not changed a moment ago
-        for path in [folder, *(os.path.join(folder, n) for n in names)]:
-            os.utime(path, ns=(hour_ago, hour_ago))
-    cache = tmp_path / "cache"
-    env = {**os.environ, "GRAPHLINT_CACHE_DIR": str(cache)}
-    check = [sys.executable, "-m", "graphlint", "check", "--format", "json", "."]
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(project)
+    runner = CliRunner()
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def counted(path: str) -> object:
+        if Path(path).is_relative_to(project):
+            listed.append(os.fspath(path))
+        return scandir(path)
 
     def run() -> str:
-        done = subprocess.run(check, cwd=project, env=env, capture_output=True)
-        return done.stdout.decode()
+        listed.clear()
+        done = runner.invoke(app, ["check", "--format", "json", "."])
+        return done.stdout
 
+    monkeypatch.setattr(os, "scandir", counted)
     assert "late.py" not in run()
-    kept = [p for p in cache.rglob("*") if p.is_file()]
-    assert any(b'"used"' in p.read_bytes() for p in kept), "no listing kept"
+    assert listed
     (project / "pkg" / "deep" / "late.py").write_text(HAZARD)
-    assert "pkg/deep/late.py" in run()
+    assert "late.py" in run()
+    assert listed
+    assert "late.py" in run()
+    assert listed == []

@@ -545,6 +545,12 @@ def _version(package: str) -> str:
 
 
 @functools.cache
+def pattern_library() -> str:
+    """The version of pathspec, which translates .gitignore patterns (``_version``)."""
+    return _version("pathspec")
+
+
+@functools.cache
 def code_version() -> bytes:
     """graphlint's own source files, by name, size and times (an edited rule is a
     new version before its release number changes), with the versions of Python
@@ -573,6 +579,7 @@ __all__ = [
     "code_version",
     "configured_max_size",
     "default_base",
+    "pattern_library",
     "project_folder",
     "sweep",
     "version_folder",

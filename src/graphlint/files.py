@@ -27,7 +27,7 @@ import msgspec
 
 from graphlint.gitignore import MAX_FILE_SIZE, IgnoreFile
 from graphlint.read import known_real, os_reason, overlaid
-from graphlint.stamps import Stamp, stamp
+from graphlint.stamps import Stamp, on_disk, recent
 
 INCLUDED = (".py", ".ipynb")
 """What a folder's files are checked for, by their names' ends (ruff's default
@@ -62,9 +62,10 @@ SKIPPED_DIRS = frozenset(
 
 RACY_NS = 2_000_000_000
 """A listing is not kept where a folder or .gitignore it depends on changed less than
-this long before the walk ended: a file system stamps a change to the tick of a
-coarse clock (milliseconds), so a second change in the same tick, after the walk
-listed the folder, would leave the stamp as it was (git calls such entries racy)."""
+this long before the walk started: a file system stamps a change to the tick of its
+clock (milliseconds here, two seconds on FAT), so a second change in the same tick,
+after the walk listed the folder, would leave the stamp as it was (git calls such
+entries racy)."""
 
 IGNORE_BUDGET = 256 * 1024
 """Bytes of .gitignore files one walk reads in all: matching costs time in proportion
@@ -88,12 +89,14 @@ class Collected:
 
 class Listing(msgspec.Struct, frozen=True):
     """What the walk of one folder found, with what it depends on: the stamps of
-    the folders it listed or looked into and of the .gitignore files it looked for
-    (none where there was none), and the .gitignore allowance it started with."""
+    the folders it listed and of the .gitignore files it looked for (none where
+    there was none), whether each folder it looked at for a ``.git`` was a
+    repository's, and the .gitignore allowance it started with."""
 
     allowance: int
     used: int  # .gitignore bytes it read
     stamps: list[tuple[str, Stamp]]
+    repositories: list[tuple[str, bool]]
     # each file found, in the walk's order, with its key; None: a link, which is
     # resolved again (where it leads is no stamp of the tree's)
     files: list[tuple[str, str | None]]
@@ -106,7 +109,7 @@ class Listings:
     as they were takes the files from there instead of walking (ruff keeps no such
     listing; on Megatron-LM the walk was a third of a warm check)."""
 
-    load: Callable[[str], Listing | None]
+    load: Callable[[str], Listing | None]  # by ``_key``
     save: Callable[[str, Listing], None]
 
 
@@ -116,19 +119,21 @@ class _Record:
 
     allowance: int
     stamps: list[tuple[str, Stamp]] = field(default_factory=list)
+    repositories: list[tuple[str, bool]] = field(default_factory=list)
     files: list[tuple[str, str | None]] = field(default_factory=list)
-    failed: bool = False  # something could not be read: not kept
+    # something could not be read, or a link decided something: not kept
+    failed: bool = False
+    started: int = field(default_factory=time.time_ns)  # before the first stamp
 
     def stamp(self, path: Path | str) -> None:
-        self.stamps.append((os.fspath(path), stamp(path)))
+        self.stamps.append((os.fspath(path), on_disk(path)))
 
     def racy(self) -> bool:
-        """Whether the listing must not be kept: something could not be read, or
-        changed too recently for its stamp to show a later change (``RACY_NS``)."""
-        recent = time.time_ns() - RACY_NS
-        return self.failed or any(
-            was is not None and was[1] > recent for _, was in self.stamps
-        )
+        """Whether the listing must not be kept: ``failed``, or something it
+        depends on changed too recently for its stamp to show a later change
+        (``RACY_NS``)."""
+        since = self.started - RACY_NS
+        return self.failed or any(recent(was, since) for _, was in self.stamps)
 
 
 class _Found:
@@ -252,11 +257,14 @@ def _missing(path: Path) -> bool:
 def _repository_ignores(folder: Path, found: _Found) -> list[IgnoreFile]:
     """.gitignore files from the repository root down to ``folder``'s parent."""
     chain = [folder, *folder.parents]
-    record = found.record
-    if record is not None:  # where a ``.git`` is decides the root
-        for parent in chain[1:]:
-            record.stamp(parent)
-    root = next((f for f in chain if _is_repository(f)), None)
+    root = None
+    for candidate in chain:
+        held = _is_repository(candidate)
+        if found.record is not None:  # asked again before a replay
+            found.record.repositories.append((os.fspath(candidate), held))
+        if held:
+            root = candidate
+            break
     if root is None:
         return []
     above = [f for f in chain[1:] if f == root or root in f.parents]
@@ -294,9 +302,10 @@ def _walk(
     # folder reached without following links every path is real, so it is its own
     # key; only a linked file needs resolving.
     real = Path(os.path.realpath(top))
+    key = _key(real, found.allowance)
     if listings is not None:
-        kept = listings.load(os.fspath(real))
-        if kept is not None and _current(kept, found.allowance):
+        kept = listings.load(key)
+        if kept is not None and _current(kept, os.fspath(real), found.allowance):
             _replay(kept, found)
             return
         found.record = _Record(found.allowance)
@@ -306,16 +315,33 @@ def _walk(
         record, found.record = found.record, None
     if listings is not None and record is not None and not record.racy():
         used = record.allowance - found.allowance
-        listing = Listing(record.allowance, used, record.stamps, record.files)
-        listings.save(os.fspath(real), listing)
+        listing = Listing(
+            record.allowance, used, record.stamps, record.repositories, record.files
+        )
+        listings.save(key, listing)
 
 
-def _current(listing: Listing, allowance: int) -> bool:
-    """Whether a walk now would find what ``listing`` says: it starts with the same
-    .gitignore allowance, and every folder and .gitignore it depends on is as it
-    was (a folder's stamp changes when an entry is added, removed or renamed)."""
-    return listing.allowance == allowance and all(
-        stamp(path) == was for path, was in listing.stamps
+def _key(folder: Path, allowance: int) -> str:
+    """What a walk's listing is kept by: the folder, and the .gitignore allowance
+    it starts with (``plan`` walks a folder twice, the second time with less)."""
+    return f"{os.fspath(folder)}\0{allowance}"
+
+
+def _current(listing: Listing, top: str, allowance: int) -> bool:
+    """Whether a walk of ``top`` now would find what ``listing`` says: it starts
+    with the same .gitignore allowance, it lists ``top`` and finds only files below
+    it (a listing is nothing else), every folder and .gitignore it depends on is as
+    it was (a folder's stamp changes when an entry is added, removed or renamed),
+    and so is every folder's being a repository's."""
+    below = top.rstrip(os.sep) + os.sep
+    return (
+        listing.allowance == allowance
+        and any(path == top for path, _ in listing.stamps)
+        and all(name.startswith(below) for name, _ in listing.files)
+        and all(on_disk(path) == was for path, was in listing.stamps)
+        and all(
+            _is_repository(Path(folder)) == was for folder, was in listing.repositories
+        )
     )
 
 
@@ -371,7 +397,10 @@ def _walk_folders(
                         continue
                     if record is not None:  # before it is looked into and listed
                         record.stamp(entry.path)
-                    if not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                    venv = os.path.join(entry.path, "pyvenv.cfg")
+                    if record is not None and os.path.islink(venv):
+                        record.failed = True  # no stamp says where a link leads
+                    if not os.path.exists(venv):
                         subfolders.append(path)
                     continue
                 if not entry.name.endswith(INCLUDED) and includes is None:

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import msgspec
 
-from graphlint.cache import Cache, CacheError, code_version, configured_max_size
+from graphlint.cache import (
+    Cache,
+    CacheError,
+    code_version,
+    configured_max_size,
+    pattern_library,
+)
 from graphlint.config import (
     LIMITS,
     Config,
@@ -243,18 +249,22 @@ def _project_cache(config: Config, cache_dir: Path | None) -> Cache | None:
 def _listings(cache: Cache, config: Config) -> Listings:
     """The folders' listings in ``cache``, by the folder walked and what decides
     which files a walk finds: the patterns of ``exclude`` and ``extend-include``,
-    where they are relative to, and graphlint's code."""
+    where they are relative to, who walks (a folder one user can list another may
+    not), graphlint's code and the pattern library's."""
+    posix = hasattr(os, "geteuid")
     context = msgspec.json.encode(
         [
             os.fsdecode(config.exclude_root or config.root),
             list(config.exclude),
             os.fsdecode(config.include_root or config.root),
             list(config.extend_include),
+            [os.geteuid(), os.getegid(), sorted(os.getgroups())] if posix else [],
+            pattern_library(),
         ]
     )
 
-    def key(folder: str) -> str:
-        return Cache.key(b"listing", code_version(), context, os.fsencode(folder))
+    def key(walk: str) -> str:
+        return Cache.key(b"listing", code_version(), context, os.fsencode(walk))
 
     return Listings(
         lambda folder: cache.get(key(folder), Listing),

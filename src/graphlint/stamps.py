@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from graphlint.read import overlaid
@@ -30,8 +30,28 @@ def stamp(path: Path | str) -> Stamp:
     given = overlaid(path)
     if given is not None:
         return (len(given), -1, -1, _digest([given]))
+    return _stamp(path, os.stat)
+
+
+def on_disk(path: Path | str) -> Stamp:
+    """The stamp of what the disk holds at ``path`` itself: a link is not followed,
+    and an unsaved buffer is not asked (a walk lists folders and reads .gitignore
+    files from disk, never through a link)."""
+    return _stamp(path, os.lstat)
+
+
+def recent(found: Stamp, since: int) -> bool:
+    """Whether ``found`` shows a change after ``since`` (ns since the epoch): its
+    modification time, or its change time where it has one (which ``utime()``, as
+    tar and ``rsync -t`` use it, cannot put back)."""
+    return found is not None and (
+        found[1] > since or (_CTIME_CHANGES and found[2] > since)
+    )
+
+
+def _stamp(path: Path | str, status: Callable[[Path | str], os.stat_result]) -> Stamp:
     try:
-        info = os.stat(path)
+        info = status(path)
         changed = info.st_ctime_ns if _CTIME_CHANGES else _content(path, info)
     except (OSError, ValueError):
         return None
@@ -56,4 +76,4 @@ def _content(path: Path | str, info: os.stat_result) -> int:
         return _digest(iter(lambda: file.read(_CHUNK), b""))
 
 
-__all__ = ["Stamp", "stamp"]
+__all__ = ["Stamp", "on_disk", "recent", "stamp"]
