@@ -91,6 +91,7 @@ def test_a_walk_of_unchanged_folders_comes_from_the_listing(
         "a .gitignore edited in place",
         "a .gitignore added",
         "a repository made above the walked folder",
+        "a .gitignore added above the walked folder",
     ],
 )
 def test_a_change_a_walk_would_see_is_walked_again(tmp_path: Path, change: str) -> None:
@@ -99,6 +100,9 @@ def test_a_change_a_walk_would_see_is_walked_again(tmp_path: Path, change: str) 
     if change == "a repository made above the walked folder":
         (root / ".git").rmdir()
         (outer / ".gitignore").write_text("a.py\n")
+    if change == "a .gitignore added above the walked folder":
+        (root / ".git").rmdir()
+        (outer / ".git").mkdir()
     kept = Kept()
     walk(root, kept)
     if change == "a file added deep down":
@@ -114,6 +118,8 @@ def test_a_change_a_walk_would_see_is_walked_again(tmp_path: Path, change: str) 
             ignore.write("pkg/")
     elif change == "a .gitignore added":
         (root / "pkg" / ".gitignore").write_text("b.py\n")
+    elif change == "a .gitignore added above the walked folder":
+        (outer / ".gitignore").write_text("inner/a.py\n")
     else:
         (outer / ".git").mkdir()
     assert walk(root, kept) == walk(root)
