@@ -14,12 +14,11 @@ from typing import Any, TypeVar
 import pytest
 
 from graphlint import cache as cache_module
-from graphlint import runner, stamps
+from graphlint import runner, serving, stamps
 from graphlint.cache import Cache, code_version
 from graphlint.diagnostics import FileResult
 from graphlint.lint import lint
 from graphlint.project import check, kept
-from graphlint.project import kept as kept_module
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import overlay
 from graphlint.runner import Pool, run_files
@@ -311,7 +310,7 @@ def test_a_server_decodes_each_summary_once(
     or made by a run is kept decoded for the next runs: the next edit decodes none
     of the summaries its reach reads again, and finds what a run without them
     finds. An unsaved buffer's own summary is not kept (it has no key)."""
-    monkeypatch.setattr(kept_module, "_KEEPING", threading.Event())
+    monkeypatch.setattr(serving, "_KEEPING", threading.Event())
     monkeypatch.setattr(runner, "_kept", [])
     monkeypatch.setattr(check, "_SUMMARIES", {})
     monkeypatch.setattr(check, "_REACHED", {})

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from graphlint import runner
+from graphlint import runner, serving
 from graphlint.diagnostics import FileResult
-from graphlint.project import kept as kept_module
 from graphlint.read import overlay
 from graphlint.settings import Job, Settings
 
@@ -208,7 +207,7 @@ def test_a_server_starts_a_worker_before_its_first_check(
     at once (the server will have threads); the first run checks with it, with
     that run's settings."""
     monkeypatch.setattr(runner, "_kept", [])
-    monkeypatch.setattr(kept_module, "_KEEPING", threading.Event())
+    monkeypatch.setattr(serving, "_KEEPING", threading.Event())
     path = tmp_path / "train.py"
     path.write_text(REGION + "    z = y.item()\n")
     runner.keep_workers(start=1)
@@ -300,7 +299,7 @@ class _Runs:
         the editor too."""
         from graphlint.lint import Choices, lint  # noqa: PLC0415
 
-        self.monkeypatch.setattr(kept_module, "_KEEPING", threading.Event())
+        self.monkeypatch.setattr(serving, "_KEEPING", threading.Event())
         if kept:
             runner.keep_workers()
         self.batches.clear()

@@ -49,9 +49,9 @@ from pathlib import Path
 from types import TracebackType
 
 from graphlint.diagnostics import FileResult
-from graphlint.project.kept import keep_between_runs, kept_between_runs
 from graphlint.project.summary import ModuleSummary, summarize_source
 from graphlint.read import forget_paths, overlay_contents, set_overlay, tool_diagnostic
+from graphlint.serving import keep_between_runs, kept_between_runs
 from graphlint.settings import Job, Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,20 +24,6 @@ from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
 # outcomes that depend on the machine or on a bug, not on the file: never kept
 UNSTABLE = frozenset({ParserLimitExceeded.code, InternalError.code})
-
-# this process runs check after check, its workers kept between them (a language
-# server: ``runner.keep_workers``); it keeps its runs in memory too
-_KEEPING = threading.Event()
-
-
-def keep_between_runs() -> None:
-    """This process runs check after check (``runner.keep_workers`` says so)."""
-    _KEEPING.set()
-
-
-def kept_between_runs() -> bool:
-    """Whether this process runs check after check, with its workers kept."""
-    return _KEEPING.is_set()
 
 
 class _Run(msgspec.Struct):
@@ -242,11 +227,4 @@ def _verdict(seen: Screened) -> str | None:
     return "parsable" if seen.parsable else "clean"
 
 
-__all__ = [
-    "UNSTABLE",
-    "Reads",
-    "Runs",
-    "Screens",
-    "keep_between_runs",
-    "kept_between_runs",
-]
+__all__ = ["UNSTABLE", "Reads", "Runs", "Screens"]

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from graphlint.cache import Cache
 from graphlint.diagnostics import Checked
-from graphlint.project.kept import Reads, Runs, kept_between_runs
+from graphlint.project.kept import Reads, Runs
 from graphlint.read import forget_paths, package_folders
+from graphlint.serving import kept_between_runs
 from graphlint.settings import Settings
 
 
