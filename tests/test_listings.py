@@ -227,7 +227,7 @@ def test_a_listing_that_does_not_list_its_folder_is_not_taken(tmp_path: Path) ->
     kept = Kept()
     walk(root, kept)
     (key,) = kept.listings
-    planted = Listing(files.IGNORE_BUDGET, 0, [], [], [("/etc/passwd", "/etc/passwd")])
+    planted = Listing(files.IGNORE_BUDGET, 0, [], [], [("/etc/passwd", False)])
     kept.listings[key] = planted
     assert walk(root, kept) == walk(root)
 

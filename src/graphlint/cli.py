@@ -477,9 +477,7 @@ def check(
     passes = 0
     drawn = progress_bar() if voice >= Verbosity.NORMAL else contextlib.nullcontext()
     with _interruptible(), overlay(given), drawn as progress:
-        run = _plan(
-            targets, chosen, said, None if no_cache else cache_dir, not no_cache
-        )
+        run = _plan(targets, chosen, said, cache_dir, not no_cache)
         timings["planning"] = time.perf_counter() - started
         if voice >= Verbosity.VERBOSE:
             _tell_plan(run, None if no_cache else cache_dir, no_cache)

@@ -97,9 +97,9 @@ class Listing(msgspec.Struct, frozen=True):
     used: int  # .gitignore bytes it read
     stamps: list[tuple[str, Stamp]]
     repositories: list[tuple[str, bool]]
-    # each file found, in the walk's order, with its key; None: a link, which is
-    # resolved again (where it leads is no stamp of the tree's)
-    files: list[tuple[str, str | None]]
+    # each file found, in the walk's order, and whether it is a link: a file is its
+    # own key, a link is resolved again (where it leads is no stamp of the tree's)
+    files: list[tuple[str, bool]]
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class _Record:
     allowance: int
     stamps: list[tuple[str, Stamp]] = field(default_factory=list)
     repositories: list[tuple[str, bool]] = field(default_factory=list)
-    files: list[tuple[str, str | None]] = field(default_factory=list)
+    files: list[tuple[str, bool]] = field(default_factory=list)
     # something could not be read, or a link decided something: not kept
     failed: bool = False
     started: int = field(default_factory=time.time_ns)  # before the first stamp
@@ -349,11 +349,11 @@ def _replay(listing: Listing, found: _Found) -> None:
     """Add the files ``listing`` says a walk finds, in its order; a link is
     resolved again."""
     found.allowance -= listing.used
-    for name, key in listing.files:
+    for name, link in listing.files:
         path = Path(name)
-        if key is not None:
+        if not link:
             known_real(path)
-            found.file(path, key)
+            found.file(path, name)
             continue
         try:
             if stat.S_ISDIR(os.stat(name).st_mode):
@@ -412,7 +412,7 @@ def _walk_folders(
                     key = entry.path
                     if entry.is_symlink():
                         if record is not None:
-                            record.files.append((entry.path, None))
+                            record.files.append((entry.path, True))
                         # raises for a loop or a dangling link
                         if stat.S_ISDIR(os.stat(entry.path).st_mode):
                             continue  # a folder behind a .py-named link: not followed
@@ -420,7 +420,7 @@ def _walk_folders(
                     else:  # in a real folder, no link: real (``read.real_path``)
                         known_real(path)
                         if record is not None:
-                            record.files.append((entry.path, key))
+                            record.files.append((entry.path, False))
                     found.file(path, key)
             except OSError as error:
                 found.problem(path if path is not None else Path(entry.path), error)
