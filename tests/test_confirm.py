@@ -24,7 +24,7 @@ from graphlint.diagnostics import (
     Severity,
 )
 from graphlint.runtime import attribution, confirm, report
-from graphlint.runtime.sites import RunResult, Site
+from graphlint.runtime.sites import Capture, RunResult, Site, Status
 from graphlint.runtime.source import block_at
 from tests.confirming import ConfirmPool
 from tests.conftest import FIXTURES, expectations
@@ -71,7 +71,9 @@ def test_without_cuda_it_says_so(
 
 
 def _site(path: Path, line: int, end: int, **fields: object) -> Site:
-    site = Site("marked function", "step()", str(path.resolve()), line, end, calls=3)
+    site = Site(
+        Capture.MARKED_FUNCTION, "step()", str(path.resolve()), line, end, calls=3
+    )
     for name, value in fields.items():
         setattr(site, name, value)
     return site
@@ -83,7 +85,7 @@ def _failed(path: Path, line: int, end: int, detail: str, at: int) -> Site:
         path,
         line,
         end,
-        status="capture-error",
+        status=Status.CAPTURE_ERROR,
         detail=detail,
         error_path=str(path.resolve()),
         error_line=at,
@@ -146,7 +148,7 @@ def test_a_failure_no_rule_predicted_is_missed(tmp_path: Path) -> None:
 
 def test_silent_errors_confirm_silent_findings_only(tmp_path: Path) -> None:
     a = tmp_path / "a.py"
-    site = _site(a, 3, 9, status="silent-wrong", detail="replay differs by 2")
+    site = _site(a, 3, 9, status=Status.SILENT_WRONG, detail="replay differs by 2")
     merged = _merge(
         tmp_path,
         [site],
@@ -246,9 +248,11 @@ def test_the_driver_surveys_then_targets_each_site(
 ) -> None:
     a = tmp_path / "a.py"
     marked, unrun = _site(a, 3, 9), _site(a, 20, 25, calls=0)
-    failed_graph = _site(a, 30, 33, kind="torch.cuda.graph", status="capture-error")
-    graph = _site(a, 40, 44, kind="torch.cuda.graph")
-    graphed = _site(a, 50, 50, kind="make_graphed_callables")
+    failed_graph = _site(
+        a, 30, 33, kind=Capture.GRAPH_BLOCK, status=Status.CAPTURE_ERROR
+    )
+    graph = _site(a, 40, 44, kind=Capture.GRAPH_BLOCK)
+    graphed = _site(a, 50, 50, kind=Capture.GRAPHED_CALLABLES)
     targets: list[object] = []
 
     def run_once(
@@ -434,7 +438,7 @@ def test_every_format_says_how_the_script_ended(tmp_path: Path) -> None:
 def test_a_differing_replay_is_never_said_to_match(tmp_path: Path) -> None:
     a = tmp_path / "a.py"
     site = _site(
-        a, 3, 9, status="silent-wrong", detail="replay differs by 2", compared=3
+        a, 3, 9, status=Status.SILENT_WRONG, detail="replay differs by 2", compared=3
     )
     merged = _merge(
         tmp_path, [site], [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]

@@ -14,7 +14,7 @@ import pytest
 from graphlint.diagnostics import Outcome, Related
 from graphlint.project.check import check_project
 from graphlint.runtime import capture, compiled, session
-from graphlint.runtime.sites import COMPILED, Site
+from graphlint.runtime.sites import Capture, Site, Status
 from graphlint.settings import Settings
 from tests.conftest import FIXTURES, expectations
 from tests.test_confirm import _finding, _merge
@@ -31,7 +31,7 @@ def fresh() -> Iterator[None]:
 
 
 def _compiled_site(path: Path, line: int) -> Site:
-    site = Site(COMPILED, "step()", str(path.resolve()), line, line, calls=2)
+    site = Site(Capture.COMPILED, "step()", str(path.resolve()), line, line, calls=2)
     compiled.SITES.append(site)
     return site
 
@@ -129,12 +129,12 @@ def test_an_error_between_capture_begin_and_end_fails_that_capture(
 ) -> None:
     a = tmp_path / "a.py"
     assert not capture.fail_open(RuntimeError("no capture open"))
-    site = Site("capture_begin/capture_end", "run()", str(a.resolve()), 4, 4)
+    site = Site(Capture.CAPTURE_PAIR, "run()", str(a.resolve()), 4, 4)
     capture.OPEN[1] = site
     with pytest.raises(RuntimeError) as raised:
         exec(compile("\n\n\n\n\nraise RuntimeError('sync')", str(a), "exec"))
     assert capture.fail_open(raised.value)
-    assert (site.status, site.error_line) == ("capture-error", 6)
+    assert (site.status, site.error_line) == (Status.CAPTURE_ERROR, 6)
     assert capture.OPEN == {}
 
 
@@ -142,13 +142,13 @@ def test_a_failure_at_a_related_location_confirms_the_finding(tmp_path: Path) ->
     """GL706 sits on the autocast; make_graphed_callables fails at its call."""
     a = tmp_path / "a.py"
     site = Site(
-        "make_graphed_callables",
+        Capture.GRAPHED_CALLABLES,
         "module level",
         str(a.resolve()),
         7,
         7,
         calls=1,
-        status="capture-error",
+        status=Status.CAPTURE_ERROR,
         detail=(
             "RuntimeError: make_graphed_callables does not support the autocast "
             "caching. Please set `cache_enabled=False`."

@@ -14,7 +14,7 @@ from graphlint.checks import Check
 from graphlint.diagnostics import Diagnostic, FileResult, Outcome
 from graphlint.rule import all_checks
 from graphlint.runtime import report
-from graphlint.runtime.sites import RunResult, Site
+from graphlint.runtime.sites import Capture, RunResult, Site, Status
 from tests.test_confirm import SYNC, _failed, _finding, _site
 from tests.test_ground_truth_map import MEASURED, table
 
@@ -182,7 +182,7 @@ def test_a_graph_break_confirms_only_a_finding_that_reads_the_device(
     tmp_path: Path,
 ) -> None:
     a = tmp_path / "a.py"
-    site = _site(a, 3, 9, kind="torch.compile (CUDA graphs)")
+    site = _site(a, 3, 9, kind=Capture.COMPILED)
     site.breaks = [[str(a.resolve()), 6, "Tensor.item"]]
     found = [
         _finding(a, 6, "GL101", Outcome.CAPTURE_ERROR, 3),
@@ -257,8 +257,8 @@ def test_torchs_detected_overwrite_confirms_the_rule_that_measured_it(
         a,
         3,
         9,
-        kind="torch.compile (CUDA graphs)",
-        status="silent-wrong",
+        kind=Capture.COMPILED,
+        status=Status.SILENT_WRONG,
         detail=OVERWRITTEN,
     )
     grads = _finding(a, 8, "GL304", Outcome.CAPTURE_ERROR, 3)

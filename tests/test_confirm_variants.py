@@ -18,7 +18,7 @@ import pytest
 
 from graphlint.diagnostics import Diagnostic, FileResult, Outcome
 from graphlint.runtime import confirm, lines, neutral, report, session
-from graphlint.runtime.sites import STOPPED, RunResult, Site
+from graphlint.runtime.sites import STOPPED, Capture, RunResult, Site, Status
 from tests.test_confirm import _failed, _finding, _site
 
 CUBLAS = (
@@ -187,7 +187,7 @@ def test_the_driver_runs_variants_until_a_failure_is_unexplained(
         seen.append(settings)
         taken = len(settings["neutralised"])  # type: ignore[arg-type]
         site = _failed(a, 3, 9, "RuntimeError: x", at=5 + taken)
-        site.kind = "torch.cuda.graph"  # failed: no run of its own
+        site.kind = Capture.GRAPH_BLOCK  # failed: no run of its own
         return RunResult([site])
 
     def explain(site: Site, trial: RunResult) -> tuple[str, object] | None:
@@ -249,7 +249,7 @@ def test_lines_that_never_ran_are_not_executed_never_not_reproduced(
     assert merged.findings[1].note == "its line never ran in the run"
     # nor does its region's failure confirm it: the line made nothing go wrong
     wrong = RunResult(
-        [_site(a, 3, 9, status="silent-wrong", detail="outputs overwritten")],
+        [_site(a, 3, 9, status=Status.SILENT_WRONG, detail="outputs overwritten")],
         executed={path: [3, 4, 5]},
     )
     kept = [
@@ -297,7 +297,7 @@ def test_the_explainer_warms_up_for_gl703_and_takes_out_confirmed_lines(
     sync = _finding(a, 6, "GL101", Outcome.CAPTURE_ERROR, 3)
     explain = report.Explainer(lambda paths: [FileResult(str(a), (warmup, sync))])
     graph = _failed(a, 3, 9, CUBLAS, at=5)
-    graph.kind = "torch.cuda.graph"
+    graph.kind = Capture.GRAPH_BLOCK
     assert explain(graph, RunResult([graph])) == ("warm", graph.key)
     warmed = RunResult([graph], warm=[graph.key])
     assert explain(graph, warmed) is None  # at line 5, no finding: unexplained
@@ -475,11 +475,13 @@ def test_a_region_that_ran_only_in_a_skipped_variant_is_not_said_not_to_run(
     says nothing of GL703. The note says what happened, not "did not run"."""
     a = tmp_path / "a.py"
     graph = _failed(a, 3, 9, CUBLAS, at=5)
-    graph.kind = "torch.cuda.graph"
-    later = _site(a, 20, 25, kind="torch.cuda.graph", calls=0)
+    graph.kind = Capture.GRAPH_BLOCK
+    later = _site(a, 20, 25, kind=Capture.GRAPH_BLOCK, calls=0)
     first = RunResult([graph, later], STOPPED)
-    ran = _site(a, 20, 25, kind="torch.cuda.graph", compared=2)
-    warmed = RunResult([_site(a, 3, 9, kind="torch.cuda.graph"), ran], warm=[graph.key])
+    ran = _site(a, 20, 25, kind=Capture.GRAPH_BLOCK, compared=2)
+    warmed = RunResult(
+        [_site(a, 3, 9, kind=Capture.GRAPH_BLOCK), ran], warm=[graph.key]
+    )
     warmup = _finding(a, 20, "GL703", Outcome.CAPTURE_ERROR, 20)
     (finding,) = _merge([first, warmed], [warmup], a).findings
     assert finding.status == "no verdict"
@@ -793,7 +795,7 @@ def test_a_variant_trial_targets_the_programs_captures_and_says_what_it_warmed(
         script: Path, args: list[str], settings: dict[str, object], timeout: object
     ) -> RunResult:
         asked.append(settings["target"])
-        graph = _site(a, 3, 9, kind="torch.cuda.graph")
+        graph = _site(a, 3, 9, kind=Capture.GRAPH_BLOCK)
         return RunResult([graph], neutralised=[[str(a), 5]], warm=[graph.key])
 
     monkeypatch.setattr(confirm, "run_once", run_once)
@@ -902,10 +904,10 @@ def test_gpu_graphed_callables_and_capture_pairs_are_compared_with_eager(
     script.write_text(PROGRAM_CAPTURES)
     trials, _ = confirm.run_all(script, [], {"warmup": 3}, 240)
     sites = {site.kind: site for site in trials[0].sites}
-    graphed = sites["make_graphed_callables"]
+    graphed = sites[Capture.GRAPHED_CALLABLES]
     assert graphed.status == "silent-wrong" and graphed.compared == 2, graphed
     assert "(call 1)" in graphed.detail  # right after capture, it still matched
-    pair = sites["capture_begin/capture_end"]
+    pair = sites[Capture.CAPTURE_PAIR]
     assert pair.status == "silent-wrong" and pair.compared >= 2, pair
     assert (pair.line, pair.end_line) == (25, 27)
     assert "`b`" in pair.detail or "`a`" in pair.detail
@@ -918,7 +920,7 @@ def test_a_silent_error_only_a_variant_shows_is_missed(tmp_path: Path) -> None:
     predicted, so it is missed, not dropped; unless it ran on a stand-in."""
     a = tmp_path / "a.py"
     first = RunResult([_failed(a, 3, 9, SYNC, at=5)])
-    wrong = _site(a, 3, 9, status="silent-wrong", detail="replay 1 differs")
+    wrong = _site(a, 3, 9, status=Status.SILENT_WRONG, detail="replay 1 differs")
     variant = RunResult([wrong], neutralised=[[str(a), 5, "hoisted"]])
     found = [_finding(a, 5, "GL101", Outcome.CAPTURE_ERROR, 3)]
     merged = _merge([first, variant], found, a)
@@ -958,7 +960,7 @@ def test_a_comparison_that_fails_leaves_the_programs_call_alone(
     stop, and the site says why. Found in review."""
     from graphlint.runtime import capture  # noqa: PLC0415
 
-    site = _site(tmp_path / "a.py", 3, 9, kind="torch.compile (CUDA graphs)")
+    site = _site(tmp_path / "a.py", 3, 9, kind=Capture.COMPILED)
     calls = capture.CallComparison(site, lambda x: x)
     monkeypatch.setattr(capture, "_wants_comparison", lambda s: True)
 

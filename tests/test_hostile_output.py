@@ -32,7 +32,7 @@ from graphlint.output.escape import encodable, printable, shown_path
 from graphlint.output.lsp import format_lsp
 from graphlint.output.text import format_text
 from graphlint.runtime import report
-from graphlint.runtime.sites import RunResult, Site
+from graphlint.runtime.sites import Capture, RunResult, Site, Status
 from tests.conftest import WARMED
 from tests.test_facts import facts_for
 
@@ -172,13 +172,13 @@ def test_confirm_text_report_escapes_the_run(
     monkeypatch.chdir(tmp_path)
     a = tmp_path / NOT_UTF8
     site = Site(
-        "marked function",
+        Capture.MARKED_FUNCTION,
         f"step{OSC_TITLE}()",
         str(a),
         3,
         9,
         calls=1,
-        status="capture-error",
+        status=Status.CAPTURE_ERROR,
         detail=f"RuntimeError: boom{FORGED}{HOSTILE}",
         error_path=str(a),
         error_line=7,

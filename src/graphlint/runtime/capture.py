@@ -37,17 +37,7 @@ from typing import Any
 
 from graphlint.runtime import attribution, compiled, lines, neutral, session
 from graphlint.runtime.attribution import is_user_file
-from graphlint.runtime.sites import (
-    CAPTURE_ERROR,
-    CAPTURE_PAIR,
-    GRAPH_BLOCK,
-    GRAPHED_CALLABLES,
-    MARKED_BLOCK,
-    MARKED_FUNCTION,
-    SILENT_WRONG,
-    WARMUP_ERROR,
-    Site,
-)
+from graphlint.runtime.sites import Capture, Site, Status
 from graphlint.runtime.source import Block, block_at, span_at
 from graphlint.runtime.tensors import (
     Bindings,
@@ -152,7 +142,7 @@ def _capture(site: Site, run: Callable[[], Any], roots: Mapping[str, Any]) -> An
         _warm_up(run, int(session.settings()["warmup"]))
     except Exception as error:  # fails without any capture: not a graph problem
         before.restore(bindings=False)
-        session.fail(site, WARMUP_ERROR, error)
+        session.fail(site, Status.WARMUP_ERROR, error)
         return None
     graph = torch.cuda.CUDAGraph()
     start = neutral.mark()
@@ -161,7 +151,7 @@ def _capture(site: Site, run: Callable[[], Any], roots: Mapping[str, Any]) -> An
             output = run()
     except Exception as error:
         _stood_in(site, start)
-        session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+        session.fail(site, Status.CAPTURE_ERROR, error)  # raises StopRun
     _stood_in(site, start)
     pins = neutral.values_since(start)
     with neutral.pinned(pins):
@@ -186,7 +176,7 @@ def _judge(
     site.compared += 1
     difference = compare(replayed, eager, settings["atol"], settings["rtol"])
     if difference is not None:
-        site.status = SILENT_WRONG
+        site.status = Status.SILENT_WRONG
         site.tensors = list(difference.tensors)
         site.detail = (
             f"replay differs from eager by up to {difference.largest:.3g} in "
@@ -220,7 +210,7 @@ class FunctionProbe:
         last = max((line for *_, line in code.co_lines() if line), default=0)
         self.fn = fn
         self.site = session.site_of(
-            MARKED_FUNCTION,
+            Capture.MARKED_FUNCTION,
             code.co_filename,
             first or code.co_firstlineno,
             max(last, code.co_firstlineno),
@@ -578,7 +568,11 @@ def enter_block(frame: types.FrameType) -> BlockProbe | None:
     if block is None:
         return None
     site = session.site_of(
-        MARKED_BLOCK, filename, block.line, block.end_line, session.caller_name(frame)
+        Capture.MARKED_BLOCK,
+        filename,
+        block.line,
+        block.end_line,
+        session.caller_name(frame),
     )
     if site.key not in BLOCKS:
         BLOCKS[site.key] = BlockProbe(site, block)
@@ -641,7 +635,7 @@ class ObservedCapture:
                     holders.setdefault(_view(tensor), []).append(path)
         for view, paths in holders.items():
             if len(paths) > 1:
-                self.site.status = SILENT_WRONG
+                self.site.status = Status.SILENT_WRONG
                 self.site.tensors = paths
                 shown = ", ".join(f"`{p}`" for p in paths[:3])
                 self.site.detail = (
@@ -807,7 +801,7 @@ def _observed_graph(base: type) -> type:
             line = frame.f_lineno
             block = self._graphlint_block
             site = session.site_of(
-                GRAPH_BLOCK,
+                Capture.GRAPH_BLOCK,
                 filename,
                 block.line if block else line,
                 block.end_line if block else line,
@@ -827,7 +821,7 @@ def _observed_graph(base: type) -> type:
             except Exception as error:  # the capture could not begin
                 self._graphlint_site = None
                 site.error_path, site.error_line = site.path, line
-                session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+                session.fail(site, Status.CAPTURE_ERROR, error)  # raises StopRun
             # open until its exit: an error that escapes the user's code before it
             # (an exit stack closed by ``stack.close()``) failed this capture
             OPEN[id(self.cuda_graph)] = site
@@ -878,7 +872,7 @@ def _observed_graph(base: type) -> type:
                 code, frame = block.code, self._graphlint_frame
                 env = {**frame.f_globals, **frame.f_locals}
                 site.eager = _fails_eagerly(lambda: exec(code, env), first) or ""
-            session.fail(site, CAPTURE_ERROR, failure)  # raises StopRun
+            session.fail(site, Status.CAPTURE_ERROR, failure)  # raises StopRun
 
     ObservedGraph.__name__ = ObservedGraph.__qualname__ = "graph"
     return ObservedGraph
@@ -927,7 +921,7 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
     def make_graphed_callables(*args: Any, **kwargs: Any) -> Any:
         frame = sys._getframe(1)
         site = session.site_of(
-            GRAPHED_CALLABLES,
+            Capture.GRAPHED_CALLABLES,
             frame.f_code.co_filename,
             frame.f_lineno,
             frame.f_lineno,
@@ -947,7 +941,7 @@ def _observed_graphed_callables(original: Callable[..., Any]) -> Callable[..., A
             else:
                 again = _fails_eagerly(lambda: _call_each(*args, **kwargs), error)
                 site.eager = again or ""
-            session.fail(site, CAPTURE_ERROR, error)
+            session.fail(site, Status.CAPTURE_ERROR, error)
             raise
         _stood_in(site, start)
         if not session.is_target(site):
@@ -1020,7 +1014,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
     block = None
     if is_user_file(frame.f_code.co_filename):
         site = session.site_of(
-            CAPTURE_PAIR,
+            Capture.CAPTURE_PAIR,
             frame.f_code.co_filename,
             frame.f_lineno,
             frame.f_lineno,
@@ -1036,7 +1030,7 @@ def _capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
     except Exception as error:
         if site is not None:  # it raises on its own line
             site.error_path, site.error_line = site.path, site.line
-            session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+            session.fail(site, Status.CAPTURE_ERROR, error)  # raises StopRun
         raise
     if site is not None:
         OPEN[id(graph)] = site
@@ -1061,7 +1055,7 @@ def _capture_end(graph: Any) -> Any:
         ended = ORIGINAL["capture_end"](graph)
     except Exception as error:
         if site is not None:
-            session.fail(site, CAPTURE_ERROR, error)  # raises StopRun
+            session.fail(site, Status.CAPTURE_ERROR, error)  # raises StopRun
         raise
     attribution.SWALLOWED.clear()  # a capture that ended well: nothing to explain
     CAPTURED.add(id(graph))
@@ -1090,7 +1084,7 @@ def fail_open(error: BaseException) -> bool:
     OPEN.clear()
     PAIRS.clear()
     with contextlib.suppress(session.StopRun):  # the run has ended already
-        session.fail(site, CAPTURE_ERROR, error)
+        session.fail(site, Status.CAPTURE_ERROR, error)
     return True
 
 

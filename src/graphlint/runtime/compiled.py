@@ -35,13 +35,7 @@ from typing import Any
 
 from graphlint.runtime import session
 from graphlint.runtime.attribution import first_line, is_user_file
-from graphlint.runtime.sites import (
-    CAPTURE_ERROR,
-    CAPTURED,
-    COMPILED,
-    SILENT_WRONG,
-    Site,
-)
+from graphlint.runtime.sites import Capture, Site, Status
 
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 OVERWRITTEN = "accessing tensor output of CUDAGraphs that has been overwritten"
@@ -128,7 +122,7 @@ def _compile_error(error: BaseException) -> bool:
 def _failed(site: Site, error: BaseException) -> None:
     """Under ``fullgraph=True`` a graph break fails compilation: the site fails at
     the user's line the message names."""
-    site.status = CAPTURE_ERROR
+    site.status = Status.CAPTURE_ERROR
     site.detail = first_line(error)
     lines = user_lines(str(error))
     if lines:
@@ -141,11 +135,11 @@ def escaped(error: BaseException) -> bool:
     silently wrong: their outputs alias reused memory), or a compile error."""
     if OVERWRITTEN in str(error):
         for site in SITES:
-            if site.calls and site.status != CAPTURE_ERROR:
-                site.status = SILENT_WRONG
+            if site.calls and site.status is not Status.CAPTURE_ERROR:
+                site.status = Status.SILENT_WRONG
                 site.detail = first_line(error)
         return True
-    if _compile_error(error) and _LAST and _LAST[-1].status != CAPTURE_ERROR:
+    if _compile_error(error) and _LAST and _LAST[-1].status is not Status.CAPTURE_ERROR:
         _failed(_LAST[-1], error)
         return True
     return False
@@ -203,7 +197,7 @@ def _observed_compile(original: Callable[..., Any], torch: Any) -> Callable[...,
         ):
             return original(model, **kwargs)
         site = session.site_of(
-            COMPILED,
+            Capture.COMPILED,
             frame.f_code.co_filename,
             frame.f_lineno,
             frame.f_lineno,
@@ -280,7 +274,7 @@ def drive() -> None:
     shape = "x".join(map(str, DRIVEN_SHAPE))
     for drivable in list(DRIVABLE.values()):
         site = drivable.site
-        if site.calls or site.status != CAPTURED:
+        if site.calls or site.status is not Status.CAPTURED:
             continue
         site.driven = (
             f"`{drivable.name}` is never called by the program: graphlint confirm "

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlint.runtime import session
-from graphlint.runtime.sites import CRASHED, OBSERVED, PROBED, RunResult, Site
+from graphlint.runtime.sites import RunResult, Site, Status
 
 
 class ConfirmError(Exception):
@@ -164,9 +164,7 @@ def _targets(survey: RunResult, done: set[str]) -> list[Site]:
     return [
         site
         for site in survey.sites
-        if site.calls
-        and site.key not in done
-        and (site.kind in PROBED or (site.kind in OBSERVED and not site.failed))
+        if site.calls and site.key not in done and (site.kind.probed or not site.failed)
     ]
 
 
@@ -199,13 +197,13 @@ def _trial(
     for site in targets:
         progress(f"capturing {site.name} ({site.path}:{site.line})")
         run = run_once(script, args, {**settings, "target": site.key}, timeout)
-        if site.kind in OBSERVED:
+        if not site.kind.probed:
             done.add(site.key)
         found = next((s for s in run.sites if s.key == site.key), None)
         if found is not None and found.calls:
             sites[site.key] = found
         elif run.ended is not None:
-            sites[site.key] = replace(site, status=CRASHED, detail=run.ended)
+            sites[site.key] = replace(site, status=Status.CRASHED, detail=run.ended)
         for path, lines in run.executed.items():
             trial.executed[path] = sorted({*trial.executed.get(path, ()), *lines})
         for path, lines in run.captured.items():

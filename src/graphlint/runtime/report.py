@@ -39,16 +39,7 @@ from graphlint.output.lsp import diagnostic_to_lsp
 from graphlint.output.text import format_diagnostic
 from graphlint.runtime import neutral
 from graphlint.runtime.confirm import Step
-from graphlint.runtime.sites import (
-    CAPTURE_ERROR,
-    CRASHED,
-    GRAPH_BLOCK,
-    SILENT_WRONG,
-    STOPPED,
-    WARMUP_ERROR,
-    RunResult,
-    Site,
-)
+from graphlint.runtime.sites import STOPPED, Capture, RunResult, Site, Status
 from graphlint.signatures import SYNC
 
 CONFIRMED = "confirmed"
@@ -198,9 +189,10 @@ def _taken(trial: RunResult, site: Site) -> bool:
 
 
 def _failed_here(d: Diagnostic, site: Site) -> bool:
-    return site.status == CAPTURE_ERROR and (site.error_path, site.error_line) in (
-        _lines(d)
-    )
+    return site.status is Status.CAPTURE_ERROR and (
+        site.error_path,
+        site.error_line,
+    ) in (_lines(d))
 
 
 def _moved(trial: RunResult, d: Diagnostic) -> bool:
@@ -254,7 +246,7 @@ def _not_explained(d: Diagnostic, site: Site) -> str:
 def _did_not_run(trial: RunResult) -> str:
     """Why a region did not run in ``trial``, as far as the trial tells."""
     if trial.ended == STOPPED:
-        failed = [s.name for s in trial.sites if s.status == CAPTURE_ERROR]
+        failed = [s.name for s in trial.sites if s.status is Status.CAPTURE_ERROR]
         if failed:
             return (
                 "its region did not run: the run was stopped at the failed capture "
@@ -313,23 +305,28 @@ def _judge_in(
     site = region
     # a line that did not run made nothing of its region go wrong
     ran = trial.ran(d.path, d.line) is not False or site.compiles(d.path, d.line)
-    if ran and site.status == SILENT_WRONG and _wrong_as_said(d, site):
+    if ran and site.status is Status.SILENT_WRONG and _wrong_as_said(d, site):
         return CONFIRMED, site.detail
     # a failure a finding at its own line explains is that finding's
     others = any(
         other is not d and _failed_here(other, site) and _explains(other, site)
         for other in every
     )
-    if ran and site.status == CAPTURE_ERROR and _of_its_kind(d, site) and not others:
+    if (
+        ran
+        and site.status is Status.CAPTURE_ERROR
+        and _of_its_kind(d, site)
+        and not others
+    ):
         where = _where(site.error_path, site.error_line)
         return CONFIRMED, (
             f"the capture of {site.name} fails at {where}, a failure of this kind "
             f"anywhere in the region: {site.detail}{_caveat(d)}"
         )
-    if site.status == CAPTURE_ERROR:
+    if site.status is Status.CAPTURE_ERROR:
         where = _where(site.error_path, site.error_line)
         return NO_VERDICT, f"the capture of {site.name} failed first, at {where}"
-    if site.status in (WARMUP_ERROR, CRASHED):
+    if site.status in (Status.WARMUP_ERROR, Status.CRASHED):
         return NO_VERDICT, f"{site.name} failed without a capture: {site.detail}"
     if not ran:
         return NO_VERDICT, f"its line did not run, though {site.name} did"
@@ -341,7 +338,9 @@ def _judge_in(
             f"{site.name} captured on the checker's own call, on stand-ins: what "
             "the program passes, and does between replays, may differ"
         )
-    if site.status == SILENT_WRONG:  # wrong, but not in the way this finding says
+    if (
+        site.status is Status.SILENT_WRONG
+    ):  # wrong, but not in the way this finding says
         return NOT_REPRODUCED, (
             f"{site.name} captured; its replays differ from eager ({site.detail}), "
             "which this finding does not predict"
@@ -428,9 +427,9 @@ def _predicts(d: Diagnostic, site: Site, trial: RunResult) -> bool:
         return True
     if d.outcome is Outcome.TOOL or _site_of(d, trial.sites) is not site:
         return False
-    if site.status == SILENT_WRONG:
+    if site.status is Status.SILENT_WRONG:
         return _wrong_as_said(d, site)
-    return site.status == CAPTURE_ERROR and _of_its_kind(d, site)
+    return site.status is Status.CAPTURE_ERROR and _of_its_kind(d, site)
 
 
 def _wrong_as_said(d: Diagnostic, site: Site) -> bool:
@@ -460,11 +459,11 @@ def _missed(
         if site.driven:  # the program never runs it: its stand-ins may be why
             continue
         if trial.neutralised and not (
-            (site.status == CAPTURE_ERROR and _captures(site))
-            or (site.status == SILENT_WRONG and not site.stand_ins)
+            (site.status is Status.CAPTURE_ERROR and _captures(site))
+            or (site.status is Status.SILENT_WRONG and not site.stand_ins)
         ):
             continue
-        if site.status == CAPTURE_ERROR:
+        if site.status is Status.CAPTURE_ERROR:
             found.append(
                 Missed(
                     site,
@@ -475,7 +474,7 @@ def _missed(
                     variant,
                 )
             )
-        elif site.status == SILENT_WRONG:
+        elif site.status is Status.SILENT_WRONG:
             found.append(
                 Missed(
                     site,
@@ -510,11 +509,11 @@ class Explainer:
         return [d for p in {_real(p) for p in paths} for d in self.linted[p]]
 
     def __call__(self, site: Site, trial: RunResult) -> Step | None:
-        if site.status != CAPTURE_ERROR:
+        if site.status is not Status.CAPTURE_ERROR:
             return None
         findings = self.findings([p for p in (site.path, site.error_path) if p])
         if (
-            site.kind == GRAPH_BLOCK
+            site.kind is Capture.GRAPH_BLOCK
             and site.key not in trial.warm
             and any(
                 _site_of(d, [site]) is site and _of_its_kind(d, site) for d in findings
@@ -589,11 +588,11 @@ def describe(site: Site) -> str:
     """One line on what the capture of ``site`` did."""
     if site.calls == 0:
         return "never ran"
-    if site.status == CAPTURE_ERROR:
+    if site.status is Status.CAPTURE_ERROR:
         where = _where(site.error_path, site.error_line)
         eager = "; it fails so run eagerly too" if site.eager else ""
         return f"{site.detail} (at {where}){eager}"
-    if site.status != "captured":
+    if site.status is not Status.CAPTURED:
         return site.detail
     parts = []
     if site.breaks:
@@ -618,7 +617,7 @@ def describe(site: Site) -> str:
 
 
 def _status(site: Site) -> str:
-    return "not reached" if site.calls == 0 else site.status
+    return "not reached" if site.calls == 0 else site.status.value
 
 
 def format_text(report: Report, color: bool = False) -> str:
@@ -627,10 +626,8 @@ def format_text(report: Report, color: bool = False) -> str:
     lines = [f"graphlint confirm on {report.device} ({runs} of the script)", ""]
     lines.append("Capture sites:")
     for site in report.sites:
-        where = f"{display(site.path)}:{site.line}"
-        lines.append(
-            f"  {_status(site):<14}{where} {site.name} [{site.kind}]: {describe(site)}"
-        )
+        where = f"{display(site.path)}:{site.line} {site.name} [{site.kind.value}]"
+        lines.append(f"  {_status(site):<14}{where}: {describe(site)}")
     if not report.sites:
         lines.append(
             "  none ran: mark a region with @graphlint.capture_region, or capture "
@@ -679,7 +676,7 @@ def _ending(report: Report) -> str:
 def _summary(report: Report) -> str:
     counts = {s: sum(f.status == s for f in report.findings) for s in VERDICTS}
     ran = [s for s in report.sites if s.calls]
-    captured = [s for s in ran if s.status == "captured"]
+    captured = [s for s in ran if s.status is Status.CAPTURED]
     failed = [s for s in ran if s.failed]
     return (
         f"{_count(len(report.findings), 'finding')}: {counts[CONFIRMED]} confirmed, "
@@ -707,7 +704,7 @@ def _site_item(site: Site) -> dict[str, Any]:
         "severity": 1 if site.failed else 3,
         "code": _status(site),
         "source": "graphlint confirm",
-        "message": f"{site.name} [{site.kind}]: {describe(site)}",
+        "message": f"{site.name} [{site.kind.value}]: {describe(site)}",
         "data": {"runtime": {"status": _status(site), "site": asdict(site)}},
     }
 
@@ -754,7 +751,7 @@ def format_lsp(report: Report, color: bool = False) -> str:
             {
                 "range": _range(missed.line),
                 "severity": 1,
-                "code": missed.site.status,
+                "code": missed.site.status.value,
                 "source": "graphlint confirm",
                 "message": missed.message,
                 "data": {

@@ -15,7 +15,7 @@ import sys
 from types import FrameType
 from typing import Any
 
-from graphlint.runtime.sites import CAPTURE_ERROR, RunResult, Site
+from graphlint.runtime.sites import Capture, RunResult, Site, Status
 
 ENV = "GRAPHLINT_CONFIRM"
 DEFAULTS: dict[str, Any] = {
@@ -55,7 +55,7 @@ def is_target(site: Site) -> bool:
     return bool(settings()["target"] == site.key)
 
 
-def site_of(kind: str, filename: str, line: int, end_line: int, name: str) -> Site:
+def site_of(kind: Capture, filename: str, line: int, end_line: int, name: str) -> Site:
     """The site at ``filename:line``, registered on first sight."""
     path = os.path.realpath(filename)
     key = f"{path}:{line}"
@@ -69,7 +69,7 @@ def caller_name(frame: FrameType) -> str:
     return "module level" if name == "<module>" else f"{name}()"
 
 
-def fail(site: Site, status: str, error: BaseException) -> None:
+def fail(site: Site, status: Status, error: BaseException) -> None:
     """Record a failure; a failed capture also ends the run (raises StopRun)."""
     from graphlint.runtime.attribution import first_line, user_frame  # noqa: PLC0415
 
@@ -78,7 +78,7 @@ def fail(site: Site, status: str, error: BaseException) -> None:
     where = user_frame(error)
     if where is not None:
         site.error_path, site.error_line = where
-    if status == CAPTURE_ERROR:
+    if status is Status.CAPTURE_ERROR:
         sys.stdout.flush()
         raise StopRun from error
 

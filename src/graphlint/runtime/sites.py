@@ -3,46 +3,78 @@ from the process that ran the script to the one that reports (JSON, no torch).""
 
 from __future__ import annotations
 
+import enum
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from graphlint.diagnostics import RegionKind
+
 # How a run ended when the checker stopped it (the process is not clean after a
 # failed capture): the lines after that point were never given a chance.
 STOPPED = "it was stopped at a failed capture (the process is not clean after one)"
 
-# A site's status after a run.
-CAPTURED = "captured"  # captured; replays matched eager wherever they were compared
-CAPTURE_ERROR = "capture-error"  # the capture raised
-SILENT_WRONG = "silent-wrong"  # captured, but a replay differed from eager
-WARMUP_ERROR = "warmup-error"  # the region fails without any capture: not a graph issue
-CRASHED = "crashed"  # the process running the script died before reporting
-FAILED = frozenset({CAPTURE_ERROR, SILENT_WRONG, WARMUP_ERROR, CRASHED})
 
-# How a region comes to be captured.
-MARKED_FUNCTION = "marked function"
-MARKED_BLOCK = "marked block"
-GRAPH_BLOCK = "torch.cuda.graph"
-CAPTURE_PAIR = "capture_begin/capture_end"
-COMPILED = "torch.compile (CUDA graphs)"
-GRAPHED_CALLABLES = "make_graphed_callables"
-PROBED = frozenset({MARKED_FUNCTION, MARKED_BLOCK})  # the checker captures these itself
-# the program's captures, whose replays a run that targets them compares with eager
-OBSERVED = frozenset({GRAPH_BLOCK, CAPTURE_PAIR, COMPILED, GRAPHED_CALLABLES})
+class Status(str, enum.Enum):
+    """A site's status after a run."""
+
+    CAPTURED = "captured"  # captured; replays matched eager wherever compared
+    CAPTURE_ERROR = "capture-error"  # the capture raised (``Outcome.CAPTURE_ERROR``)
+    SILENT_WRONG = "silent-wrong"  # a replay differed from eager (``Outcome``'s too)
+    WARMUP_ERROR = "warmup-error"  # it fails with no capture at all: no graph issue
+    CRASHED = "crashed"  # the process running the script died before reporting
+
+    @property
+    def failed(self) -> bool:
+        return self is not Status.CAPTURED
+
+
+class Capture(str, enum.Enum):
+    """How a site comes to be captured: a region kind (``RegionKind``), told apart
+    more finely where the checker captures it in another way."""
+
+    MARKED_FUNCTION = "marked function"
+    MARKED_BLOCK = "marked block"
+    GRAPH_BLOCK = "torch.cuda.graph"
+    CAPTURE_PAIR = "capture_begin/capture_end"
+    COMPILED = "torch.compile (CUDA graphs)"
+    GRAPHED_CALLABLES = "make_graphed_callables"
+
+    @property
+    def region(self) -> RegionKind:
+        """The kind of region the static analysis finds there."""
+        return _REGION_KINDS[self]
+
+    @property
+    def probed(self) -> bool:
+        """Whether the checker captures it itself (the user marked it); otherwise
+        the program does, and a run that targets it compares its replays with
+        eager."""
+        return self.region is RegionKind.MARKED
+
+
+_REGION_KINDS = {
+    Capture.MARKED_FUNCTION: RegionKind.MARKED,
+    Capture.MARKED_BLOCK: RegionKind.MARKED,
+    Capture.GRAPH_BLOCK: RegionKind.MANUAL,
+    Capture.CAPTURE_PAIR: RegionKind.MANUAL,
+    Capture.COMPILED: RegionKind.COMPILE,
+    Capture.GRAPHED_CALLABLES: RegionKind.GRAPHED,
+}
 
 
 @dataclass
 class Site:
     """One place in the program that captures (or is marked to be captured)."""
 
-    kind: str
+    kind: Capture
     name: str  # "step()", "Runner.capture()"
     path: str  # absolute
     line: int  # the decorator, the ``with`` or the call
     end_line: int  # the last line of the function or block
     calls: int = 0  # times reached: calls, blocks entered, captures made
-    status: str = CAPTURED
+    status: Status = Status.CAPTURED
     detail: str = ""  # the first line of the error, the difference, a note
     error_path: str | None = None  # where the failure was raised, in the user's code
     error_line: int | None = None
@@ -68,7 +100,7 @@ class Site:
 
     @property
     def failed(self) -> bool:
-        return self.status in FAILED
+        return self.status.failed
 
     @property
     def speedup(self) -> float | None:
@@ -114,9 +146,11 @@ class RunResult:
     def load(cls, text: str) -> RunResult:
         data: dict[str, Any] = json.loads(text)
         names = {f.name for f in fields(Site)}
-        sites = [
-            Site(**{k: v for k, v in s.items() if k in names}) for s in data["sites"]
-        ]
+        sites = []
+        for each in data["sites"]:
+            site = Site(**{k: v for k, v in each.items() if k in names})
+            site.kind, site.status = Capture(site.kind), Status(site.status)
+            sites.append(site)
         return cls(
             sites,
             data.get("ended"),

@@ -51,7 +51,7 @@ from graphlint import comments
 from graphlint.diagnostics import FileResult
 from graphlint.read import package_of, source_root
 from graphlint.runtime import lines, session
-from graphlint.runtime.sites import COMPILED
+from graphlint.runtime.sites import Capture
 
 STAND_IN_SHAPE = (16, 16)  # each tensor: float32, on the current CUDA device
 TENSORS = 3  # the length of a list of tensors
@@ -492,7 +492,7 @@ def _called(target: dict[str, Any]) -> bool:
         if any((path, line) in lines.EXECUTED for line in range(first, last + 1)):
             return True
     return any(
-        (site.calls or site.kind == COMPILED) and site.covers(path, line)
+        (site.calls or site.kind is Capture.COMPILED) and site.covers(path, line)
         for site in session.SITES.values()
         for line in target["regions"]
     )
