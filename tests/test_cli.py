@@ -358,7 +358,8 @@ def test_installed_command_and_module_entry(project: Path) -> None:
 
 def test_a_run_with_nothing_to_check_imports_no_analysis(tmp_path: Path) -> None:
     """Starting is cheap: no LibCST, rules, project pass or pydantic before a file
-    needs them (issue #14: an empty folder in 0.15 s)."""
+    needs them (issue #14: an empty folder in 0.15 s), no pathspec or RE2 before a
+    pattern is compiled, no fixer in a run that fixes nothing."""
     script = (
         "import sys\n"
         "from graphlint.cli import main\n"
@@ -367,7 +368,8 @@ def test_a_run_with_nothing_to_check_imports_no_analysis(tmp_path: Path) -> None
         "    main()\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('libcst', 'pydantic', 'graphlint.engine', 'graphlint.project.reach')\n"
+        "heavy = ('libcst', 'pydantic', 'graphlint.engine', 'graphlint.project.reach',"
+        " 'pathspec', 're2', 'graphlint.fixer')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
     done = subprocess.run(

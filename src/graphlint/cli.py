@@ -12,11 +12,11 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from graphlint import __version__, cache, fixer
+from graphlint import __version__, cache
 from graphlint.cache import ENV as CACHE_ENV
 from graphlint.codes import CODES, code_of
 from graphlint.config import CEILINGS, LIMIT_ENV, ConfigError, FailOn, parse_limit
@@ -40,6 +40,9 @@ from graphlint.output.statistics import statistics_text
 from graphlint.output.text import format_text
 from graphlint.progress import progress_bar
 from graphlint.read import os_reason, overlay, real_path
+
+if TYPE_CHECKING:  # imported by the runs that fix, diff or add comments only
+    from graphlint import fixer
 
 EXIT_CLEAN, EXIT_FOUND = 0, 1
 STDIN = Path("-")  # the path that reads the source from standard input
@@ -499,6 +502,8 @@ def check(
         if not fixing:
             checked = once()
         else:
+            from graphlint import fixer  # noqa: PLC0415
+
             done = fixer.fix(
                 once, unsafe=unsafe_fixes, applying=apply_fixes or show_diff
             )
@@ -631,6 +636,8 @@ def _apply(
     where one was not). The findings to report, and whether the report goes to
     stderr (stdout holds standard input's fixed text). The counts and warnings
     are not said with -q, the diff not with --silent."""
+    from graphlint import fixer  # noqa: PLC0415
+
     talk = voice >= Verbosity.NORMAL
 
     def echo(text: str, err: bool = True) -> None:
@@ -675,6 +682,8 @@ def _apply(
 def _notebooks_untouched(done: fixer.Fixing, *, noqa: bool) -> None:
     """Warn about each notebook with findings: fixes and suppression comments are
     not written into notebooks (they are left as they are)."""
+    from graphlint import fixer  # noqa: PLC0415
+
     for path, count in sorted(fixer.untouched(done.remaining()).items()):
         findings = f"{count} finding{'s' * (count != 1)} there"
         if noqa:
@@ -702,6 +711,8 @@ def _save(done: fixer.Fixing, given: dict[str, bytes], talk: bool) -> set[str]:
             sys.stdout.buffer.write(source.data if source is not None else data)
         sys.stdout.buffer.flush()
         return set()
+    from graphlint import fixer  # noqa: PLC0415
+
     unwritten: set[str] = set()
     for source in done.changed:
         why = fixer.write(source)

@@ -21,17 +21,21 @@ backslash) is dropped, as git drops it.
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import re2  # type: ignore[import-untyped]
-from pathspec import PathSpec, RegexPattern
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+from typing import TYPE_CHECKING, Any
 
 from graphlint.read import ReadError, read_bounded
+
+if TYPE_CHECKING:
+    from pathspec import PathSpec, RegexPattern
+
+# pathspec and RE2 are imported where a pattern is first compiled: a run whose walk
+# of the folders was kept (``files.Listings``) and that excludes nothing by pattern
+# compiles none, and their import is a tenth of a warm run's start.
 
 MAX_FILE_SIZE = 256 * 1024
 """Bytes of one .gitignore (large real ones hold a few thousand lines); a larger one
@@ -49,8 +53,16 @@ SET_SIZE = 512
 # surrogates (U+DC80-U+DCFF, one per byte). Patterns and paths both move those to
 # private-use code points, so a pattern matches the bytes it was written with.
 _SURROGATES = {0xDC80 + byte: 0x10FE80 + byte for byte in range(128)}
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
+
+
+@functools.cache
+def _re2_options() -> Any:
+    import re2  # type: ignore[import-untyped]  # noqa: PLC0415 - see above
+
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
 
 # pathspec marks the slash after the folder a pattern names with this group, and
 # lets the folder's contents follow it. Here a folder's own path ends there, and a
@@ -72,6 +84,10 @@ def compile_pattern(line: str) -> Pattern | None:
     comment, or a line that is not a valid pattern."""
     if len(line) > MAX_PATTERN:
         return None
+    import re2  # noqa: PLC0415 - see above
+    from pathspec import RegexPattern  # noqa: PLC0415
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
+
     text = line.translate(_SURROGATES)
     if text.rstrip(" ").endswith("/**/"):
         # pathspec reads "a/**/" as "a/", the folder a; git, as the folders in a
@@ -86,7 +102,7 @@ def compile_pattern(line: str) -> Pattern | None:
         # RE2 alone compiles them: Python's ``re`` is never asked to match.
         file, folder = (
             RegexPattern(
-                re2.compile(regex.replace(_FOLDER_MARK, end), _RE2_OPTIONS), include
+                re2.compile(regex.replace(_FOLDER_MARK, end), _re2_options()), include
             )
             for end in ("/$", "$")
         )
@@ -105,6 +121,9 @@ def _specs(patterns: Sequence[RegexPattern]) -> list[PathSpec[RegexPattern]]:
         ]
     if not patterns:
         return []
+    import re2  # noqa: PLC0415 - see above
+    from pathspec import PathSpec  # noqa: PLC0415
+
     try:
         return [PathSpec(patterns, backend="re2")]
     except re2.error:
@@ -201,7 +220,9 @@ def _regex_sets(
         ]
     if not regexes:
         return []
-    regex_set = re2.Set.SearchSet(_RE2_OPTIONS)
+    import re2  # noqa: PLC0415 - see above
+
+    regex_set = re2.Set.SearchSet(_re2_options())
     try:
         for _, regex in regexes:
             regex_set.Add(regex)
