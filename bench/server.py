@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.installed import compile_graphlint
 from tests.lsp_client import Client
 
 DEBOUNCE = 0.25
@@ -187,6 +188,7 @@ def main() -> None:
     parser.add_argument("--megatron", type=Path, help="a Megatron-LM checkout")
     parser.add_argument("--repeat", type=int, default=5, help="changes measured")
     args = parser.parse_args()
+    compile_graphlint()
     print("| file | open, empty cache | open, warm cache | change (median) |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch_name:

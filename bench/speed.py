@@ -21,7 +21,6 @@ generated projects of those sizes.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -33,6 +32,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.installed import compile_graphlint
 
 Figure = tuple[float, float, float]  # wall, cpu seconds, peak memory (MiB)
 SAMPLE = 0.02  # seconds between memory samples
@@ -231,12 +234,7 @@ def main() -> None:
         "--no-trees", action="store_true", help="only the curve, not the table"
     )
     args = parser.parse_args()
-    # an installed graphlint has its bytecode (pip compiles it); an editable one run
-    # with PYTHONDONTWRITEBYTECODE would compile its sources at every start
-    package = importlib.util.find_spec("graphlint")
-    if package is not None and package.origin is not None:
-        folder = str(Path(package.origin).parent)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", folder], check=True)
+    compile_graphlint()
     with tempfile.TemporaryDirectory() as scratch:
         bench = Bench(args.repeat, Path(scratch))
         if not args.no_trees:
