@@ -13,7 +13,7 @@ import libcst as cst
 import pytest
 
 from graphlint.comments import scan
-from graphlint.diagnostics import Hop, RegionKind, Settled
+from graphlint.diagnostics import Hop, RegionKind, RegionRef, Settled
 from graphlint.facts.positions import positions_of
 from graphlint.facts.regions import FINDER_SITES, Assignment, Region, find_regions
 from graphlint.facts.scopes import ScopeBuilder
@@ -120,7 +120,7 @@ def test_a_function_reached_from_another_file_is_a_region() -> None:
     hop = Hop("train.py", 9, 8, "helper()")
     settled = (Settled("grid", none=False),)  # every call passes a grid
     region = Region(
-        RegionKind.MANUAL, 8, "torch.cuda.graph", via=(hop,), settled=settled
+        RegionRef(RegionKind.MANUAL, 8, "torch.cuda.graph", via=(hop,), settled=settled)
     )
     walked = check(source, {"helper": region})
     assert {r.label for r in walked.present} == {"torch.cuda.graph"}

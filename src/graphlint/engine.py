@@ -339,16 +339,9 @@ def _tensor_arguments(facts: FileFacts, call: cst.Call) -> tuple[str, ...]:
 
 
 def _region(how: RegionRef) -> Region:
-    return Region(
-        how.kind,
-        how.line,
-        how.label,
-        how.confidence,
-        origin=how.path,
-        via=how.via,
-        settled=how.settled,
-        tensors=how.tensors,
-    )
+    """A region elsewhere, as the analysis of code it reaches sees it (what it
+    captures and its notebook cell are its own file's)."""
+    return Region(replace(how, cell=None, targets=()))
 
 
 def check_file(path: Path | Job, settings: Settings) -> FileResult:

@@ -367,7 +367,7 @@ class Rule(Check, cst.BatchableCSTVisitor):
                 severity=severity,
                 confidence=confidence,
                 outcome=self.outcome,
-                region=region.ref(),
+                region=region.ref.shown,
                 fix_hint=self.fix_title.format(**fmt) if self.fix_title else None,
                 related=tuple(
                     Related(

@@ -84,31 +84,61 @@ Bound = cst.BaseExpression | cst.FunctionDef  # what a name stands for
 
 @dataclass(frozen=True, slots=True)
 class Region:
-    """A capture region: how it captures, where it is, how sure graphlint is.
+    """A capture region as one file's analysis sees it: the region (``ref``, as
+    everything past the file names it: how it captures, where, how sure graphlint
+    is, and for code that a region elsewhere reaches, that region's file, the calls
+    from it and what they settle) with its syntax in this file.
 
     ``root`` is the statement that captures (the ``with``, the ``capture_begin()``
     line, the captured function); ``graph`` the source text of the graph object a
     manual capture records into, when it is written out.
     """
 
-    kind: RegionKind
-    line: int
-    label: str
-    confidence: Confidence = Confidence.HIGH
+    ref: RegionRef
     end_line: int = 0
     root: cst.CSTNode | None = field(default=None, compare=False)
     graph: str | None = None
     # the expression of that graph object, for its host location
     graph_expr: cst.BaseExpression | None = field(default=None, compare=False)
-    origin: str | None = None  # the region's file, for code reached from another file
-    via: tuple[Hop, ...] = ()  # calls from the region to this code
-    # for that code: its parameters that the calls under capture settle
-    settled: tuple[guards.Settled, ...] = ()
-    # and those that every call under capture passes a device tensor
-    tensors: tuple[str, ...] = ()
     # a ``capture_begin()`` ... ``capture_end()`` span, not a ``with`` block
     begin_end: bool = False
     open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
+
+    @property
+    def kind(self) -> RegionKind:
+        return self.ref.kind
+
+    @property
+    def line(self) -> int:
+        return self.ref.line
+
+    @property
+    def label(self) -> str:
+        return self.ref.label
+
+    @property
+    def confidence(self) -> Confidence:
+        return self.ref.confidence
+
+    @property
+    def origin(self) -> str | None:
+        """The region's file, for code reached from another file."""
+        return self.ref.path
+
+    @property
+    def via(self) -> tuple[Hop, ...]:
+        """The calls from the region to this code."""
+        return self.ref.via
+
+    @property
+    def settled(self) -> tuple[guards.Settled, ...]:
+        """For that code: its parameters that the calls under capture settle."""
+        return self.ref.settled
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        """And those that every call under capture passes a device tensor."""
+        return self.ref.tensors
 
     @property
     def fullgraph(self) -> bool:
@@ -122,11 +152,6 @@ class Region:
     def site(self, path: str) -> RegionRef:
         """The region as found in the file ``path``, for what crosses a process."""
         return RegionRef(self.kind, self.line, self.label, path)
-
-    def ref(self) -> RegionRef:
-        """The region as a diagnostic in it names it: its file when that is another
-        (code reached from a region elsewhere), and the calls from it."""
-        return RegionRef(self.kind, self.line, self.label, self.origin, self.via)
 
 
 Callable = cst.FunctionDef | cst.Lambda
@@ -191,10 +216,7 @@ class RegionFinder(cst.CSTVisitor):
                 self.roots.setdefault(
                     node.body,
                     Region(
-                        kind,
-                        self.line(node),
-                        label,
-                        confidence,
+                        RegionRef(kind, self.line(node), label, confidence=confidence),
                         end_line=self.end(node),
                         root=node,
                         graph=source(graph) if graph is not None else None,
@@ -241,10 +263,7 @@ class RegionFinder(cst.CSTVisitor):
             if found is not None:
                 kind, label, confidence = found
                 region = Region(
-                    kind,
-                    self.line(decorator),
-                    label,
-                    confidence,
+                    RegionRef(kind, self.line(decorator), label, confidence=confidence),
                     end_line=self.end(node),
                     root=node,
                 )
@@ -269,9 +288,7 @@ class RegionFinder(cst.CSTVisitor):
             forward = self.method(info, "forward") if info is not None else None
             if q in self.markers and forward is not None:
                 region = Region(
-                    RegionKind.MARKED,
-                    self.line(decorator),
-                    "marked",
+                    RegionRef(RegionKind.MARKED, self.line(decorator), "marked"),
                     end_line=self.end(forward),
                     root=forward,
                 )
@@ -620,12 +637,14 @@ class RegionFinder(cst.CSTVisitor):
         if q in GRAPHED_CALLABLES:
             self.graphed_calls.append(node)
             target = first_arg(node, "callables", "modules")
-            region = Region(RegionKind.GRAPHED, self.line(node), graphed_label(q))
+            region = Region(
+                RegionRef(RegionKind.GRAPHED, self.line(node), graphed_label(q))
+            )
         elif q == "torch.compile":
             label = self.cudagraph_label(node)
             target = first_arg(node, "model")
             if label is not None:
-                region = Region(RegionKind.COMPILE, self.line(node), label)
+                region = Region(RegionRef(RegionKind.COMPILE, self.line(node), label))
         elif (
             type(func) is cst.Call and self.values.qualify(func.func) == "torch.compile"
         ):
@@ -633,7 +652,7 @@ class RegionFinder(cst.CSTVisitor):
             label = self.cudagraph_label(func)
             target = first_arg(node, "model")
             if label is not None:
-                region = Region(RegionKind.COMPILE, self.line(node), label)
+                region = Region(RegionRef(RegionKind.COMPILE, self.line(node), label))
         elif type(func) is cst.Attribute and func.attr.value == "compile":
             kind = self.values.of(func.value).kind
             # an instance of a class from another module is unknown: only its own
@@ -647,13 +666,21 @@ class RegionFinder(cst.CSTVisitor):
             )
             if label is not None:
                 target = func.value
-                region = Region(RegionKind.COMPILE, self.line(node), label)
+                region = Region(RegionRef(RegionKind.COMPILE, self.line(node), label))
         else:
             # compile_fn(model), get_compile_fn(backend)(fn): a compile wrapper
             found = self.compiler(func)
             if found is not None:
                 target = first_arg(node, "model")
-                region = Region(RegionKind.COMPILE, self.line(node), found[0], found[1])
+                label, confidence = found
+                region = Region(
+                    RegionRef(
+                        RegionKind.COMPILE,
+                        self.line(node),
+                        label,
+                        confidence=confidence,
+                    )
+                )
         if target is None or region is None:
             return
         if region.kind is RegionKind.COMPILE:
@@ -1011,10 +1038,12 @@ class BeginEndScanner:
         last = end if end is not None else (nodes[-1] if nodes else span.begin)
         graph = span.graph
         region = Region(
-            span.kind,
-            self.finder.line(span.begin),
-            span.label,
-            span.confidence,
+            RegionRef(
+                span.kind,
+                self.finder.line(span.begin),
+                span.label,
+                confidence=span.confidence,
+            ),
             end_line=self.finder.end(last),
             root=span.begin,
             graph=source(graph) if graph is not None else None,
@@ -1250,7 +1279,9 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         line = self.finder.positions[node].start.line
         for start, end in self.pragmas:
             if start < line < end:
-                return Region(RegionKind.MARKED, start, "marked", end_line=end)
+                return Region(
+                    RegionRef(RegionKind.MARKED, start, "marked"), end_line=end
+                )
         return None
 
 
@@ -1372,9 +1403,9 @@ def find_regions(
     for function, path in scopes.paths.items():
         if path in declared:
             region = Region(
-                RegionKind.MARKED,
-                finder.line(function.name),
-                DECLARED_LABEL,
+                RegionRef(
+                    RegionKind.MARKED, finder.line(function.name), DECLARED_LABEL
+                ),
                 end_line=finder.end(function),
                 root=function,
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Applicability, Outcome, RegionKind
+from graphlint.diagnostics import Applicability, Outcome, RegionKind, RegionRef
 from graphlint.facts.regions import Region, graphed_label
 from graphlint.facts.syntax import keyword, positional
 from graphlint.rule import Rule, Scope
@@ -41,9 +41,8 @@ class GraphedCallablesUnderAutocast(Rule):
         line = self.context.positions[node].start.line
         for block in self.context.facts.setup.autocasts:
             if block.cache_enabled and block.encloses(function, line):
-                region = Region(
-                    RegionKind.GRAPHED, line, graphed_label(self.qualname(node.func))
-                )
+                label = graphed_label(self.qualname(node.func))
+                region = Region(RegionRef(RegionKind.GRAPHED, line, label))
                 anchor = block.item or block.node
                 call = self.code_of(node.func) + "(...)"
                 fixed = self.uncached(anchor) if isinstance(anchor, cst.Call) else None

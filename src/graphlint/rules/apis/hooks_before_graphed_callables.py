@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.diagnostics import Outcome, RegionKind
+from graphlint.diagnostics import Outcome, RegionKind, RegionRef
 from graphlint.facts.regions import Region, graphed_label
 from graphlint.facts.state import same
 from graphlint.facts.syntax import positional
@@ -47,11 +47,8 @@ class HooksBeforeGraphedCallables(Rule):
                     and hook_function is function
                     and hook_line < line
                 ):
-                    region = Region(
-                        RegionKind.GRAPHED,
-                        line,
-                        graphed_label(self.qualname(node.func)),
-                    )
+                    label = graphed_label(self.qualname(node.func))
+                    region = Region(RegionRef(RegionKind.GRAPHED, line, label))
                     self.report(
                         module, region, module=self.code_of(module), line=hook_line
                     )
