@@ -11,8 +11,8 @@ from graphlint.diagnostics import Hop, RegionKind, RegionRef
 from graphlint.engine import analyse_source
 from graphlint.facts.guards import Settled
 from graphlint.project.check import check_project
-from graphlint.project.reach import _memoises
 from graphlint.project.resolve import Fn
+from graphlint.project.settle import _memoises
 from graphlint.project.summary import Nullness, summarize
 from graphlint.project.survey import survey_project
 from graphlint.settings import Settings
