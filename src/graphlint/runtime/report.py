@@ -189,10 +189,8 @@ def _taken(trial: RunResult, site: Site) -> bool:
 
 
 def _failed_here(d: Diagnostic, site: Site) -> bool:
-    return site.status is Status.CAPTURE_ERROR and (
-        site.error_path,
-        site.error_line,
-    ) in (_lines(d))
+    where = (site.error_path, site.error_line)
+    return site.status is Status.CAPTURE_ERROR and where in _lines(d)
 
 
 def _moved(trial: RunResult, d: Diagnostic) -> bool:
@@ -338,9 +336,8 @@ def _judge_in(
             f"{site.name} captured on the checker's own call, on stand-ins: what "
             "the program passes, and does between replays, may differ"
         )
-    if (
-        site.status is Status.SILENT_WRONG
-    ):  # wrong, but not in the way this finding says
+    # wrong, but not in the way this finding says
+    if site.status is Status.SILENT_WRONG:
         return NOT_REPRODUCED, (
             f"{site.name} captured; its replays differ from eager ({site.detail}), "
             "which this finding does not predict"
