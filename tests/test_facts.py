@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.values import Device, Kind
+from graphlint.facts.walk import descendants
 from tests.conftest import lint
 
 
@@ -149,6 +150,50 @@ def test_a_value_in_a_cycle_does_not_depend_on_what_was_asked_first() -> None:
     facts.values.reset()
     facts.value_of(expr_named(module, "t"))  # enters the cycle at ``h``
     assert facts.value_of(read) == asked_alone
+
+
+# names bound in a loop from their own value: an accumulator, a running maximum
+# and an offset (as in real capture code)
+ACCUMULATED = """\
+import torch
+model = torch.nn.Linear(8, 8).cuda()
+x = torch.zeros(4, 8, device="cuda")
+total = torch.zeros(4, 8, device="cuda")
+for i in range(3):
+    total = total + model(x)
+print(total)
+"""
+WIDEST = """\
+def widths(rows, headers):
+    for header in headers:
+        width = len(header)
+        for row in rows:
+            width = max(width, len(row))
+        print(width)
+"""
+OFFSETS = """\
+def offsets(sizes, scale):
+    start = 0
+    for size in sizes:
+        end = start + size * scale
+        print(start, end)
+        start = end
+"""
+
+
+@pytest.mark.parametrize("source", [ACCUMULATED, WIDEST, OFFSETS])
+def test_a_cycle_has_one_value_whichever_read_is_asked_first(source: str) -> None:
+    """Each read of a name in a cycle of bindings has the same value whether the
+    reads are asked in source order or backwards: the cycle is evaluated to its
+    fixed point, and arithmetic on a read the cycle cut waits for the other
+    bindings (before, a read asked first saw the others' cut values)."""
+    module, facts = facts_for(source)
+    names = [node for node in descendants(module) if isinstance(node, cst.Name)]
+    answers = []
+    for order in (names, names[::-1]):
+        facts.values.reset()
+        answers.append({id(name): facts.value_of(name) for name in order})
+    assert answers[0] == answers[1]
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -174,6 +174,19 @@ def tuple_of(*members: Value) -> Value:
     return Value(Kind.PYTHON, items=members, element=join_all(members))
 
 
+_K = TypeVar("_K")
+_ROUNDS = 10  # rounds of a cycle's evaluation (``Values._fixpoint``)
+
+
+def _within(busy: set[_K], key: _K, evaluate: Callable[[], Value]) -> Value:
+    """``evaluate()`` with ``key`` busy: a read of it meanwhile is a cycle."""
+    busy.add(key)
+    try:
+        return evaluate()
+    finally:
+        busy.discard(key)
+
+
 class Values:
     """Evaluates expressions of one module, memoised; see the module docstring."""
 
@@ -196,6 +209,8 @@ class Values:
         self._partial: dict[cst.CSTNode, Value] = {}
         self._binding_partial: dict[int, Value] = {}
         self._cuts = 0  # cycles cut so far (see ``_remember``)
+        # a cycle's members as the last round of ``_fixpoint`` left them
+        self._approx: dict[object, Value] = {}
         self._module_classes: dict[int, bool] = {}
         self._returns: dict[cst.FunctionDef, list[cst.BaseExpression]] = {}
         # functions whose arguments are provided by a capture API, and which kind
@@ -223,15 +238,44 @@ class Values:
             return cached
         if expr in self._busy:
             self._cuts += 1
-            return BOTTOM
+            return self._approx.get(expr, BOTTOM)
         cuts = self._cuts
-        self._busy.add(expr)
-        try:
-            value = self._eval(expr)
-        finally:
-            self._busy.discard(expr)
+        outermost = not (self._busy or self._binding_busy)
+        value = _within(self._busy, expr, lambda: self._eval(expr))
+        if outermost and self._cuts != cuts:
+            value = self._fixpoint(expr, value, self._busy, lambda: self._eval(expr))
         self._remember(self._memo, self._partial, expr, value, cuts)
         return value
+
+    def _fixpoint(
+        self, key: _K, value: Value, busy: set[_K], evaluate: Callable[[], Value]
+    ) -> Value:
+        """The value of ``key``, which entered a cycle of bindings (``value``: with
+        each read of a member the cycle cut as BOTTOM), whatever member a query
+        enters the cycle at: its members are evaluated again, each cut read giving
+        that member's value of the round before, until none changes (at most
+        ``_ROUNDS`` rounds)."""
+        last = self._members(key, value)
+        for _ in range(_ROUNDS):
+            self._approx = last
+            self._partial.clear()
+            self._binding_partial.clear()
+            value = _within(busy, key, evaluate)
+            now = self._members(key, value)
+            if now == last:
+                break
+            last = now
+        self._approx = {}
+        return value
+
+    def _members(self, key: object, value: Value) -> dict[object, Value]:
+        """What one round gave the members of a cycle: those whose evaluation read
+        a cut, and ``key``."""
+        found: dict[object, Value] = {}
+        found.update(self._partial.items())
+        found.update(self._binding_partial.items())
+        found[key] = value
+        return found
 
     def _remember(
         self,
@@ -374,7 +418,7 @@ class Values:
         key = id(binding)
         if key in self._binding_busy:
             self._cuts += 1
-            return BOTTOM
+            return self._approx.get(key, BOTTOM)
         cached = self._binding_memo.get(key)
         if cached is not None:
             return cached
@@ -383,11 +427,14 @@ class Values:
             self._cuts += 1  # what reads it is partial too (``_remember``)
             return cached
         cuts = self._cuts
-        self._binding_busy.add(key)
-        try:
-            value = self._binding_uncached(binding)
-        finally:
-            self._binding_busy.discard(key)
+        outermost = not (self._busy or self._binding_busy)
+        value = _within(
+            self._binding_busy, key, lambda: self._binding_uncached(binding)
+        )
+        if outermost and self._cuts != cuts:
+            value = self._fixpoint(
+                key, value, self._binding_busy, lambda: self._binding_uncached(binding)
+            )
         self._remember(self._binding_memo, self._binding_partial, key, value, cuts)
         return value
 
@@ -547,6 +594,8 @@ class Values:
         return UNKNOWN
 
     def _arith(self, left: Value, right: Value, op: cst.BaseBinaryOp) -> Value:
+        if left.kind is Kind.BOTTOM or right.kind is Kind.BOTTOM:
+            return BOTTOM  # a cycle being evaluated: the other bindings decide
         tensors = [v for v in (left, right) if v.is_tensor]
         if tensors:
             devices = {t.device for t in tensors}
@@ -570,8 +619,6 @@ class Values:
                 zero_dim=others_scalar and all(t.zero_dim for t in tensors),
                 boolean=boolean,
             )
-        if Kind.BOTTOM in (left.kind, right.kind):
-            return BOTTOM  # a cycle being evaluated: the other bindings decide
         return PYTHON if left.kind is right.kind is Kind.PYTHON else UNKNOWN
 
     def _comparison(self, e: cst.Comparison) -> Value:
@@ -840,6 +887,8 @@ class Values:
         if name in ("abs", "round") and args and args[0].is_tensor:
             return args[0]
         if name in ("max", "min", "sum"):
+            if any(v.kind is Kind.BOTTOM for v in args):
+                return BOTTOM  # a cycle being evaluated: the other bindings decide
             candidates = args if len(args) > 1 else [element_of(a) for a in args]
             if any(v.is_tensor for v in candidates):
                 return tensor(join_all(v for v in candidates if v.is_tensor).device)
