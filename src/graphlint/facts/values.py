@@ -256,16 +256,18 @@ class Values:
         that member's value of the round before, until none changes (at most
         ``_ROUNDS`` rounds)."""
         last = self._members(key, value)
-        for _ in range(_ROUNDS):
-            self._approx = last
-            self._partial.clear()
-            self._binding_partial.clear()
-            value = _within(busy, key, evaluate)
-            now = self._members(key, value)
-            if now == last:
-                break
-            last = now
-        self._approx = {}
+        try:
+            for _ in range(_ROUNDS):
+                self._approx = last
+                self._partial.clear()
+                self._binding_partial.clear()
+                value = _within(busy, key, evaluate)
+                now = self._members(key, value)
+                if now == last:
+                    break
+                last = now
+        finally:  # a deep evaluation that raised leaves no round behind
+            self._approx = {}
         return value
 
     def _members(self, key: object, value: Value) -> dict[object, Value]:
