@@ -241,7 +241,11 @@ class Values:
             return self._approx.get(expr, BOTTOM)
         cuts = self._cuts
         outermost = not (self._busy or self._binding_busy)
-        value = _within(self._busy, expr, lambda: self._eval(expr))
+        self._busy.add(expr)  # not ``_within``: a frame a level counts deep down
+        try:
+            value = self._eval(expr)
+        finally:
+            self._busy.discard(expr)
         if outermost and self._cuts != cuts:
             value = self._fixpoint(expr, value, self._busy, lambda: self._eval(expr))
         self._remember(self._memo, self._partial, expr, value, cuts)
@@ -430,9 +434,11 @@ class Values:
             return cached
         cuts = self._cuts
         outermost = not (self._busy or self._binding_busy)
-        value = _within(
-            self._binding_busy, key, lambda: self._binding_uncached(binding)
-        )
+        self._binding_busy.add(key)
+        try:
+            value = self._binding_uncached(binding)
+        finally:
+            self._binding_busy.discard(key)
         if outermost and self._cuts != cuts:
             value = self._fixpoint(
                 key, value, self._binding_busy, lambda: self._binding_uncached(binding)
