@@ -178,15 +178,6 @@ _K = TypeVar("_K")
 _ROUNDS = 10  # rounds of a cycle's evaluation (``Values._fixpoint``)
 
 
-def _within(busy: set[_K], key: _K, evaluate: Callable[[], Value]) -> Value:
-    """``evaluate()`` with ``key`` busy: a read of it meanwhile is a cycle."""
-    busy.add(key)
-    try:
-        return evaluate()
-    finally:
-        busy.discard(key)
-
-
 class Values:
     """Evaluates expressions of one module, memoised; see the module docstring."""
 
@@ -241,7 +232,7 @@ class Values:
             return self._approx.get(expr, BOTTOM)
         cuts = self._cuts
         outermost = not (self._busy or self._binding_busy)
-        self._busy.add(expr)  # not ``_within``: a frame a level counts deep down
+        self._busy.add(expr)  # inline: each level of a deep evaluation is a frame
         try:
             value = self._eval(expr)
         finally:
@@ -265,7 +256,11 @@ class Values:
                 self._approx = last
                 self._partial.clear()
                 self._binding_partial.clear()
-                value = _within(busy, key, evaluate)
+                busy.add(key)
+                try:
+                    value = evaluate()
+                finally:
+                    busy.discard(key)
                 now = self._members(key, value)
                 if now == last:
                     break
