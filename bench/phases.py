@@ -6,13 +6,13 @@ Runs the check of TREE in one new interpreter (the workers' jobs inline, as
 ``lint_source`` runs them), with no cache, and times each phase of the analysis:
 the reading and CPython pre-screening of the files a worker gets (with the
 statements nested too deeply taken out), LibCST's parse, the positions, the facts'
-walks (scopes, regions, the set-up's replay, then host state and flow in one
-walk), the rules' walk, the module summaries and the project's reach. Each figure
-is the time spent in
-that phase itself: a summary made while reach resolves a call counts as a summary,
-not as reach. "other" is the rest of the run: collecting and screening the files,
-the configuration, merging the results. One process runs what the workers would
-share, so the total is about the CPU time of a cold run, not its wall time.
+walk and replays (scopes, regions, the set-up's replay, then host state and flow
+in one replay), the rules' replay, the module summaries and the project's reach.
+Each figure is the time spent in that phase itself: a summary made while reach
+resolves a call counts as a summary, not as reach. "other" is the rest of the run:
+collecting and screening the files, the configuration, merging the results. One
+process runs what the workers would share, so the total is about the CPU time of
+a cold run, not its wall time.
 
 The figures are those of the fastest of ``--repeat`` runs, with how many files were
 analysed (pass one and the project pass together) and how many modules were
@@ -50,7 +50,10 @@ PHASES: dict[str, list[tuple[object, str]]] = {
     "positions": [(engine, "positions_of")],
     "facts: scopes": [(analysis, "walk")],
     "facts: regions": [(analysis, "find_regions")],
-    "facts: state, set-up, flow": [(analysis, "replay"), (analysis, "walk_together")],
+    "facts: state, set-up, flow": [
+        (analysis, "replay"),
+        (analysis, "replay_together"),
+    ],
     "rules": [(engine, "replay_batched")],
     "summaries": [(runner, "_summarize")],
     "reach": [(reach.Project, "reach")],

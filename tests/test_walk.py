@@ -24,9 +24,9 @@ from graphlint.facts.walk import (
     joined,
     replay,
     replay_batched,
+    replay_together,
     subscribed,
     walk,
-    walk_together,
 )
 from graphlint.rule import rule_sites, tree_rules
 from tests.conftest import FIXTURES
@@ -123,10 +123,14 @@ class Shared(cst.CSTVisitor):
 
 
 @pytest.mark.parametrize("path", FILES[:40], ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_walk_together_calls_each_visitor_as_its_own_walk(path: Path) -> None:
-    """Each visitor sees what its own walk shows it, pruning included; at a node,
-    the visitors come in their order, so a later one may read what an earlier
-    one recorded there (flow reads state's writes)."""
+def test_a_replay_of_the_scope_walk_calls_each_visitor_as_its_own_walk(
+    path: Path,
+) -> None:
+    """Each visitor replayed from the scope walk's steps sees what its own walk
+    shows it, pruning included (a pruned visitor is called again where the walk
+    leaves the node it pruned at); at a node, the visitors come in their order,
+    so a later one may read what an earlier one recorded there (flow reads
+    state's writes)."""
     module = parse(path)
     prunes = (cst.Lambda, cst.Call, cst.Import)
     alone: dict[str, list[tuple[str, str, int]]] = {}
@@ -134,9 +138,12 @@ def test_walk_together_calls_each_visitor_as_its_own_walk(path: Path) -> None:
         log: list[tuple[str, str, int]] = []
         walk(module, Shared(name, prune, log))
         alone[name] = log
+    scopes = ScopeBuilder(None)
+    walk(module, scopes)
     together: list[tuple[str, str, int]] = []
-    walk_together(
-        module, [Shared(n, p, together) for n, p in zip("abc", prunes, strict=True)]
+    replay_together(
+        scopes.events,
+        [Shared(n, p, together) for n, p in zip("abc", prunes, strict=True)],
     )
     for name in "abc":
         assert [e for e in together if e[0] == name] == alone[name]

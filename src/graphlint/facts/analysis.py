@@ -26,9 +26,9 @@ from graphlint.facts.walk import (
     covers,
     joined,
     replay,
+    replay_together,
     subscribed,
     walk,
-    walk_together,
 )
 
 _NONE: Subscription = (frozenset(), frozenset())
@@ -110,8 +110,8 @@ def analyse(
     sites: Subscription = _NONE,
 ) -> FileFacts:
     """Compute a file's facts: one scope walk, a replay of what it saw for the
-    region finder and one for the capture set-up, then one walk for each node's
-    region, host state and flow;
+    region finder and one for the capture set-up, then one replay of all its steps
+    for each node's region, host state and flow;
     ``declared``: the functions the configuration names as capture roots;
     ``typed``: what the calls in other files pass the functions that capture
     (``Job.typed``); ``tree``: the facts of the tree an earlier analysis of it
@@ -160,7 +160,8 @@ def analyse(
     defined = {function.name.value for function in scopes.paths}
     flow = Flow(module, values, state, found, setup, positions, path, defined=defined)
     # set-up asks only about the nodes the scope walk recorded for it, and nothing
-    # the walk below finds: it replays them first. Then one walk for the three:
+    # the replay below finds: it replays them first. Then the scope walk's steps
+    # replayed once for the three (the file is walked once):
     # each reads the region the assignment decided at a node or above it, flow
     # what state recorded there (its writes) and what set-up found (side-stream
     # blocks). A file that captures nothing needs none of them; calls of
@@ -172,7 +173,7 @@ def analyse(
         *([regions] if regions.needs_walk() else []),
         *([state, flow] if timeline else []),
     ]
-    walk_together(module, walkers)
+    replay_together(scopes.events, walkers)
     return FileFacts(
         values, regions, state, setup, flow, scopes.paths, found.unresolved, tree
     )

@@ -1090,13 +1090,13 @@ def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
 class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
     """Every node under capture -> the innermost region it runs in.
 
-    Not a walk of its own: the first visitor of the facts' shared walk
-    (``facts.walk.walk_together``), it decides each node as the walk enters it,
-    from the region its parent runs in. A node the walk has not reached yet (a
-    write's target, a definition later in a loop) is decided on the spot, down
-    from its nearest decided ancestor, as the walk will decide it. ``present``:
-    the regions some node runs in, known before the walk, in the order of their
-    lines.
+    Not a walk of its own: the first visitor of the facts' shared replay of the
+    scope walk (``facts.walk.replay_together``), it decides each node as the
+    replay enters it, from the region its parent runs in. A node the replay has
+    not reached yet (a write's target, a definition later in a loop) is decided
+    on the spot, down from its nearest decided ancestor, as the replay will
+    decide it. ``present``: the regions some node runs in, known before the
+    replay, in the order of their lines.
 
     Being a ``Mapping``, it compares by its contents and cannot be hashed."""
 
@@ -1150,7 +1150,7 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
             self._tops, self._parents = {}, None
 
     def needs_walk(self) -> bool:
-        """Whether the shared walk must visit the file for this: some node runs
+        """Whether the shared replay must visit the file for this: some node runs
         under capture."""
         return not self._complete
 

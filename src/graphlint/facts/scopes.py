@@ -9,7 +9,7 @@ import libcst as cst
 
 from graphlint.facts.names import Names
 from graphlint.facts.syntax import dotted
-from graphlint.facts.walk import Sites, Subscription, left, visited
+from graphlint.facts.walk import Events, Sites, Subscription, left, visited
 
 ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]
 
@@ -98,7 +98,9 @@ class Scope:
 class ScopeBuilder(cst.CSTVisitor):
     """One walk over the module: scopes, bindings, classes and import aliases; and
     where the walk enters and leaves the nodes of the types ``sites`` names (entered,
-    left), for a later visitor that asks only about those (``walk.replay``)."""
+    left), for a later visitor that asks only about those (``walk.replay``); and
+    the walk's every step (``events``), for the visitors that act on every node
+    (``walk.replay_together``): the file's only walk."""
 
     def __init__(
         self,
@@ -110,6 +112,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.recorded = sites
         self._entered, self._left = sites
         self.sites: Sites = []
+        self.events: Events = []
         self.names = Names()
         self.scope_of: dict[cst.CSTNode, Scope] = {}
         self.classes: dict[str, ClassInfo] = {}
@@ -127,6 +130,7 @@ class ScopeBuilder(cst.CSTVisitor):
         return self._stack[-1]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(node)
         if self._stack:
             self.scope_of[node] = self.scope
         if type(node) in self._entered:
@@ -134,6 +138,7 @@ class ScopeBuilder(cst.CSTVisitor):
         return visited(self, node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(None)
         left(self, original_node)
         if type(original_node) in self._left:
             self.sites.append((original_node, False))

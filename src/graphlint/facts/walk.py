@@ -275,29 +275,72 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         _walk(node, on_visit, on_leave)
 
 
-def walk_together(node: cst.CSTNode, visitors: Sequence[cst.CSTVisitor]) -> None:
-    """``walk(node, visitor)`` for each of ``visitors``, in one pass: at each node
-    the visitors are called in their order, and a visitor that prunes a subtree
-    (its ``visit`` returns False) is left out below it, as its own walk would. A
-    visitor may read what an earlier one recorded at this node or above it, never
-    below or after it."""
-    calls = tuple(_hooks(visitor) for visitor in visitors)
-    if calls:
-        _walk_together(node, calls)
+Events = list[cst.CSTNode | None]
+"""A walk of every node, in order: each node where the walk enters it, and None
+where it leaves the node last entered and not left (its subtree is done)."""
 
 
-def _walk_together(node: cst.CSTNode, calls: tuple[_Hooks, ...]) -> None:
-    entering = calls
-    for call in calls:
-        if not call[0](node):  # rare: the others go on below
-            entering = tuple(c for c in entering if c is not call)
-    if entering:
-        known = _KIDS.get(id(node))
-        for child in known[1] if known is not None else _kids(node):
-            _walk_together(child, entering)
-    for _, on_leave in calls:
-        if on_leave is not None:
+def replay_together(events: Events, visitors: Sequence[cst.CSTVisitor]) -> None:
+    """``walk(node, visitor)`` for each of ``visitors``, in one pass over the
+    steps of an earlier walk of the tree (``events``), without walking it again:
+    at each node the visitors are called in their order, and a visitor that
+    prunes a subtree (its ``visit`` returns False) is left out below it, as its
+    own walk would, and called again where the walk leaves that node. A visitor
+    may read what an earlier one recorded at this node or above it, never below
+    or after it."""
+    calls = [_hooks(visitor) for visitor in visitors]
+    if not calls:
+        return
+    visits = [on_visit for on_visit, _ in calls]
+    leaves = [on_leave for _, on_leave in calls]
+    called = [on_leave for on_leave in leaves if on_leave is not None]
+    entered: list[cst.CSTNode] = []  # the nodes entered and not left, in order
+    # per visitor, the node whose subtree it pruned; None while it is called
+    pruned: list[cst.CSTNode | None] = [None] * len(calls)
+    some = False  # whether any visitor is pruned
+    for node in events:
+        if node is None:  # the walk leaves the node last entered
+            left = entered.pop()
+            if some:
+                some = _left_pruned(left, leaves, pruned)
+            else:
+                for on_leave in called:
+                    on_leave(left)
+            continue
+        entered.append(node)
+        if some:
+            _entered_pruned(node, visits, pruned)
+            continue
+        for on_visit in visits:
+            if not on_visit(node):  # rare: the others go on below
+                pruned[visits.index(on_visit)] = node
+                some = True
+
+
+def _entered_pruned(
+    node: cst.CSTNode,
+    visits: list[Callable[[cst.CSTNode], bool]],
+    pruned: list[cst.CSTNode | None],
+) -> None:
+    """``replay_together``'s step into ``node`` while some visitor is pruned."""
+    for index, on_visit in enumerate(visits):
+        if pruned[index] is None and not on_visit(node):
+            pruned[index] = node
+
+
+def _left_pruned(
+    node: cst.CSTNode,
+    leaves: list[Callable[[cst.CSTNode], object] | None],
+    pruned: list[cst.CSTNode | None],
+) -> bool:
+    """``replay_together``'s step out of ``node`` while some visitor is pruned:
+    whether one still is."""
+    for index, on_leave in enumerate(leaves):
+        if pruned[index] is node:
+            pruned[index] = None
+        if pruned[index] is None and on_leave is not None:
             on_leave(node)
+    return any(p is not None for p in pruned)
 
 
 def node_types(*bases: type) -> frozenset[type]:
@@ -447,6 +490,7 @@ def _batched(
 
 __all__ = [
     "LAYOUT",
+    "Events",
     "Kids",
     "Sites",
     "Subscription",
@@ -461,8 +505,8 @@ __all__ = [
     "parents",
     "replay",
     "replay_batched",
+    "replay_together",
     "subscribed",
     "visited",
     "walk",
-    "walk_together",
 ]
