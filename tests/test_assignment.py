@@ -15,7 +15,8 @@ import pytest
 from graphlint.comments import scan
 from graphlint.diagnostics import Hop, RegionKind, RegionRef, Settled
 from graphlint.facts.positions import positions_of
-from graphlint.facts.regions import FINDER_SITES, Assignment, Region, find_regions
+from graphlint.facts.region import Region
+from graphlint.facts.regions import FINDER_SITES, Assignment, find_regions
 from graphlint.facts.scopes import ScopeBuilder
 from graphlint.facts.values import Values
 from graphlint.facts.walk import descendants, forget, walk

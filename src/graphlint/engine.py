@@ -32,8 +32,8 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
 from graphlint.facts.positions import positions_of
-from graphlint.facts.regions import Region, source
-from graphlint.facts.syntax import dotted
+from graphlint.facts.region import Region
+from graphlint.facts.syntax import dotted, source
 from graphlint.facts.values import tensor_slots
 from graphlint.facts.walk import Kids, forget, listed, replay_batched
 from graphlint.library import library_of

@@ -70,7 +70,7 @@ from graphlint.settings import Setter
 if TYPE_CHECKING:
     from graphlint.facts.analysis import FileFacts
     from graphlint.facts.flow import Flow
-    from graphlint.facts.regions import Region
+    from graphlint.facts.region import Region
     from graphlint.facts.state import HostState
     from graphlint.facts.values import Value
 

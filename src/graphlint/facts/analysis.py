@@ -10,10 +10,10 @@ from libcst.metadata import CodeRange
 
 from graphlint.facts.flow import Flow
 from graphlint.facts.reaching import Reaching
+from graphlint.facts.region import Region
 from graphlint.facts.regions import (
     FINDER_SITES,
     Assignment,
-    Region,
     find_regions,
     typed_by_callers,
 )

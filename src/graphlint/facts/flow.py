@@ -40,7 +40,8 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind
-from graphlint.facts.regions import Found, Region
+from graphlint.facts.region import Region
+from graphlint.facts.regions import Found
 from graphlint.facts.scopes import Binding, ClassInfo
 from graphlint.facts.setup import CaptureSetup
 from graphlint.facts.state import (

@@ -17,10 +17,11 @@ from typing import TypeVar, cast, overload
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.diagnostics import Confidence, Hop, RegionKind, RegionRef
+from graphlint.diagnostics import Confidence, RegionKind, RegionRef
 from graphlint.facts import guards
+from graphlint.facts.region import FULLGRAPH, Region
 from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
-from graphlint.facts.syntax import dotted, is_true, keyword
+from graphlint.facts.syntax import dotted, first_arg, is_true, keyword, source
 from graphlint.facts.torchapi import (
     BUILTIN_MARKERS,
     CUDAGRAPHS_OPTION,
@@ -63,7 +64,6 @@ def graphed_label(qualified: str | None) -> str:
 
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
-FULLGRAPH = "fullgraph=True"  # in a compile region's label
 # unittest.mock spellings of the switch: patch("torch._inductor.config.triton.
 # cudagraphs", True) and patch.object(config.triton, "cudagraphs", True)
 MOCK_PATCH = frozenset({"unittest.mock.patch", "mock.patch"})
@@ -80,78 +80,6 @@ Env = Mapping[str, cst.BaseExpression]
 _NO_ENV: Env = MappingProxyType({})
 Label = tuple[str, Confidence]  # a CUDA-graph compile's label, and how sure
 Bound = cst.BaseExpression | cst.FunctionDef  # what a name stands for
-
-
-@dataclass(frozen=True, slots=True)
-class Region:
-    """A capture region as one file's analysis sees it: the region (``ref``, as
-    everything past the file names it: how it captures, where, how sure graphlint
-    is, and for code that a region elsewhere reaches, that region's file, the calls
-    from it and what they settle) with its syntax in this file.
-
-    ``root`` is the statement that captures (the ``with``, the ``capture_begin()``
-    line, the captured function); ``graph`` the source text of the graph object a
-    manual capture records into, when it is written out.
-    """
-
-    ref: RegionRef
-    end_line: int = 0
-    root: cst.CSTNode | None = field(default=None, compare=False)
-    graph: str | None = None
-    # the expression of that graph object, for its host location
-    graph_expr: cst.BaseExpression | None = field(default=None, compare=False)
-    # a ``capture_begin()`` ... ``capture_end()`` span, not a ``with`` block
-    begin_end: bool = False
-    open: bool = False  # a ``capture_begin()`` whose ``capture_end()`` is elsewhere
-
-    @property
-    def kind(self) -> RegionKind:
-        return self.ref.kind
-
-    @property
-    def line(self) -> int:
-        return self.ref.line
-
-    @property
-    def label(self) -> str:
-        return self.ref.label
-
-    @property
-    def confidence(self) -> Confidence:
-        return self.ref.confidence
-
-    @property
-    def origin(self) -> str | None:
-        """The region's file, for code reached from another file."""
-        return self.ref.path
-
-    @property
-    def via(self) -> tuple[Hop, ...]:
-        """The calls from the region to this code."""
-        return self.ref.via
-
-    @property
-    def settled(self) -> tuple[guards.Settled, ...]:
-        """For that code: its parameters that the calls under capture settle."""
-        return self.ref.settled
-
-    @property
-    def tensors(self) -> tuple[str, ...]:
-        """And those that every call under capture passes a device tensor."""
-        return self.ref.tensors
-
-    @property
-    def fullgraph(self) -> bool:
-        """A ``torch.compile(..., fullgraph=True)``: a graph break fails compilation."""
-        return self.kind is RegionKind.COMPILE and FULLGRAPH in self.label
-
-    def spans(self, line: int) -> bool:
-        """Whether ``line`` lies within the region's source lines."""
-        return self.line <= line <= self.end_line
-
-    def site(self, path: str) -> RegionRef:
-        """The region as found in the file ``path``, for what crosses a process."""
-        return RegionRef(self.kind, self.line, self.label, path)
 
 
 Callable = cst.FunctionDef | cst.Lambda
@@ -1594,18 +1522,4 @@ def _cudagraph_setting(call: cst.Call, env: Env) -> str | None:
     return None
 
 
-def source(node: cst.CSTNode) -> str:
-    """The source text of ``node``, as written."""
-    return cst.Module([]).code_for_node(node)
-
-
-def first_arg(call: cst.Call, *keywords: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is None and not arg.star:
-            return arg.value
-        if arg.keyword is not None and arg.keyword.value in keywords:
-            return arg.value
-    return None
-
-
-__all__ = ["Found", "Region", "entry_conditions", "find_regions", "leaves"]
+__all__ = ["Found", "entry_conditions", "find_regions", "leaves"]

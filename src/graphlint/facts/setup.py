@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.syntax import keyword, positional
 from graphlint.facts.torchapi import STREAM_CONTEXTS

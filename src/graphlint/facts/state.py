@@ -20,9 +20,9 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import RegionKind
 from graphlint.facts.reaching import Reaching
-from graphlint.facts.regions import Region, source
+from graphlint.facts.region import Region
 from graphlint.facts.scopes import Scope
-from graphlint.facts.syntax import is_none
+from graphlint.facts.syntax import is_none, source
 from graphlint.facts.values import Kind, Values
 from graphlint.facts.walk import node_types, subscribed, visited, walk
 

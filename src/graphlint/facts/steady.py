@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 import libcst as cst
 
 from graphlint.facts.reaching import Reaching
-from graphlint.facts.regions import Region, source
+from graphlint.facts.region import Region
 from graphlint.facts.state import HostState, Key, subscript_index
-from graphlint.facts.syntax import is_none
+from graphlint.facts.syntax import is_none, source
 from graphlint.facts.values import Values
 
 Condition = tuple[cst.BaseExpression, bool]

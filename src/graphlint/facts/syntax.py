@@ -133,13 +133,31 @@ def _plain_slice(part: cst.BaseSlice, call: Callable[[cst.Call], bool] | None) -
     return False
 
 
+def source(node: cst.CSTNode) -> str:
+    """The source text of ``node``, as written."""
+    return cst.Module([]).code_for_node(node)
+
+
+def first_arg(call: cst.Call, *keywords: str) -> cst.BaseExpression | None:
+    """A call's first positional argument, or its argument by one of ``keywords``,
+    whichever comes first."""
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value in keywords:
+            return arg.value
+    return None
+
+
 __all__ = [
     "argument_of",
     "dotted",
+    "first_arg",
     "is_none",
     "is_true",
     "keyword",
     "method",
     "plain",
     "positional",
+    "source",
 ]

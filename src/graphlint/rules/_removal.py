@@ -19,7 +19,7 @@ from graphlint.rule import Replacement, Rule, RuleContext, file_wide
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from graphlint.facts.regions import Region
+    from graphlint.facts.region import Region
 
 # what the removing rules may remove (print, logging, synchronize): a block made of
 # such statements only keeps a ``pass``, for when all their fixes apply together

@@ -16,7 +16,7 @@ from graphlint.diagnostics import (
 from graphlint.diagnostics import WarmupVerdict as Settle
 from graphlint.facts import torchapi as api
 from graphlint.facts.flow import Site, is_entry
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import dotted
 from graphlint.facts.warmup import Op, Verdict, Warmup
 from graphlint.rule import Rule, RuleContext, Scope

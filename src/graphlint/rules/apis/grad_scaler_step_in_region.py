@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import method, positional
 from graphlint.rule import RuleContext
 from graphlint.rules.apis._options import OptionsRule

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import method, positional
 from graphlint.facts.torchapi import CAPTURE_CHECKED_OPTIMIZERS
 from graphlint.rule import RuleContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import is_true, keyword, method, positional
 from graphlint.facts.values import Device, Kind
 from graphlint.facts.walk import descendants

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import method
 from graphlint.rule import Rule
 from graphlint.signatures import PAGEABLE_COPY, SYNC

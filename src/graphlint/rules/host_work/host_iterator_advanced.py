@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Outcome
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import method
 from graphlint.facts.torchapi import MODULE_ITERATORS
 from graphlint.rule import Rule, Scope

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Confidence, Outcome
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.scopes import ClassInfo
 from graphlint.facts.syntax import argument_of, keyword, method, positional
 from graphlint.facts.torchapi import HYPERPARAMETERS

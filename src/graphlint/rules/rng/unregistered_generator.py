@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
-from graphlint.facts.regions import Region, first_arg, source
-from graphlint.facts.syntax import dotted, keyword
+from graphlint.facts.region import Region
+from graphlint.facts.syntax import dotted, first_arg, keyword, source
 from graphlint.rule import Rule, RuleContext, Scope
 from graphlint.signatures import UNREGISTERED_GENERATOR
 

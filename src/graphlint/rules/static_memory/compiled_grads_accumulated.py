@@ -10,7 +10,7 @@ import libcst as cst
 
 from graphlint.diagnostics import Confidence, Outcome, Severity
 from graphlint.facts.flow import Function, Position, Site
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import keyword
 from graphlint.rule import Rule, RuleContext, Scope
 

@@ -12,7 +12,7 @@ from graphlint.diagnostics import (
     Severity,
 )
 from graphlint.facts.flow import Site
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.syntax import method, positional
 from graphlint.facts.values import Kind
 from graphlint.rule import Rule, RuleContext, Scope

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
-from graphlint.facts.regions import Region
+from graphlint.facts.region import Region
 from graphlint.facts.state import Write
 from graphlint.facts.values import Kind, element_of
 from graphlint.rule import Rule, RuleContext, Scope
