@@ -9,7 +9,12 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.diagnostics import Confidence, RegionKind
+from graphlint.facts import regions
 from graphlint.facts.analysis import FileFacts, analyse
+from graphlint.facts.kinds import RECOGNISERS
+from graphlint.facts.kinds.base import QUESTIONS, Opened, Recogniser, asks
+from graphlint.facts.kinds.compiled import Compiled
+from graphlint.facts.kinds.graph_block import GraphBlock
 from graphlint.facts.values import Device, Kind
 from graphlint.facts.walk import descendants
 from tests.conftest import lint
@@ -309,6 +314,50 @@ def test_region_kinds() -> None:
         """
     )
     assert lines == {5: RegionKind.COMPILE, 7: RegionKind.GRAPHED}
+
+
+class _Tracer(Recogniser):
+    """A kind of region a test adds: ``with tracer.capture():`` captures."""
+
+    def context(self, call: cst.Call, qualified: str | None) -> Opened | None:
+        if qualified == "tracer.capture":
+            return RegionKind.MANUAL, "tracer.capture", Confidence.HIGH, None
+        return None
+
+
+def test_a_new_kind_of_region_is_one_recogniser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The region finder asks every registered kind, in order; a kind added to
+    ``RECOGNISERS`` opens regions with nothing else changed, and the kinds
+    before it are asked first (a graph block before a marker, a marker before a
+    compile decorator)."""
+    source = """
+        import torch
+        import tracer
+        with tracer.capture():
+            a = 1
+        b = 2
+        """
+    assert region_lines(source) == {}
+    monkeypatch.setattr(regions, "RECOGNISERS", (*RECOGNISERS, _Tracer))
+    assert region_lines(source) == {5: RegionKind.MANUAL}
+    names = [kind.__name__ for kind in RECOGNISERS]
+    assert names.index("GraphBlock") < names.index("Marked") < names.index("Compiled")
+
+
+def test_a_kind_answers_only_its_questions() -> None:
+    """A kind is asked only what it overrides: a graph block, only about
+    context managers; ``asks`` reads that off the class."""
+    asked = {q for q in QUESTIONS if asks(GraphBlock, q)}
+    assert asked == {"context"}
+    assert {q for q in QUESTIONS if asks(Compiled, q)} == {
+        "module",
+        "entering",
+        "leaving",
+        "decorator",
+        "call",
+    }
 
 
 def test_lookalikes_are_not_regions() -> None:

@@ -1,17 +1,19 @@
 """Which code runs under CUDA-graph capture, and of which kind.
 
-Computed once per file, in two walks: the first finds region roots (``with
-torch.cuda.graph`` bodies, ``capture_begin``/``capture_end`` spans, functions handed to
-``make_graphed_callables`` or compiled in a CUDA-graph mode, marked regions) and
-exclusions (branches that do not run during capture); the second assigns every node
-its innermost region. Rules only ask ``region_of(node)``.
+Computed once per file, from the scope walk's record: the region finder, replayed
+at the nodes it acts on, finds region roots (``with torch.cuda.graph`` bodies,
+``capture_begin``/``capture_end`` spans, functions handed to
+``make_graphed_callables`` or compiled in a CUDA-graph mode, marked regions; each
+kind recognised by its own module, ``facts.kinds``) and exclusions (branches that
+do not run during capture); the region assignment, replayed at every node with
+state and flow, gives every node its innermost region. Rules only ask
+``region_of(node)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import TypeVar, cast, overload
 
 import libcst as cst
@@ -19,15 +21,12 @@ from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind, RegionRef
 from graphlint.facts import guards
-from graphlint.facts.region import FULLGRAPH, Region
+from graphlint.facts.kinds import RECOGNISERS
+from graphlint.facts.kinds.base import QUESTIONS, Decorated, Opened, asks
+from graphlint.facts.region import Region
 from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
-from graphlint.facts.syntax import dotted, first_arg, is_true, keyword, source
-from graphlint.facts.torchapi import (
-    BUILTIN_MARKERS,
-    CUDAGRAPHS_OPTION,
-    CUDAGRAPHS_SWITCH,
-    cudagraph_keyword,
-)
+from graphlint.facts.syntax import dotted, source
+from graphlint.facts.torchapi import BUILTIN_MARKERS
 from graphlint.facts.values import Kind, Value, Values, tensor_slots
 from graphlint.facts.walk import (
     covers,
@@ -38,55 +37,17 @@ from graphlint.facts.walk import (
     walk,
 )
 
-CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
-GRAPHED_CALLABLES = frozenset(
-    {
-        "torch.cuda.make_graphed_callables",
-        "transformer_engine.pytorch.make_graphed_callables",
-        "transformer_engine.pytorch.graph.make_graphed_callables",
-    }
-)
-# PyTorch's own; another library's (Transformer Engine's) is labelled with its name:
-# it runs the backward pass its own way (``torch.autograd.backward``, not ``grad``)
-TORCH_GRAPHED = "torch.cuda.make_graphed_callables"
 DECLARED_LABEL = "capture root"  # a function named in ``capture-roots``
-_STACK_CLOSES = ("close", "__exit__")  # what ends an exit stack's contexts
-
-
-def graphed_label(qualified: str | None) -> str:
-    """The label of a region ``make_graphed_callables`` makes: PyTorch's, or another
-    library's, named (``make_graphed_callables of transformer_engine``)."""
-    label = RegionKind.GRAPHED.value
-    if qualified is not None and qualified != TORCH_GRAPHED:
-        label += f" of {qualified.partition('.')[0]}"
-    return label
-
-
-TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
-INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
-# unittest.mock spellings of the switch: patch("torch._inductor.config.triton.
-# cudagraphs", True) and patch.object(config.triton, "cudagraphs", True)
-MOCK_PATCH = frozenset({"unittest.mock.patch", "mock.patch"})
-MOCK_PATCH_OBJECT = frozenset({"unittest.mock.patch.object", "mock.patch.object"})
-PARTIAL = frozenset({"functools.partial"})
-# methods a test framework runs before each test (or once before a class's tests):
-# what they switch on stays on while the test runs
-SET_UP = ("setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class")
-_COMPILER_DEPTH = 6  # helpers returning helpers returning a compiler
-_COMPILER_STEPS = 20_000  # compile-wrapper questions one file may ask
-
-# a helper's parameters -> the arguments a call passes
-Env = Mapping[str, cst.BaseExpression]
-_NO_ENV: Env = MappingProxyType({})
-Label = tuple[str, Confidence]  # a CUDA-graph compile's label, and how sure
-Bound = cst.BaseExpression | cst.FunctionDef  # what a name stands for
 
 
 Callable = cst.FunctionDef | cst.Lambda
 
 
 class RegionFinder(cst.CSTVisitor):
-    """First walk: region roots and exclusions."""
+    """Region roots and exclusions, from a replay of the scope walk's sites: what
+    every kind of region shares (the loops over a ``with``'s items and a
+    definition's decorators, the callables a call is given, the guards); each kind
+    recognises its own syntax (``facts.kinds``), asked in their order."""
 
     def __init__(
         self,
@@ -108,25 +69,22 @@ class RegionFinder(cst.CSTVisitor):
         # settle; what a test of those keeps out of capture, there only
         self.settled: dict[cst.CSTNode, dict[str, guards.Settled]] = {}
         self.settled_out: set[cst.CSTNode] = set()
-        # Inductor's triton.cudagraphs: on for the module, and scopes patching it on
-        self.switched = False
-        self._patched = 0
-        self._patched_nodes: set[cst.CSTNode] = set()
         # the tests each block or statement runs under (``entry_conditions``)
         self.conditions: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]] = {}
         # statements between ``capture_begin()`` and ``capture_end()``
         self.spans: dict[cst.CSTNode, Region] = {}
         self.graphed_calls: list[cst.Call] = []  # resolvable targets or not
-        # compile wrappers: functions by what they compile, and what they return
-        self._compiles: dict[tuple[Callable, bool], Label | None] = {}
-        self._compilers: dict[tuple[Bound, bool], Label | None] = {}
-        self._compiler_steps = 0
-        self._returns: dict[cst.FunctionDef, list[Bound]] = {}
         # make_graphed_callables / compile targets not defined in this file
         self.unresolved: list[tuple[cst.Call, cst.BaseExpression, Region]] = []
         # what makes a CUDA-graph-compiled callable: the compile call, or the
         # function a compile decorator replaces
         self.compiled: dict[cst.CSTNode, Region] = {}
+        kinds = [kind(self) for kind in RECOGNISERS]
+        # the kinds that answer each question, in their order
+        self.asked = {
+            question: [k for k in kinds if asks(type(k), question)]
+            for question in QUESTIONS
+        }
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
@@ -134,9 +92,29 @@ class RegionFinder(cst.CSTVisitor):
     def end(self, node: cst.CSTNode) -> int:
         return self.positions[node].end.line
 
+    def start(self, module: cst.Module) -> None:
+        """The module is about to be replayed."""
+        for kind in self.asked["module"]:
+            kind.module(module)
+
+    def statements(self, module: cst.Module) -> None:
+        """The replay is done: the regions statements open and close."""
+        for kind in self.asked["statements"]:
+            kind.statements(module)
+
+    def _entering(
+        self, node: cst.CSTNode, expressions: Sequence[cst.BaseExpression]
+    ) -> None:
+        for kind in self.asked["entering"]:
+            kind.entering(node, expressions)
+
+    def _leaving(self, node: cst.CSTNode) -> None:
+        for kind in self.asked["leaving"]:
+            kind.leaving(node)
+
     # -- with torch.cuda.graph(...) / with graphlint.capture_region() ----------------
     def visit_With(self, node: cst.With) -> None:
-        self.enter_patched(node, [item.item for item in node.items])
+        self._entering(node, [item.item for item in node.items])
         for item in node.items:
             found = self.capture_context(item.item, set())
             if found is not None:
@@ -155,7 +133,10 @@ class RegionFinder(cst.CSTVisitor):
 
     def capture_context(
         self, expr: cst.BaseExpression, seen: set[cst.CSTNode]
-    ) -> tuple[RegionKind, str, Confidence, cst.BaseExpression | None] | None:
+    ) -> Opened | None:
+        """What a context manager's expression opens: a call a kind recognises,
+        through a conditional expression (of medium confidence) or a name bound
+        to one."""
         if expr in seen:
             return None
         seen.add(expr)
@@ -168,11 +149,10 @@ class RegionFinder(cst.CSTVisitor):
             return None
         if type(expr) is cst.Call:
             q = self.values.qualify(expr.func)
-            if q in CAPTURE_CONTEXTS:
-                graph = first_arg(expr, "cuda_graph")
-                return RegionKind.MANUAL, "torch.cuda.graph", Confidence.HIGH, graph
-            if q in self.markers:
-                return RegionKind.MARKED, "marked", Confidence.HIGH, None
+            for kind in self.asked["context"]:
+                opened = kind.context(expr, q)
+                if opened is not None:
+                    return opened
             return None
         if type(expr) is cst.Name:
             scope = self.values.scope_of.get(expr)
@@ -185,7 +165,7 @@ class RegionFinder(cst.CSTVisitor):
 
     # -- decorators ----------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.enter_patched(node, [d.decorator for d in node.decorators])
+        self._entering(node, [d.decorator for d in node.decorators])
         for decorator in node.decorators:
             found = self.decorator_region(decorator.decorator)
             if found is not None:
@@ -201,416 +181,54 @@ class RegionFinder(cst.CSTVisitor):
                 return
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        """A marker on a class (``@support_torch_compile class Model(nn.Module)``)
-        marks its ``forward``. A class whose decorators or set-up switch
-        Inductor's ``triton.cudagraphs`` on compiles with CUDA graphs inside."""
+        """A decorator of a class may make its ``forward`` a region (a marker:
+        ``@support_torch_compile class Model(nn.Module)``)."""
         info = self.scopes.class_infos.get(node)
-        self.enter_patched(
-            node,
-            [d.decorator for d in node.decorators],
-            also=info is not None and self.set_up_switches_on(info),
-        )
+        self._entering(node, [d.decorator for d in node.decorators])
         for decorator in node.decorators:
             expr = decorator.decorator
             q = self.values.qualify(expr.func if type(expr) is cst.Call else expr)
             forward = self.method(info, "forward") if info is not None else None
-            if q in self.markers and forward is not None:
-                region = Region(
-                    RegionRef(RegionKind.MARKED, self.line(decorator), "marked"),
-                    end_line=self.end(forward),
-                    root=forward,
-                )
-                self.mark(forward, region, inputs=False)
-                return
+            if forward is None:
+                continue
+            for kind in self.asked["decorated_class"]:
+                ref = kind.decorated_class(decorator, q)
+                if ref is not None:
+                    region = Region(ref, end_line=self.end(forward), root=forward)
+                    self.mark(forward, region, inputs=False)
+                    return
 
-    def decorator_region(
-        self, expr: cst.BaseExpression
-    ) -> tuple[RegionKind, str, Confidence] | None:
+    def decorator_region(self, expr: cst.BaseExpression) -> Decorated | None:
         q = self.values.qualify(expr.func if type(expr) is cst.Call else expr)
-        if q in self.markers:
-            return RegionKind.MARKED, "marked", Confidence.HIGH
-        if q == "torch.compile":
-            label = self.cudagraph_label(expr if type(expr) is cst.Call else None)
-            if label is not None:
-                return RegionKind.COMPILE, label, Confidence.HIGH
-            return None
-        found = self.compiler(expr)  # @compile_fn, @get_compile_fn("reduce-overhead")
-        if found is not None:
-            return RegionKind.COMPILE, found[0], found[1]
+        for kind in self.asked["decorator"]:
+            found = kind.decorator(expr, q)
+            if found is not None:
+                return found
         return None
-
-    def cudagraph_label(self, call: cst.Call | None, env: Env = _NO_ENV) -> str | None:
-        """The label of a ``torch.compile`` that uses CUDA graphs: by its own
-        arguments (``env``: the arguments a helper's parameters stand for), or
-        because Inductor's ``triton.cudagraphs`` is switched on for the module or
-        the enclosing scope."""
-        found = compile_label(call, env) if call is not None else None
-        if found is None and (self.switched or self._patched):
-            full = call is not None and is_true(keyword(call, "fullgraph"))
-            return (
-                f"torch.compile({FULLGRAPH}, triton.cudagraphs on)"
-                if full
-                else ("torch.compile (triton.cudagraphs on)")
-            )
-        return found
-
-    # -- compile wrappers: partial(torch.compile, mode=...), helpers returning one --
-    def compiler(self, expr: Bound, env: Env = _NO_ENV, depth: int = 0) -> Label | None:
-        """What calling ``expr`` with a function does, when it compiles the function
-        in a CUDA-graph mode: ``torch.compile(mode=...)``, ``functools.partial(
-        torch.compile, mode=...)``, a function or lambda that compiles its argument
-        so, a name bound to one, or a call of a helper of this file that returns one
-        (``get_compile_fn(backend)``; a mode that depends on the helper's argument
-        counts when the argument is written out). One helper whose returns do not
-        all compile with CUDA graphs is a region of medium confidence. A file has a
-        budget of steps for these questions (``_COMPILER_STEPS``): names bound many
-        times to calls of helpers with many returns could fan out without bound."""
-        if depth > _COMPILER_DEPTH or self._compiler_steps >= _COMPILER_STEPS:
-            return None
-        self._compiler_steps += 1
-        key = (expr, self._patched > 0)
-        if env:
-            return self._compiler(expr, env, depth)
-        if key not in self._compilers:
-            self._compilers[key] = self._compiler(expr, env, depth)
-        return self._compilers[key]
-
-    def _compiler(self, expr: Bound, env: Env, depth: int) -> Label | None:
-        if type(expr) is cst.FunctionDef or type(expr) is cst.Lambda:
-            return self.compiles_argument(expr, depth)
-        if type(expr) is cst.Call:
-            q = self.values.qualify(expr.func)
-            if q == "torch.compile":
-                if first_arg(expr, "model") is not None:
-                    return None  # torch.compile(fn, ...) is the compiled function
-                return _sure(self.cudagraph_label(expr, env))
-            if q in PARTIAL:
-                wrapped = first_arg(expr, "func")
-                if wrapped is None or self.values.qualify(wrapped) != "torch.compile":
-                    return None
-                return _sure(self.cudagraph_label(expr, env))
-            return self.returned_compiler(expr, env, depth)
-        if not (type(expr) is cst.Name or type(expr) is cst.Attribute):
-            return None
-        if self.values.qualify(expr) == "torch.compile":
-            return _sure(self.cudagraph_label(None))
-        return _combined(
-            [
-                self.compiler(value, _NO_ENV, depth + 1)
-                for value in self.bound_values(expr)
-            ]
-        )
-
-    def bound_values(self, expr: cst.Name | cst.Attribute) -> list[Bound]:
-        """What a name (or ``self.attr``) is bound to: the values assigned and the
-        functions defined, each once."""
-        if isinstance(expr, cst.Attribute):
-            found: list[Bound] = []
-            info = self.self_class(expr)
-            for cls in self.values.bases(info) if info is not None else []:
-                method = cls.methods.get(expr.attr.value)
-                if method is not None:
-                    return [method]
-                found.extend(value for value, _ in cls.attrs.get(expr.attr.value, []))
-            return found
-        scope = self.values.scope_of.get(expr)
-        bindings = scope.lookup(expr.value) if scope is not None else None
-        found = []
-        for binding in bindings or []:
-            if binding.how == "def" and type(binding.node) is cst.FunctionDef:
-                found.append(binding.node)
-            elif binding.how == "assign" and binding.value is not None:
-                if binding.path:
-                    return []  # a, b = ...: not followed
-                found.append(binding.value)
-            else:
-                return []  # a parameter, an import, a loop variable: unknown
-        return found
-
-    def self_class(self, expr: cst.Attribute) -> ClassInfo | None:
-        """The class of ``self`` in ``self.attr``, inside a method."""
-        scope = self.values.scope_of.get(expr)
-        function = scope.function() if scope is not None else None
-        if (
-            function is not None
-            and function.cls is not None
-            and type(expr.value) is cst.Name
-            and expr.value.value == function.self_name
-        ):
-            return function.cls
-        return None
-
-    def compiles_argument(
-        self, fn: cst.FunctionDef | cst.Lambda, depth: int
-    ) -> Label | None:
-        """A function or lambda that returns its first argument compiled in a
-        CUDA-graph mode (``lambda m: torch.compile(m, mode="reduce-overhead")``)."""
-        key = (fn, self._patched > 0)  # a scoped switch changes a plain compile
-        if key in self._compiles:
-            return self._compiles[key]
-        self._compiles[key] = None  # recursion
-        params = self.positional(fn)
-        found: list[Label | None] = []
-        if params:
-            for returned in self.returned(fn):
-                found.append(
-                    self.compiles(returned, params[0].name.value, depth + 1)
-                    if type(returned) is cst.Call
-                    else None
-                )
-        result = _combined(found) if found else None
-        self._compiles[key] = result
-        return result
-
-    def compiles(self, call: cst.Call, param: str, depth: int) -> Label | None:
-        """Whether ``call`` compiles the parameter ``param`` in a CUDA-graph mode."""
-        target = first_arg(call, "model")
-        if not (type(target) is cst.Name and target.value == param):
-            return None
-        if self.values.qualify(call.func) == "torch.compile":
-            return _sure(self.cudagraph_label(call))
-        return self.compiler(call.func, _NO_ENV, depth + 1)
-
-    def returned_compiler(self, call: cst.Call, env: Env, depth: int) -> Label | None:
-        """A call of a helper of this file that returns a compiler; the helper's
-        parameters stand for the call's arguments."""
-        func = call.func
-        if not (type(func) is cst.Name or type(func) is cst.Attribute):
-            return None
-        found: list[Label | None] = []
-        for fn in self.bound_values(func):
-            if not (type(fn) is cst.FunctionDef or type(fn) is cst.Lambda):
-                return None  # a helper bound some other way: unknown
-            inner = self.arguments(fn, call, env)
-            found.extend(
-                self.compiler(returned, inner, depth + 1)
-                for returned in self.returned(fn)
-            )
-        return _combined(found)
-
-    def positional(self, fn: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
-        """A function's positional parameters, less a method's ``self``."""
-        params = [*fn.params.posonly_params, *fn.params.params]
-        scope = self.scopes.functions.get(fn)
-        return params[1:] if scope is not None and scope.self_name else params
-
-    def arguments(
-        self, fn: cst.FunctionDef | cst.Lambda, call: cst.Call, env: Env
-    ) -> dict[str, cst.BaseExpression]:
-        """What each parameter of ``fn`` stands for in ``call``: the argument, else
-        its default; nothing after a ``*args`` or ``**kwargs``."""
-        positional = self.positional(fn)
-        bound = {
-            p.name.value: p.default
-            for p in [*positional, *fn.params.kwonly_params]
-            if p.default is not None
-        }
-        index = 0
-        for arg in call.args:
-            if arg.star:
-                break
-            value = arg.value
-            if type(value) is cst.Name and value.value in env:
-                value = env[value.value]
-            if arg.keyword is not None:
-                bound[arg.keyword.value] = value
-            elif index < len(positional):
-                bound[positional[index].name.value] = value
-                index += 1
-        return bound
-
-    def returned(self, fn: cst.FunctionDef | cst.Lambda) -> list[Bound]:
-        """What a function returns: its ``return`` values (not those of functions
-        nested in it), a lambda's body; a name returned that is bound once in the
-        function stands for its value (``compiled = torch.compile(m, ...); return
-        compiled``)."""
-        if isinstance(fn, cst.Lambda):
-            return [fn.body]
-        if fn in self._returns:
-            return self._returns[fn]
-        collector = _Returns()
-        walk(fn.body, collector)
-        found: list[Bound] = []
-        for value in collector.values:
-            if type(value) is cst.Name:
-                scope = self.values.scope_of.get(value)
-                bindings = scope.lookup(value.value) if scope is not None else None
-                if (
-                    bindings
-                    and len(bindings) == 1
-                    and bindings[0].scope is self.scopes.functions.get(fn)
-                ):
-                    binding = bindings[0]
-                    if binding.how == "assign" and binding.value is not None:
-                        if not binding.path:
-                            value = binding.value
-                    elif binding.how == "def" and type(binding.node) is cst.FunctionDef:
-                        # ``def inner(m): ...; return inner``
-                        found.append(binding.node)
-                        continue
-            found.append(value)
-        self._returns[fn] = found
-        return found
-
-    # -- torch._inductor.config: triton.cudagraphs switched on ---------------------
-    def switches_on(self, call: cst.BaseExpression) -> bool:
-        """``config.patch({"triton.cudagraphs": True})`` and its other spellings,
-        ``mock.patch.object(config.triton, "cudagraphs", True)`` among them."""
-        if type(call) is not cst.Call:
-            return False
-        q = self.values.qualify(call.func)
-        values = [a.value for a in call.args]
-        if q in MOCK_PATCH:
-            return (
-                len(values) >= 2
-                and _is_string(values[0], CUDAGRAPHS_SWITCH)
-                and is_true(values[1])
-            )
-        if q in MOCK_PATCH_OBJECT:
-            return (
-                len(values) >= 3
-                and self.values.qualify(values[0]) == TRITON_CONFIG
-                and _is_string(values[1], CUDAGRAPHS_FLAG)
-                and is_true(values[2])
-            )
-        if q not in INDUCTOR_PATCH:
-            return False
-        if len(values) == 2 and _is_string(values[0], CUDAGRAPHS_OPTION):
-            return is_true(values[1])
-        return any(
-            type(value) is cst.Dict and _dict_switches_on(value) for value in values
-        )
-
-    def enter_patched(
-        self,
-        node: cst.CSTNode,
-        items: Sequence[cst.BaseExpression],
-        *,
-        also: bool = False,
-    ) -> None:
-        if also or any(self.switches_on(item) for item in items):
-            self._patched += 1
-            self._patched_nodes.add(node)
-
-    def set_up_switches_on(self, info: ClassInfo) -> bool:
-        """Whether the set-up that runs before each test of the class (``setUp``,
-        ``setUpClass``, pytest's ``setup_method``) switches ``triton.cudagraphs`` on
-        for the test: ``self._stack.enter_context(config.patch(...))``,
-        ``config.patch(...).__enter__()``, a patcher entered or started
-        (``self.p = patch.object(config.triton, "cudagraphs", True); self.p.start()``)
-        or the switch assigned, in the method's own statements (not under a
-        condition or a ``with``). A set-up inherited from a class of this file
-        counts, and so does one an override calls (``super().setUp()``)."""
-        for name in SET_UP:
-            for cls in self.values.bases(info):
-                method = cls.methods.get(name)
-                if method is None:
-                    continue
-                statements = _top_level(method)
-                if self.statements_switch_on(statements):
-                    return True
-                if not any(_calls_super(small, name) for small in statements):
-                    break
-        return False
-
-    def statements_switch_on(
-        self, statements: Sequence[cst.BaseSmallStatement]
-    ) -> bool:
-        patchers: set[str] = set()  # what the switch was bound to, as written
-        for small in statements:
-            if type(small) is cst.Assign:
-                if self.switches_on(small.value):
-                    patchers.update(source(t.target) for t in small.targets)
-                elif is_true(small.value) and any(
-                    self.values.qualify(t.target) == CUDAGRAPHS_SWITCH
-                    for t in small.targets
-                ):
-                    return True
-                continue
-            if not (type(small) is cst.Expr and type(small.value) is cst.Call):
-                continue
-            call = small.value
-            func = call.func
-            if type(func) is not cst.Attribute:
-                continue
-            method = func.attr.value
-            entered = first_arg(call, "cm") if method == "enter_context" else func.value
-            if method in ("enter_context", "__enter__", "start") and (
-                entered is not None
-                and (self.switches_on(entered) or source(entered) in patchers)
-            ):
-                return True
-        return False
-
-    def exit_patched(self, node: cst.CSTNode) -> None:
-        if node in self._patched_nodes:
-            self._patched_nodes.discard(node)
-            self._patched -= 1
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.exit_patched(original_node)
+        self._leaving(original_node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.exit_patched(original_node)
+        self._leaving(original_node)
 
     def leave_With(self, original_node: cst.With) -> None:
-        self.exit_patched(original_node)
+        self._leaving(original_node)
 
     # -- make_graphed_callables(...), torch.compile(fn, mode=...), m.compile(...) ----
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        q = self.values.qualify(func)
-        target: cst.BaseExpression | None = None
-        region: Region | None = None
-        if q in GRAPHED_CALLABLES:
-            self.graphed_calls.append(node)
-            target = first_arg(node, "callables", "modules")
-            region = Region(
-                RegionRef(RegionKind.GRAPHED, self.line(node), graphed_label(q))
-            )
-        elif q == "torch.compile":
-            label = self.cudagraph_label(node)
-            target = first_arg(node, "model")
-            if label is not None:
-                region = Region(RegionRef(RegionKind.COMPILE, self.line(node), label))
-        elif (
-            type(func) is cst.Call and self.values.qualify(func.func) == "torch.compile"
-        ):
-            # torch.compile(mode=...)(fn)
-            label = self.cudagraph_label(func)
-            target = first_arg(node, "model")
-            if label is not None:
-                region = Region(RegionRef(RegionKind.COMPILE, self.line(node), label))
-        elif type(func) is cst.Attribute and func.attr.value == "compile":
-            kind = self.values.of(func.value).kind
-            # an instance of a class from another module is unknown: only its own
-            # arguments tell its compile from ``re.compile``, not a switch
-            label = (
-                self.cudagraph_label(node)
-                if kind is Kind.MODULE
-                else compile_label(node)
-                if kind is Kind.UNKNOWN
-                else None
-            )
-            if label is not None:
-                target = func.value
-                region = Region(RegionRef(RegionKind.COMPILE, self.line(node), label))
-        else:
-            # compile_fn(model), get_compile_fn(backend)(fn): a compile wrapper
-            found = self.compiler(func)
-            if found is not None:
-                target = first_arg(node, "model")
-                label, confidence = found
-                region = Region(
-                    RegionRef(
-                        RegionKind.COMPILE,
-                        self.line(node),
-                        label,
-                        confidence=confidence,
-                    )
-                )
-        if target is None or region is None:
+        q = self.values.qualify(node.func)
+        made = None
+        for kind in self.asked["call"]:
+            made = kind.call(node, q)
+            if made is not None:
+                break
+        if made is None:
             return
+        target, ref = made
+        if target is None or ref is None:
+            return
+        region = Region(ref)
         if region.kind is RegionKind.COMPILE:
             self.compiled[node] = region
         if not self.callables(target):
@@ -866,153 +484,6 @@ _LEAVE = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 # where the region finder's walk visits and leaves, which the scope walk records
 FINDER_SITES = subscribed(RegionFinder)
-
-
-@dataclass
-class _Span:
-    """A capture opened by a statement and not yet closed: by ``g.capture_begin()``,
-    or by a capture context entered on an exit stack
-    (``stack.enter_context(torch.cuda.graph(g))``)."""
-
-    begin: cst.CSTNode  # the statement that opens it
-    graph: cst.BaseExpression | None
-    kind: RegionKind = RegionKind.MANUAL
-    label: str = "capture_begin()"
-    confidence: Confidence = Confidence.HIGH
-    begin_end: bool = True  # by ``capture_begin()``: on the stream its caller chose
-    nodes: list[cst.CSTNode] = field(default_factory=list)  # what runs under it
-
-
-class BeginEndScanner:
-    """Captures opened and closed by statements of one function, in order:
-    ``g.capture_begin()`` ... ``g.capture_end()``, and a capture context entered on
-    an exit stack (``stack.enter_context(torch.cuda.graph(g))``) until the stack
-    closes (``stack.close()``, or the end of ``with ExitStack() as stack:``)."""
-
-    def __init__(self, finder: RegionFinder) -> None:
-        self.finder = finder
-        self.open: dict[str, _Span] = {}  # by the receiver's source (``g``, ``stack``)
-
-    def scan(
-        self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]
-    ) -> None:
-        for statement in body:
-            self.statement(statement)
-
-    def finish(self) -> None:
-        """Spans never closed run to their last statement."""
-        for receiver in list(self.open):
-            self.close(receiver, None)
-
-    def statement(self, node: cst.CSTNode) -> None:
-        if type(node) is cst.SimpleStatementLine:
-            for small in node.body:
-                if not self.toggle(small) and self.open:
-                    self.add(small)
-            return
-        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
-            return  # bodies are scanned as their own functions
-        if self.open:
-            for header in headers(node):
-                self.add(header)
-        for block in blocks(node):
-            if type(block) is cst.SimpleStatementSuite:
-                for small in block.body:
-                    if not self.toggle(small) and self.open:
-                        self.add(small)
-            elif type(block) is cst.IndentedBlock:
-                self.scan(block.body)
-        if type(node) is cst.With:  # ``with ExitStack() as stack:`` closes it
-            for item in node.items:
-                name = item.asname.name if item.asname is not None else None
-                if type(name) is cst.Name and name.value in self.open:
-                    self.close(name.value, node)
-
-    def toggle(self, small: cst.BaseSmallStatement) -> bool:
-        if not (type(small) is cst.Expr and type(small.value) is cst.Call):
-            return False
-        call = small.value
-        func = call.func
-        if type(func) is not cst.Attribute:
-            return False
-        receiver = source(func.value)
-        method = func.attr.value
-        if method == "capture_begin":
-            self.open.setdefault(receiver, _Span(small, func.value))
-            return True
-        if method == "enter_context" and call.args:
-            found = self.finder.capture_context(call.args[0].value, set())
-            if found is None:
-                return False
-            kind, label, confidence, graph = found
-            entered = _Span(small, graph, kind, label, confidence, begin_end=False)
-            self.open.setdefault(receiver, entered)
-            return True
-        span = self.open.get(receiver)
-        if span is None:
-            return False
-        if method in (("capture_end",) if span.begin_end else _STACK_CLOSES):
-            self.close(receiver, small)
-            return True
-        return False
-
-    def add(self, node: cst.CSTNode) -> None:
-        first = min(self.open.values(), key=lambda o: self.finder.line(o.begin))
-        first.nodes.append(node)
-
-    def close(self, receiver: str, end: cst.CSTNode | None) -> None:
-        span = self.open.pop(receiver)
-        nodes = span.nodes
-        last = end if end is not None else (nodes[-1] if nodes else span.begin)
-        graph = span.graph
-        region = Region(
-            RegionRef(
-                span.kind,
-                self.finder.line(span.begin),
-                span.label,
-                confidence=span.confidence,
-            ),
-            end_line=self.finder.end(last),
-            root=span.begin,
-            graph=source(graph) if graph is not None else None,
-            graph_expr=graph,
-            begin_end=span.begin_end,
-            open=end is None,
-        )
-        for node in nodes:
-            self.finder.spans.setdefault(node, region)
-
-
-def headers(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The parts of a compound statement evaluated before its blocks."""
-    if type(node) is cst.If or type(node) is cst.While:
-        return [node.test]
-    if type(node) is cst.For:
-        return [node.target, node.iter]
-    if type(node) is cst.With:
-        return list(node.items)
-    return []
-
-
-def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
-    """The statement blocks of a compound statement, in source order."""
-    found: list[cst.BaseSuite] = []
-    body = getattr(node, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        found.append(body)
-    for handler in getattr(node, "handlers", ()):
-        found.extend(blocks(handler))
-    orelse = getattr(node, "orelse", None)
-    if type(orelse) is cst.If:
-        found.extend([*blocks(orelse)])
-    elif orelse is not None and isinstance(
-        getattr(orelse, "body", None), cst.BaseSuite
-    ):
-        found.append(orelse.body)
-    final = getattr(node, "finalbody", None)
-    if final is not None:
-        found.append(final.body)
-    return found
 
 
 class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
@@ -1318,7 +789,6 @@ def find_regions(
     capture roots (``capture-roots``)."""
     finder = RegionFinder(scopes, values, positions, markers, checks)
     finder.checks = checks | local_checks(finder, scopes)
-    finder.switched = switched_on(module, values)
     for function, path in scopes.paths.items():
         how = external.get(path) if external else None
         if how is not None and how.settled:
@@ -1327,6 +797,7 @@ def find_regions(
             values.tensor_params[function] = frozenset(how.tensors)
     if not covers(scopes.recorded, FINDER_SITES):
         raise ValueError("scopes built without the sites of FINDER_SITES")
+    finder.start(module)
     replay(scopes.sites, finder)  # the finder's walk, from what the scope walk saw
     for function, path in scopes.paths.items():
         if path in declared:
@@ -1343,14 +814,7 @@ def find_regions(
                 external[path], root=function, end_line=finder.end(function)
             )
             finder.mark(function, region, inputs=False)
-    scanner = BeginEndScanner(finder)
-    scanner.scan(module.body)
-    scanner.finish()
-    for fn in scopes.functions:
-        if type(fn) is cst.FunctionDef and type(fn.body) is cst.IndentedBlock:
-            scanner = BeginEndScanner(finder)
-            scanner.scan(fn.body.body)
-            scanner.finish()
+    finder.statements(module)
     return Found(
         Assignment(module, finder, pragmas),
         finder.graphed_calls,
@@ -1388,97 +852,6 @@ def local_checks(finder: RegionFinder, scopes: ScopeBuilder) -> frozenset[str]:
     return frozenset(found)
 
 
-def switched_on(module: cst.Module, values: Values) -> bool:
-    """Whether module code sets ``torch._inductor.config.triton.cudagraphs = True``:
-    every CUDA-graph-less ``torch.compile`` of the module then captures."""
-    for statement in module.body:
-        if type(statement) is not cst.SimpleStatementLine:
-            continue
-        for small in statement.body:
-            if type(small) is cst.Assign and is_true(small.value):
-                for target in small.targets:
-                    if values.qualify(target.target) == CUDAGRAPHS_SWITCH:
-                        return True
-    return False
-
-
-def _top_level(function: cst.FunctionDef) -> list[cst.BaseSmallStatement]:
-    """The simple statements a function always runs, in order: those of its body,
-    not those under a condition, a loop or a ``with``."""
-    body = function.body
-    if type(body) is cst.SimpleStatementSuite:
-        return list(body.body)
-    return [
-        small
-        for statement in body.body
-        if type(statement) is cst.SimpleStatementLine
-        for small in statement.body
-    ]
-
-
-def _calls_super(small: cst.BaseSmallStatement, name: str) -> bool:
-    """``super().setUp()`` (or ``super(Cls, self).setUp()``) as a statement."""
-    if not (type(small) is cst.Expr and type(small.value) is cst.Call):
-        return False
-    func = small.value.func
-    return (
-        type(func) is cst.Attribute
-        and func.attr.value == name
-        and type(func.value) is cst.Call
-        and dotted(func.value.func) == "super"
-    )
-
-
-def _is_string(expr: cst.BaseExpression, text: str) -> bool:
-    return type(expr) is cst.SimpleString and expr.evaluated_value == text
-
-
-class _Returns(cst.CSTVisitor):
-    """The values a function body returns, not those of functions nested in it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.values: list[cst.BaseExpression] = []
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.values.append(node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-
-def _sure(label: str | None) -> Label | None:
-    return (label, Confidence.HIGH) if label is not None else None
-
-
-def _combined(found: Sequence[Label | None]) -> Label | None:
-    """One label for several possible compilers (the bindings of a name, the returns
-    of a helper): sure when every one compiles with CUDA graphs, of medium confidence
-    when only some do."""
-    labels = [f for f in found if f is not None]
-    if not labels:
-        return None
-    sure = len(labels) == len(found) and all(c is Confidence.HIGH for _, c in labels)
-    return labels[0][0], Confidence.HIGH if sure else Confidence.MEDIUM
-
-
-def _dict_switches_on(value: cst.Dict) -> bool:
-    return any(
-        type(element) is cst.DictElement
-        and type(element.key) is cst.SimpleString
-        and element.key.evaluated_value == CUDAGRAPHS_OPTION
-        and is_true(element.value)
-        for element in value.elements
-    )
-
-
 def _is_docstring(statement: cst.BaseStatement) -> bool:
     return (
         type(statement) is cst.SimpleStatementLine
@@ -1487,39 +860,6 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
             statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)
         )
     )
-
-
-def compile_label(call: cst.Call, env: Env = _NO_ENV) -> str | None:
-    """A ``torch.compile(mode=...)`` label if the call uses CUDA graphs, else None;
-    ``env`` gives the arguments that a helper's parameters (``mode=mode``) stand for.
-    ``fullgraph=True`` is part of it: a graph break is then an error."""
-    found = _cudagraph_setting(call, env)
-    if found is None or not is_true(keyword(call, "fullgraph")):
-        return found
-    return f"{found[:-1]}, {FULLGRAPH})"
-
-
-def _cudagraph_setting(call: cst.Call, env: Env) -> str | None:
-    for arg in call.args:
-        if arg.keyword is None:
-            continue
-        value = arg.value
-        if type(value) is cst.Name and value.value in env:
-            value = env[value.value]
-        written: str | bool | None = None
-        if type(value) is cst.SimpleString:
-            text = value.evaluated_value
-            written = text if isinstance(text, str) else None
-        elif type(value) is cst.Dict:
-            written = _dict_switches_on(value)
-        label = (
-            cudagraph_keyword(arg.keyword.value, written)
-            if written is not None
-            else None
-        )
-        if label is not None:
-            return label
-    return None
 
 
 __all__ = ["Found", "entry_conditions", "find_regions", "leaves"]

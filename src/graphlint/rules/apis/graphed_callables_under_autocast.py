@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind, RegionRef
+from graphlint.facts.kinds.graphed import graphed_label
 from graphlint.facts.region import Region
-from graphlint.facts.regions import graphed_label
 from graphlint.facts.syntax import keyword, positional
 from graphlint.rule import Rule, Scope
 from graphlint.rules.apis._options import with_keyword

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.diagnostics import Applicability, Outcome, RegionKind
+from graphlint.facts.kinds.graphed import TORCH_GRAPHED, graphed_label
 from graphlint.facts.region import Region
-from graphlint.facts.regions import TORCH_GRAPHED, graphed_label
 from graphlint.facts.syntax import is_true, keyword
 from graphlint.facts.torchapi import AUTOGRAD_FUNCTIONS
 from graphlint.rule import Rule, RuleContext

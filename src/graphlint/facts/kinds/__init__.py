@@ -1,0 +1,33 @@
+"""The kinds of capture region, one module each: how each shows in LibCST's tree
+of a file (a ``Recogniser``, which the region finder asks).
+
+- ``graph_block``: ``with torch.cuda.graph(g):``;
+- ``marked``: a marker on a ``with``, a function or a class;
+- ``graphed``: ``make_graphed_callables(fn, ...)``;
+- ``compiled``: ``torch.compile`` in a CUDA-graph mode, and its wrappers;
+- ``begin_end``: ``g.capture_begin()`` ... ``g.capture_end()``, a capture context
+  entered on an exit stack.
+
+The order is the order of asking: where two kinds could both see a region in
+the same syntax, the first opens it (a ``with`` item is a graph block before a
+marker; a decorator a marker before a compile).
+"""
+
+from __future__ import annotations
+
+from graphlint.facts.kinds.base import Recogniser
+from graphlint.facts.kinds.begin_end import BeginEnd
+from graphlint.facts.kinds.compiled import Compiled
+from graphlint.facts.kinds.graph_block import GraphBlock
+from graphlint.facts.kinds.graphed import Graphed
+from graphlint.facts.kinds.marked import Marked
+
+RECOGNISERS: tuple[type[Recogniser], ...] = (
+    GraphBlock,
+    Marked,
+    Graphed,
+    Compiled,
+    BeginEnd,
+)
+
+__all__ = ["RECOGNISERS", "Recogniser"]
