@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 from pygls.workspace import Workspace
 
+import graphlint.files
 import graphlint.lint
 import graphlint.server
 from graphlint.diagnostics import Checked
@@ -185,13 +186,40 @@ def test_a_watching_server_keeps_the_newest_plans(
     assert ls.plans == {}
     made = graphlint.lint.plan
 
-    def dropped_meanwhile(*args: Any) -> Plan:
+    def dropped_meanwhile(*args: Any, **kwargs: Any) -> Plan:
         ls.forget_plans()  # a watched change while the check plans
-        return made(*args)
+        return made(*args, **kwargs)
 
     monkeypatch.setattr(graphlint.lint, "plan", dropped_meanwhile)
     ls._check(paths[0], {})
     assert ls.plans == {}
+
+
+def test_opening_another_file_takes_the_walk_the_last_plan_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file opened later is planned (its own set of documents) from the
+    folders' listings the project's last walk kept, by their stamps, as the
+    command line's runs are: the project is not walked again."""
+    monkeypatch.setattr(graphlint.files, "RACY_NS", 0)  # folders made just now
+    monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    workspace = tmp_path / "ws"
+    (workspace / "pkg").mkdir(parents=True)
+    (workspace / "pyproject.toml").write_text("")
+    paths = [workspace / "pkg" / f"m{n}.py" for n in range(2)]
+    for path in paths:
+        path.write_text("x = 1\n")
+    ls = GraphlintServer()
+    ls.protocol._workspace = Workspace(workspace.as_uri())
+    assert ls._check(str(paths[0]), {}) == {os.path.realpath(paths[0]): []}
+    scandir = os.scandir
+
+    def refuse(path: str) -> object:  # the cache's own folders it may list
+        assert not os.fspath(path).startswith(os.fspath(workspace)), path
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    assert ls._check(str(paths[1]), {}) == {os.path.realpath(paths[1]): []}
 
 
 def test_a_check_whose_modules_fail_to_import_says_so(

@@ -390,7 +390,14 @@ class GraphlintServer(LanguageServer):
                 planned = self.plans.get(tuple(targets))
                 if planned is None:
                     before = self.forgotten
-                    planned = plan([Path(t) for t in targets], chosen, self._warn)
+                    # the folders' listings that the last walk of the project kept
+                    # (by their stamps): opening a file does not walk it again
+                    planned = plan(
+                        [Path(t) for t in targets],
+                        chosen,
+                        self._warn,
+                        keep_listings=True,
+                    )
                     with self.planning:
                         if (
                             self.watching
