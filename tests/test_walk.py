@@ -132,9 +132,9 @@ def test_a_replay_of_the_scope_walk_calls_each_visitor_as_its_own_walk(
     so a later one may read what an earlier one recorded there (flow reads
     state's writes)."""
     module = parse(path)
-    prunes = (cst.Lambda, cst.Call, cst.Import)
+    prunes = (cst.Lambda, cst.Call, cst.Import, cst.Module)
     alone: dict[str, list[tuple[str, str, int]]] = {}
-    for name, prune in zip("abc", prunes, strict=True):
+    for name, prune in zip("abcd", prunes, strict=True):
         log: list[tuple[str, str, int]] = []
         walk(module, Shared(name, prune, log))
         alone[name] = log
@@ -143,16 +143,30 @@ def test_a_replay_of_the_scope_walk_calls_each_visitor_as_its_own_walk(
     together: list[tuple[str, str, int]] = []
     replay_together(
         scopes.events,
-        [Shared(n, p, together) for n, p in zip("abc", prunes, strict=True)],
+        [Shared(n, p, together) for n, p in zip("abcd", prunes, strict=True)],
     )
-    for name in "abc":
+    for name in "abcd":
         assert [e for e in together if e[0] == name] == alone[name]
-    # the visitors at each node, in the order of their visits: a, then b, then c
+    # the visitors at each node, in the order of their visits: a, b, c, then d
     first: dict[int, list[str]] = {}
     for name, event, node in together:
         if event == "visit":
             first.setdefault(node, []).append(name)
     assert all(names == sorted(names) for names in first.values())
+
+
+def test_a_visitor_given_twice_is_replayed_twice() -> None:
+    """Each place in the list is a visitor of its own: a prune of the first is
+    not the second's (they are told apart by place, not by their methods)."""
+    module = cst.parse_module("def f():\n    g(1)\nx = 2\n")
+    alone: list[tuple[str, str, int]] = []
+    walk(module, Shared("v", cst.FunctionDef, alone))
+    scopes = ScopeBuilder(None)
+    walk(module, scopes)
+    twice: list[tuple[str, str, int]] = []
+    visitor = Shared("v", cst.FunctionDef, twice)
+    replay_together(scopes.events, [visitor, visitor])
+    assert twice == [event for event in alone for _ in range(2)]
 
 
 def test_dispatch_by_type_names_prunes_on_false() -> None:

@@ -300,20 +300,20 @@ def replay_together(events: Events, visitors: Sequence[cst.CSTVisitor]) -> None:
     some = False  # whether any visitor is pruned
     for node in events:
         if node is None:  # the walk leaves the node last entered
-            left = entered.pop()
+            leaving = entered.pop()
             if some:
-                some = _left_pruned(left, leaves, pruned)
+                some = _left_pruned(leaving, leaves, pruned)
             else:
                 for on_leave in called:
-                    on_leave(left)
+                    on_leave(leaving)
             continue
         entered.append(node)
         if some:
             _entered_pruned(node, visits, pruned)
             continue
-        for on_visit in visits:
+        for index, on_visit in enumerate(visits):
             if not on_visit(node):  # rare: the others go on below
-                pruned[visits.index(on_visit)] = node
+                pruned[index] = node
                 some = True
 
 

@@ -125,7 +125,7 @@ class Compiled(Recogniser):
                 else None
             )
             if label is None:
-                return None
+                return None, None
             return func.value, self.region(call, label)
         found = self.compiler(func)  # compile_fn(model), get_compile_fn(backend)(fn)
         if found is None:
