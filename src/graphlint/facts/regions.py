@@ -185,12 +185,12 @@ class RegionFinder(cst.CSTVisitor):
         ``@support_torch_compile class Model(nn.Module)``)."""
         info = self.scopes.class_infos.get(node)
         self._entering(node, [d.decorator for d in node.decorators])
+        forward = self.method(info, "forward") if info is not None else None
+        if forward is None:
+            return
         for decorator in node.decorators:
             expr = decorator.decorator
             q = self.values.qualify(expr.func if type(expr) is cst.Call else expr)
-            forward = self.method(info, "forward") if info is not None else None
-            if forward is None:
-                continue
             for kind in self.asked["decorated_class"]:
                 ref = kind.decorated_class(decorator, q)
                 if ref is not None:

@@ -12,7 +12,9 @@ commas, brackets. No visitor of graphlint's looks at those (a test checks that n
 
 :func:`replay_batched` is the rules' walk: every ``visit_<Type>``/``leave_<Type>`` of
 every rule, in one pass, never pruned (LibCST's ``visit_batched``), replayed from what
-the scope walk recorded at the node types they act on.
+the scope walk recorded at the node types they act on; :func:`replay_together` is
+the walk of the visitors that act on every node (the region assignment, host state
+and flow), replayed from the scope walk's every step, each with its own pruning.
 """
 
 from __future__ import annotations
