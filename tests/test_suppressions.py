@@ -46,6 +46,9 @@ def test_a_line_without_comment_has_both() -> None:
         ("# noqa", ["GL101", "GL201"]),  # a bare noqa is for style checks
         ("# noqa: E501", ["GL101", "GL201"]),
         ("# type: ignore  # graphlint: ignore[GL101]", ["GL201"]),
+        ("# GraphLint: Ignore[GL101]", ["GL201"]),  # in any case
+        ("#NOQA:gl101", ["GL201"]),
+        ("# fmt: skip  # NoQA : e501, Gl201", ["GL101"]),
     ],
 )
 def test_suppressions(comment: str, left: list[str]) -> None:
