@@ -36,6 +36,14 @@ SAMPLES = [
     "opts['cudagraphs'] = x; my_cudagraphs = 1",
     "import os  # a graph\nx.graphs(1)",
     "x" * 5000 + " import graph",
+    # names imported in parentheses from a ``cuda`` module: only ``graph`` counts
+    "from runner.cuda_graph_runner import (\n    CudaGraphRunner,\n)",
+    "from torch.cuda import (  # see (1)\n    graph as capture,\n)",
+    "from torch.cuda import (  # not graph\n    Stream,\n)",
+    "from torch.cuda import (Stream)\ngraph = 1",
+    "from a.cuda import (x,  # b.cuda import (graph\n y)",
+    "mode='max-autotune-no-cudagraphs'",
+    "modes = ('max-autotune-no-cudagraphs', 'max-autotune')",
 ]
 
 
@@ -48,6 +56,25 @@ SAMPLES = [
 )
 def test_prefilter_agrees_with_the_pattern(text: str) -> None:
     assert candidates.text_candidate(text) == bool(candidates._CANDIDATE.search(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a module whose name starts with "cuda", imported from in parentheses by
+        # every file that uses it (``cuda_graph_runner``): not without ``graph``
+        ("from runner.cuda_graph_runner import (\n    CudaGraphRunner,\n)", False),
+        ("from torch.cuda import (\n    Stream,  # graph comes later\n)", False),
+        ("from torch.cuda import (  # see (1)\n    graph as capture,\n)", True),
+        ("from torch.cuda import (CUDAGraph, graph)", True),
+        ("mode = 'max-autotune-no-cudagraphs'", False),
+        ("mode = 'max-autotune-no-cudagraphs' if x else 'max-autotune'", True),
+    ],
+)
+def test_the_text_decides_without_a_parse(text: str, expected: bool) -> None:
+    """Files that only name a ``cuda`` module or a mode without CUDA graphs are
+    settled by their text: most such files of a tree capture nothing."""
+    assert candidates.text_candidate(text) is expected
 
 
 # each way a file makes a region, as the rules' fixtures write it, in a few words
@@ -80,6 +107,8 @@ ONLY_TEXT = [
     "graph = build()\ngraph.nodes\n",
     "gm.graph.lint()\n",
     "if config.triton.cudagraphs:\n    log = getArtifactLogger(__name__, 'cudagraphs')\n",
+    "from runner.cuda_graph_runner import (\n    CudaGraphRunner,\n)\n",
+    "import torch\nfast = torch.compile(step, mode='max-autotune-no-cudagraphs')\n",
 ]
 
 

@@ -42,21 +42,22 @@ from graphlint.settings import Settings
 # compares them): no alternative here starts with a literal, so the pattern is tried
 # at every position of every file.
 _CANDIDATE = re.compile(
-    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b|\bcuda[\w.]*[ \t]+import[ \t]*\("
+    r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b"
+    r"|\bcuda[\w.]*[ \t]+import[ \t]*\((?:[^)#]|#[^\n]*\n)*?\bgraph\b"
     r"|\.graph\(|capture_begin|make_graphed_callables|graphlint|reduce-overhead"
-    r"|max-autotune|triton\.cudagraphs|[\"']cudagraphs[\"']"
+    r"|max-autotune(?!-no-cudagraphs)|triton\.cudagraphs|[\"']cudagraphs[\"']"
 )
-_LITERALS = (
-    "capture_begin",
-    "make_graphed_callables",
-    "graphlint",
-    "reduce-overhead",
-    "max-autotune",
-)
+_LITERALS = ("capture_begin", "make_graphed_callables", "graphlint", "reduce-overhead")
+_AUTOTUNE = "max-autotune"  # a mode that captures, unless "-no-cudagraphs" follows
+_NO_CUDAGRAPHS = "-no-cudagraphs"
 _GRAPH = re.compile(r"graph\b")  # a literal first: found by a fast scan
 _CUDAGRAPHS_WORD = re.compile(r"cudagraphs")
 _IMPORT = re.compile(r"\bimport\b")
 _IMPORT_PAREN = re.compile(r"import[ \t]*\(")
+# in the parentheses of an import, up to their ``)``: the name ``graph`` (not in a
+# comment); and where the parentheses end (the first ``)`` outside a comment)
+_LISTS_GRAPH = re.compile(r"(?:[^)#]|#[^\n]*\n)*?\bgraph\b")
+_LIST_END = re.compile(r"(?:[^)#]|#[^\n]*\n)*")
 # a span marked in comments: only the text shows it
 _PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
 # names a region is made with: graphed callables, manual capture
@@ -90,6 +91,12 @@ def text_candidate(source: str) -> bool:
     (``_CANDIDATE``)."""
     if any(w in source for w in _LITERALS):
         return True
+    at = source.find(_AUTOTUNE)
+    while at >= 0:
+        end = at + len(_AUTOTUNE)
+        if not source.startswith(_NO_CUDAGRAPHS, end):
+            return True
+        at = source.find(_AUTOTUNE, end)
     for match in _CUDAGRAPHS_WORD.finditer(source):
         start, end = match.span()
         quoted = source[start - 1 : start] in ("'", '"') and source[end : end + 1] in (
@@ -128,11 +135,18 @@ def _names_graph(source: str) -> bool:
 
 
 def _imports_from_cuda(source: str) -> bool:
-    """``\\bcuda[\\w.]*[ \\t]+import[ \\t]*\\(``: names imported in parentheses
-    from a ``cuda`` module. By hand: each ``import (`` looks back at the dotted name
-    before it, which is linear in the text (the pattern, without the word boundary
-    that keeps it from a literal-first scan, would try each ``cuda`` of a long name)."""
+    """``\\bcuda[\\w.]*[ \\t]+import[ \\t]*\\(`` and the name ``graph`` among those
+    imported in the parentheses: ``torch.cuda.graph`` imported over several lines
+    (a module such as ``cuda_graph_runner``, imported from in parentheses by every
+    file that uses it, is not enough). By hand: each ``import (`` looks back at the
+    dotted name before it, which is linear in the text (the pattern, without the
+    word boundary that keeps it from a literal-first scan, would try each ``cuda``
+    of a long name), and the parentheses are searched once: an ``import (`` inside
+    ones already searched (in a comment there) is not searched again."""
+    searched = 0  # where the parentheses searched last end
     for match in _IMPORT_PAREN.finditer(source):
+        if match.end() < searched:
+            continue
         space = match.start()
         while space > 0 and source[space - 1] in " \t":
             space -= 1
@@ -145,7 +159,11 @@ def _imports_from_cuda(source: str) -> bool:
         at = name.find("cuda")
         while at >= 0:  # a "cuda" in it that starts a word
             if at == 0 or not (name[at - 1].isalnum() or name[at - 1] == "_"):
-                return True
+                if _LISTS_GRAPH.match(source, match.end()):
+                    return True
+                found = _LIST_END.match(source, match.end())
+                searched = found.end() if found else match.end()
+                break
             at = name.find("cuda", at + 1)
     return False
 
