@@ -42,6 +42,9 @@ SAMPLES = [
     "from torch.cuda import (  # not graph\n    Stream,\n)",
     "from torch.cuda import (Stream)\ngraph = 1",
     "from a.cuda import (x,  # b.cuda import (graph\n y)",
+    "from a.cuda import (\n  x,  # graph\n)",
+    "from a.cuda import (\n  x,  # see (1)\n  graph)",
+    "from a.cuda import (\n  x,  # to the end",
     "mode='max-autotune-no-cudagraphs'",
     "modes = ('max-autotune-no-cudagraphs', 'max-autotune')",
 ]

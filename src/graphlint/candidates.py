@@ -54,10 +54,7 @@ _GRAPH = re.compile(r"graph\b")  # a literal first: found by a fast scan
 _CUDAGRAPHS_WORD = re.compile(r"cudagraphs")
 _IMPORT = re.compile(r"\bimport\b")
 _IMPORT_PAREN = re.compile(r"import[ \t]*\(")
-# in the parentheses of an import, up to their ``)``: the name ``graph`` (not in a
-# comment); and where the parentheses end (the first ``)`` outside a comment)
-_LISTS_GRAPH = re.compile(r"(?:[^)#]|#[^\n]*\n)*?\bgraph\b")
-_LIST_END = re.compile(r"(?:[^)#]|#[^\n]*\n)*")
+_GRAPH_WORD = re.compile(r"\bgraph\b")
 # a span marked in comments: only the text shows it
 _PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
 # names a region is made with: graphed callables, manual capture
@@ -159,13 +156,38 @@ def _imports_from_cuda(source: str) -> bool:
         at = name.find("cuda")
         while at >= 0:  # a "cuda" in it that starts a word
             if at == 0 or not (name[at - 1].isalnum() or name[at - 1] == "_"):
-                if _LISTS_GRAPH.match(source, match.end()):
+                found, searched = _imports_graph(source, match.end())
+                if found:
                     return True
-                found = _LIST_END.match(source, match.end())
-                searched = found.end() if found else match.end()
                 break
             at = name.find("cuda", at + 1)
     return False
+
+
+def _imports_graph(source: str, start: int) -> tuple[bool, int]:
+    """Whether the word ``graph`` is written in the parentheses that open before
+    ``start``, outside comments (``(?:[^)#]|#[^\\n]*\\n)*?\\bgraph\\b`` matched
+    at ``start``), and where the search ended: at their ``)``, or the text's end.
+    By hand, each character read once: the pattern reads them one at a time."""
+    end = len(source)
+    close = hash_ = -1  # the next ``)`` and ``#`` at or after ``at``, once found
+    at = start
+    while True:
+        if close < at:
+            close = source.find(")", at)
+            close = end if close < 0 else close
+        if hash_ < at:
+            hash_ = source.find("#", at)
+            hash_ = end if hash_ < 0 else hash_
+        stop = min(close, hash_)
+        if _GRAPH_WORD.search(source, at, stop):
+            return True, stop
+        if stop == close:
+            return False, stop
+        newline = source.find("\n", stop)  # a comment, to the end of its line
+        if newline < 0:
+            return False, end
+        at = newline + 1
 
 
 def has_marker(source: str, markers: frozenset[str]) -> bool:
