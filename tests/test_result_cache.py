@@ -130,9 +130,10 @@ def test_a_file_saved_while_a_run_reads_it_is_not_kept_with_its_old_text(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file whose stamp changes between the start of a run and its end was read
-    as it was before or after: the run is not kept, and the next one says what a
-    cold run says (from a review: stamps taken at the end kept the old results
-    with the new text's stamp)."""
+    as it was before or after: the run is kept under the stamp taken before it, if
+    at all, so the next one checks again and says what a cold run says (from a
+    review: stamps taken at the end kept the old results with the new text's
+    stamp)."""
     data = project / "app" / "data.py"
     data.write_text("def batches(n):\n    return list(range(n))\n")
     pass_one = check._pass_one
@@ -199,9 +200,10 @@ def test_a_run_with_an_edit_screens_only_the_edited_file_and_parses_no_more(
 def test_the_screening_takes_the_stamps_the_run_took_before_it(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A file is stamped before the run and when the run is kept (it did not change
-    while the run read it), not a third time to look its screening verdict up;
-    an edited one, whose verdict is not kept, once more before it is read."""
+    """A file is stamped once, before the run: not again to look its screening
+    verdict up, nor when the run is kept (a change since shows at the next run's
+    stamp); an edited one, whose verdict is not kept, once more before it is
+    read."""
     monkeypatch.chdir(project)
     lint([Path(".")])
     helpers = Path("app/helpers.py")
@@ -215,8 +217,8 @@ def test_the_screening_takes_the_stamps_the_run_took_before_it(
 
     monkeypatch.setattr(kept, "stamp", counted)
     lint([Path(".")])
-    assert taken.count(os.fsdecode(Path("app/layers.py"))) == 2
-    assert taken.count(os.fsdecode(helpers)) == 3
+    assert taken.count(os.fsdecode(Path("app/layers.py"))) == 1
+    assert taken.count(os.fsdecode(helpers)) == 2
 
 
 def test_a_verdict_is_kept_under_the_stamp_of_the_text_it_is_of(

@@ -134,7 +134,10 @@ class Runs:
         self, done: Checked, reads: Reads, folders: Iterable[Path], warnings: list[str]
     ) -> None:
         """Keep the run ``done``, which read what ``reads`` says and looked
-        ``folders`` up; unless a file it read changed while it ran."""
+        ``folders`` up; unless a file it read changed while it ran. A file stamped
+        before the run read it (each file checked, most of what a run reads) is
+        not stamped again: had it changed since, the next run's stamp of it
+        differs from the kept one, and that run is not answered from this one."""
         unstable = any(
             r.internal_error or any(d.code in UNSTABLE for d in r.diagnostics)
             for r in done.results
@@ -144,7 +147,7 @@ class Runs:
         assert self.key is not None
         stamps = dict(self.before)
         read = {*(os.fsdecode(p) for p in [*reads.paths, *folders]), *reads.stamps}
-        for path in sorted(read):
+        for path in sorted(read.difference(self.before)):
             now = stamp(path)
             if stamps.setdefault(path, reads.stamps.get(path, now)) != now:
                 return  # changed while the run read it
