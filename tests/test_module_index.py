@@ -65,6 +65,44 @@ def test_a_name_no_root_holds_asks_no_root(
     assert loaded == [str(roots[1] / "mod.py"), str(roots[2] / "pkg" / "sub.py")]
 
 
+def test_a_name_is_looked_for_only_in_the_roots_that_may_hold_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a root for each folder of loose scripts, a module is looked for in the
+    roots whose listing (or buffers) name it, in their order, not in every one;
+    ``_next_load`` the same way."""
+    found = [tmp_path / f"r{n}" for n in range(30)]
+    for root in found:
+        root.mkdir()
+        (root / f"only_{root.name}.py").write_text("")
+    (found[20] / "shared.py").write_text("")
+    (found[25] / "shared.py").write_text("")
+    index, loaded = _index(found)
+    asked: list[Path] = []
+    file = ModuleIndex._file
+
+    def spy(self: ModuleIndex, root: Path, parts: list[str]) -> Path | None:
+        asked.append(root)
+        return file(self, root, parts)
+
+    monkeypatch.setattr(ModuleIndex, "_file", spy)
+    assert index.module("shared") is not None
+    assert asked == [found[20]]
+    assert loaded == [str(found[20] / "shared.py")]
+    asked.clear()
+    assert index.module("shared", prefer=found[25]) is not None
+    assert index.module("only_r7") is not None
+    assert asked == [found[25], found[7]]
+    asked.clear()
+    assert index._next_load("only_r3", None) == [(found[3] / "only_r3.py", "only_r3")]
+    assert asked == [found[3]]
+    with overlay({str(found[9] / "fresh.py"): b"x = 1\n"}):
+        fresh = ModuleIndex(found, lambda path, name: ModuleSummary(name, str(path)))
+        asked.clear()
+        assert fresh.module("fresh") is not None
+        assert asked == [found[9]]
+
+
 def test_a_root_that_cannot_be_listed_may_hold_anything(
     roots: list[Path], tmp_path: Path
 ) -> None:

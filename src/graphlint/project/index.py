@@ -55,6 +55,10 @@ class ModuleIndex:
         self._unsaved: dict[Path, frozenset[str]] = {}  # what buffers add to it
         self._heads: frozenset[str] | None = None  # what any root holds (``_nowhere``)
         self._unlistable = False  # a root could not be listed: it may hold anything
+        # the roots that may hold each name (``_holds``), and those that could not
+        # be listed, which may hold anything
+        self._holders: dict[str, set[Path]] = {}
+        self._anything: set[Path] = set()
         self.looked: set[Path] = set()  # folders whose entries a lookup depended on
         self.by_path: dict[str, ModuleSummary] = {}  # the summaries, by file
         # the checked notebooks, by their source root and module (``module_of``):
@@ -86,6 +90,8 @@ class ModuleIndex:
         found: ModuleSummary | None = None
         settled = not self._loading  # not a lookup a load in progress made
         for root in self._roots_from(first):
+            if not self._holds(root, parts[0]):
+                continue  # no file there: what ``_load`` would find
             key = (root, name)
             if key not in self._modules:
                 self._modules[key] = None  # a cycle or a miss
@@ -188,6 +194,8 @@ class ModuleIndex:
         if self._nowhere(parts[0], prefer):
             return []
         for root in self._roots_from(prefer):
+            if not self._holds(root, parts[0]):
+                continue
             if (root, name) in self._modules:
                 return []  # loaded, or looked for and missing there
             found = self._file(root, parts)
@@ -242,20 +250,40 @@ class ModuleIndex:
         root that cannot be listed may hold anything."""
         if prefer is not None and prefer not in self._root_set:
             return False
+        heads = self._heads if self._heads is not None else self._list_heads()
+        return not self._unlistable and head not in heads
+
+    def _list_heads(self) -> frozenset[str]:
+        """List every root once: the names any holds (``_nowhere``), and which
+        roots may hold each (``_holds``)."""
+        holders = self._holders
+        for root, name in self._notebooks:
+            holders.setdefault(name.split(".")[0], set()).add(root)
+        unsaved = overlay_contents()
+        for root in self.roots:
+            listed = self._listing(root)
+            if listed is None:
+                self._unlistable = True
+                self._anything.add(root)
+                continue
+            names = {*listed, *(n.removesuffix(".py") for n in listed)}
+            if unsaved:
+                names.update(self._unsaved_in(root, unsaved))
+            for found in names:
+                holders.setdefault(found, set()).add(root)
+        self._heads = frozenset(holders)
+        return self._heads
+
+    def _holds(self, root: Path, head: str) -> bool:
+        """Whether ``root`` may hold the module or package ``head``: where it does
+        not, ``_file`` finds nothing there for any module under ``head``. Asking
+        each of dozens of roots (one for each folder of loose scripts) through
+        ``_file`` was most of an edit's lookups."""
+        if root not in self._root_set or root in self._anything:
+            return True
         if self._heads is None:
-            heads: set[str] = {name.split(".")[0] for _, name in self._notebooks}
-            unsaved = overlay_contents()
-            for root in self.roots:
-                listed = self._listing(root)
-                if listed is None:
-                    self._unlistable = True
-                    continue
-                heads.update(listed)
-                heads.update(name.removesuffix(".py") for name in listed)
-                if unsaved:
-                    heads.update(self._unsaved_in(root, unsaved))
-            self._heads = frozenset(heads)
-        return not self._unlistable and head not in self._heads
+            self._list_heads()
+        return root in self._holders.get(head, ())
 
     def _listing(self, root: Path) -> frozenset[str] | None:
         """The names in ``root``, listed once (None: it cannot be listed)."""
