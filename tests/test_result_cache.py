@@ -514,3 +514,37 @@ def test_a_cache_folder_the_user_names_through_a_link_is_used(
     assert run(*args, cwd=tree) == first
     assert checked == [], "a warm run through the link checks nothing"
     assert not (tmp_path / "unused").exists()
+
+
+def test_a_files_digest_is_read_again_only_when_its_stamp_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keys of results and summaries take the digest of the file's bytes, kept
+    by its stamp for the process: asked again with the file unchanged, it is not
+    read; edited (or given in a buffer), read anew; an outcome is not kept."""
+    import hashlib  # noqa: PLC0415
+
+    from graphlint.read import read_file  # noqa: PLC0415
+
+    path = tmp_path / "model.py"
+    path.write_text("x = 1\n")
+    reads: list[Path] = []
+
+    def counted(found: Path, display: str, size: int) -> Any:
+        reads.append(found)
+        return read_file(found, display, size)
+
+    monkeypatch.setattr(stamps, "read_file", counted)
+    first = stamps.digest_of(path, "model.py", 1 << 20)
+    assert first == hashlib.sha256(b"x = 1\n").hexdigest()
+    assert stamps.digest_of(path, "model.py", 1 << 20) == first
+    assert len(reads) == 1
+    path.write_text("x = 22\n")
+    assert stamps.digest_of(path, "model.py", 1 << 20) != first
+    with overlay({str(path): b"y = 3\n"}):
+        given = stamps.digest_of(path, "model.py", 1 << 20)
+    assert given == hashlib.sha256(b"y = 3\n").hexdigest()
+    assert len(reads) == 3
+    assert not isinstance(stamps.digest_of(path, "model.py", 2), str)  # too large
+    assert not isinstance(stamps.digest_of(path, "model.py", 2), str)
+    assert len(reads) == 5

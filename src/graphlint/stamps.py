@@ -9,7 +9,8 @@ import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from graphlint.read import overlaid
+from graphlint.diagnostics import Diagnostic
+from graphlint.read import overlaid, read_file
 
 # size, modification time (ns), change time (ns) or content digest, inode; None: gone
 Stamp = tuple[int, int, int, int] | None
@@ -49,6 +50,34 @@ def recent(found: Stamp, since: int) -> bool:
     )
 
 
+def digest_of(path: Path, display: str, max_file_size: int) -> str | Diagnostic:
+    """The SHA-256 (hex) of ``read.read_file``'s bytes, or its outcome, kept for the
+    process by the file's stamp (taken before the file is read): a language
+    server's edit keys each candidate's result and each module's summary again,
+    and read and hashed every one of those files each time."""
+    now = stamp(path)
+    name = os.fspath(path)
+    known = _DIGESTS.get(name)
+    if known is not None and now is not None and known[:2] == (now, max_file_size):
+        return known[2]
+    data = read_file(path, display, max_file_size)
+    if isinstance(data, Diagnostic):
+        return data
+    found = hashlib.sha256(data).hexdigest()
+    if now is not None:
+        _DIGESTS.pop(name, None)
+        _DIGESTS[name] = (now, max_file_size, found)
+        while len(_DIGESTS) > _DIGESTS_KEPT:
+            del _DIGESTS[next(iter(_DIGESTS))]
+    return found
+
+
+# ``digest_of``'s: by path, the stamp and size limit it was read under, and the
+# digest; most recently made last
+_DIGESTS: dict[str, tuple[Stamp, int, str]] = {}
+_DIGESTS_KEPT = 100_000
+
+
 def _stamp(path: Path | str, status: Callable[[Path | str], os.stat_result]) -> Stamp:
     try:
         info = status(path)
@@ -76,4 +105,4 @@ def _content(path: Path | str, info: os.stat_result) -> int:
         return _digest(iter(lambda: file.read(_CHUNK), b""))
 
 
-__all__ = ["Stamp", "on_disk", "recent", "stamp"]
+__all__ = ["Stamp", "digest_of", "on_disk", "recent", "stamp"]

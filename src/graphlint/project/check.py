@@ -19,6 +19,7 @@ each reaches, the calls not followed) comes back as a ``Survey``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -74,7 +75,7 @@ from graphlint.runner import (
     workers_kept,
 )
 from graphlint.settings import Job, Setter, Settings
-from graphlint.stamps import Stamp
+from graphlint.stamps import Stamp, digest_of
 from graphlint.tool_codes import UNANALYSED, ParserLimitExceeded
 
 if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a hit
@@ -200,7 +201,7 @@ class _Results:
         entries)."""
         if self.cache is None:
             return None
-        data = read_file(job.path, str(job.path), self.settings.max_file_size)
+        data = digest_of(job.path, str(job.path), self.settings.max_file_size)
         if isinstance(data, Diagnostic) or unsaved_file(job.path):
             return None
         job_id = (str(job.path), module_of(job.path), job.external, job.checks)
@@ -211,7 +212,7 @@ class _Results:
             )
         except (ValueError, TypeError):  # a name that is not UTF-8: not cached
             return None
-        return Cache.key(b"result", code_version(), self._settings, what, data)
+        return Cache.key(b"result", code_version(), self._settings, what, data.encode())
 
 
 class _Summaries:
@@ -311,20 +312,28 @@ class _Summaries:
         self.read.add(path)
         self.reads.reading(path)
         shown = self.display(path)
-        data = read_file(path, shown, self.settings.max_file_size)
-        if isinstance(data, Diagnostic):
-            return None, FileResult(shown, (data,))
+        digest = digest_of(path, shown, self.settings.max_file_size)
+        if isinstance(digest, Diagnostic):
+            return None, FileResult(shown, (digest,))
         target = f"{self.settings.target}".encode()
         kind = os.fsencode(path.name)  # pkg.py and pkg/__init__.py: other packages
-        # an editor's unsaved edit is summarised afresh and not kept (``_Results``)
-        key = (
-            Cache.key(b"summary", target, os.fsencode(name), kind, data)
-            if not unsaved_file(path)
-            else None
-        )
+
+        def key_of(digest: str) -> str | None:
+            # an editor's unsaved edit is summarised afresh and not kept (``_Results``)
+            if unsaved_file(path):
+                return None
+            return Cache.key(
+                b"summary", target, os.fsencode(name), kind, digest.encode()
+            )
+
+        key = key_of(digest)
         cached = _summary(self.cache, key) if self.cache and key else None
         if cached is not None:
             return key, cached if cached.path == shown else replace(cached, path=shown)
+        data = read_file(path, shown, self.settings.max_file_size)
+        if isinstance(data, Diagnostic):
+            return None, FileResult(shown, (data,))
+        key = key_of(hashlib.sha256(data).hexdigest())  # of the text summarised
         text, made = self._made.get(path, (None, None))
         renamed = made.renamed(name) if made is not None and text == data else None
         if renamed is not None:
