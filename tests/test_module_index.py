@@ -108,6 +108,8 @@ def test_a_root_that_cannot_be_listed_may_hold_anything(
 ) -> None:
     (tmp_path / "file").write_text("")  # a root that is no folder
     index, _ = _index([tmp_path / "file", *roots])
+    assert index._holds(index.roots[0], "anything")  # asked first
+    assert not index._holds(index.roots[1], "anything")
     assert index.module("torch") is None
     assert index.module("mod") is not None
 

@@ -279,11 +279,11 @@ class ModuleIndex:
         not, ``_file`` finds nothing there for any module under ``head``. Asking
         each of dozens of roots (one for each folder of loose scripts) through
         ``_file`` was most of an edit's lookups."""
-        if root not in self._root_set or root in self._anything:
+        if root not in self._root_set:
             return True
         if self._heads is None:
             self._list_heads()
-        return root in self._holders.get(head, ())
+        return root in self._anything or root in self._holders.get(head, ())
 
     def _listing(self, root: Path) -> frozenset[str] | None:
         """The names in ``root``, listed once (None: it cannot be listed)."""
