@@ -6,7 +6,9 @@ For a small file (a model function that a region in another file captures), a
 generated 5,000-line file with a region and a hazard, and, with ``--megatron``, a
 Megatron-LM model file that a region elsewhere reaches, the file of its regions
 (``cuda_graphs.py``, which calls its own functions) and a module no region reaches
-(``blended_dataset.py``): the time from ``didOpen`` to its diagnostics, with an
+(``blended_dataset.py``), and a short training step added to it whose region
+calls Megatron-LM's ``permute`` and ``unpermute`` (the file an ML engineer edits
+most, in a large project): the time from ``didOpen`` to its diagnostics, with an
 empty cache and with a warm one, and from ``didChange`` (new text each time, adding
 or removing a hazard; for the module no region reaches, a function that names
 nothing a capture needs) to the diagnostics of that version; the median of
@@ -80,19 +82,52 @@ def large(root: Path, lines: int = 5000) -> tuple[Path, Path]:
     return root, path
 
 
-def megatron(tree: Path, scratch: Path) -> tuple[Path, Path, Path, Path]:
+# a short file with a region, added to Megatron-LM: it calls the project's code
+STEP = """\
+import torch
+
+from megatron.core.transformer.moe.moe_utils import permute, unpermute
+
+
+def make_step(model, optimizer, static_x, static_y):
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(model(static_x), static_y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        loss = step()
+        tokens, mapping = permute(static_x, static_y)
+        out = unpermute(tokens, mapping)
+    return g, loss, out
+"""
+
+
+def megatron(tree: Path, scratch: Path) -> tuple[Path, Path, Path, Path, Path]:
     """A copy of the tree; a model file that regions elsewhere reach, the file that
-    captures (its own functions too: pass one, then the project pass), and a module
-    no region reaches."""
+    captures (its own functions too: pass one, then the project pass), a module no
+    region reaches, and where a short file with a region is added (``STEP``, once
+    the others are measured: their project is the tree's)."""
     copy = scratch / "megatron"
     shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     core = copy / "megatron" / "core"
     transformer = core / "transformer"
+    step = transformer / "bench_step.py"
     return (
         copy,
         transformer / "moe" / "moe_utils.py",
         transformer / "cuda_graphs.py",
         core / "datasets" / "blended_dataset.py",
+        step,
     )
 
 
@@ -198,11 +233,14 @@ def main() -> None:
             ("5,000 lines", *large(scratch / "large"), HAZARD),
         ]
         if args.megatron is not None:
-            copy, reached, captures, aside = megatron(args.megatron, scratch)
+            copy, reached, captures, aside, step = megatron(args.megatron, scratch)
             cases.append(("Megatron-LM moe_utils.py", copy, reached, HAZARD))
             cases.append(("Megatron-LM cuda_graphs.py", copy, captures, HAZARD))
             cases.append(("Megatron-LM blended_dataset.py", copy, aside, PLAIN))
+            cases.append(("Megatron-LM + a training step", copy, step, HAZARD))
         for name, root, path, added in cases:
+            if not path.exists():  # the training step
+                path.write_text(STEP)
             cache = scratch / f"cache-{name}"
             print(measure(name, root, path, args.repeat, cache, added), flush=True)
         root = scratch / "small"
