@@ -40,12 +40,8 @@ def _index(roots: list[Path]) -> tuple[ModuleIndex, list[str]]:
     return ModuleIndex(roots, load), loaded
 
 
-def test_a_name_no_root_holds_asks_no_root(
-    roots: list[Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``torch`` is in no root: each root is listed once, and no root is asked for
-    it; the names the roots hold are found where they are."""
-    index, loaded = _index(roots)
+def _asked_roots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The roots each module is looked for in from now on (``ModuleIndex._file``)."""
     asked: list[Path] = []
     file = ModuleIndex._file
 
@@ -54,6 +50,16 @@ def test_a_name_no_root_holds_asks_no_root(
         return file(self, root, parts)
 
     monkeypatch.setattr(ModuleIndex, "_file", spy)
+    return asked
+
+
+def test_a_name_no_root_holds_asks_no_root(
+    roots: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``torch`` is in no root: each root is listed once, and no root is asked for
+    it; the names the roots hold are found where they are."""
+    index, loaded = _index(roots)
+    asked = _asked_roots(monkeypatch)
     assert index.module("torch") is None
     assert index.module("torch.nn", prefer=roots[0]) is None
     assert asked == []
@@ -78,14 +84,7 @@ def test_a_name_is_looked_for_only_in_the_roots_that_may_hold_it(
     (found[20] / "shared.py").write_text("")
     (found[25] / "shared.py").write_text("")
     index, loaded = _index(found)
-    asked: list[Path] = []
-    file = ModuleIndex._file
-
-    def spy(self: ModuleIndex, root: Path, parts: list[str]) -> Path | None:
-        asked.append(root)
-        return file(self, root, parts)
-
-    monkeypatch.setattr(ModuleIndex, "_file", spy)
+    asked = _asked_roots(monkeypatch)
     assert index.module("shared") is not None
     assert asked == [found[20]]
     assert loaded == [str(found[20] / "shared.py")]
