@@ -623,7 +623,7 @@ def _source(path: Path, max_size: int, reads: Reads) -> bytes | None:
 # its reach is the same (``_Results``). And the module names each file checked was
 # summarised under, by path: its next run summarises it beside pass one.
 _REACHED: dict[str, Job] = {}
-_ASKED: dict[Path, set[tuple[Path, str]]] = {}  # by real path
+_ASKED: dict[str, set[tuple[Path, str]]] = {}  # by path, as checked
 
 
 def _guesses(files: Sequence[Path]) -> dict[str, Job]:
@@ -637,7 +637,7 @@ def _asked(files: Sequence[Path]) -> list[tuple[Path, str]]:
     """The modules of ``files`` the last run summarised (path, name)."""
     if not _ASKED:
         return []
-    return [m for f in files for m in sorted(_ASKED.get(real_path(f), ()))]
+    return [m for f in files for m in sorted(_ASKED.get(str(f), ()))]
 
 
 def _remember(
@@ -657,12 +657,12 @@ def _remember(
     for job in reached:
         if str(job.path) in checked:
             _REACHED[str(job.path)] = job
-    named = {real_path(f) for f in files}
-    for real in named:
-        _ASKED.pop(real, None)
+    named = {real_path(f): str(f) for f in files}
+    for shown in named.values():
+        _ASKED.pop(shown, None)
     for module in asked:
-        if (real := real_path(module[0])) in named:
-            _ASKED.setdefault(real, set()).add(module)
+        if (checked_as := named.get(real_path(module[0]))) is not None:
+            _ASKED.setdefault(checked_as, set()).add(module)
     return sum(str(job.path) in checked for job in reached)
 
 
