@@ -141,3 +141,17 @@ def test_pathological_text_is_screened_in_linear_time(tmp_path: Path) -> None:
     ):
         (tmp_path / f"f{index}.py").write_text(text)
     graphlint("check", "--no-cache", "--exit-zero", ".", cwd=tmp_path, timeout=60)
+
+
+def test_a_mode_that_captures_nothing_is_no_compile_setting(tmp_path: Path) -> None:
+    """``max-autotune-no-cudagraphs`` makes no CUDA graph: a file that captures
+    (a candidate) and compiles with that mode writes no compile setting, which
+    would have every file parsed for the wrappers it might define."""
+    path = tmp_path / "train.py"
+    path.write_text(
+        WRAPPER.replace("reduce-overhead", "max-autotune-no-cudagraphs") + HAZARD
+    )
+    seen = screen(path, Settings())
+    assert seen.result is None and not seen.compiles
+    path.write_text(WRAPPER.replace("reduce-overhead", "max-autotune") + HAZARD)
+    assert screen(path, Settings()).compiles

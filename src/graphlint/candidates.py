@@ -78,22 +78,28 @@ def writes_compile_setting(source: str) -> bool:
     """Whether the text may set a compile mode that captures CUDA graphs (a mode, the
     backend, Inductor's switch): a project with none anywhere compiles nothing so
     through a wrapper."""
-    if "reduce-overhead" in source or "max-autotune" in source:
+    if "reduce-overhead" in source or _autotunes(source):
         return True
     return "cudagraphs" in source and bool(_CUDAGRAPHS.search(source))
 
 
-def text_candidate(source: str) -> bool:
-    """Whether ``source``'s text names something a capture region needs
-    (``_CANDIDATE``)."""
-    if any(w in source for w in _LITERALS):
-        return True
+def _autotunes(source: str) -> bool:
+    """Whether the text names the mode ``max-autotune``, which captures, and not
+    only ``max-autotune-no-cudagraphs``, which does not."""
     at = source.find(_AUTOTUNE)
     while at >= 0:
         end = at + len(_AUTOTUNE)
         if not source.startswith(_NO_CUDAGRAPHS, end):
             return True
         at = source.find(_AUTOTUNE, end)
+    return False
+
+
+def text_candidate(source: str) -> bool:
+    """Whether ``source``'s text names something a capture region needs
+    (``_CANDIDATE``)."""
+    if any(w in source for w in _LITERALS) or _autotunes(source):
+        return True
     for match in _CUDAGRAPHS_WORD.finditer(source):
         start, end = match.span()
         quoted = source[start - 1 : start] in ("'", '"') and source[end : end + 1] in (
