@@ -151,6 +151,41 @@ def test_a_relative_path_is_joined_to_the_working_folder_as_os_path_joins_it(
         assert _absolute(Path(key)) == os.path.join(os.getcwd(), os.fspath(Path(key)))
 
 
+def test_a_run_asks_its_working_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within a run (``read.run_folder``), the lookups' keys ask the working folder
+    once; outside one, each asks (a process may change it between runs, and a key
+    kept from a run in another folder is not used)."""
+    from graphlint.read import _absolute, run_folder  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    asked: list[str] = []
+    getcwd = os.getcwd
+
+    def spy() -> str:
+        asked.append("cwd")
+        return getcwd()
+
+    monkeypatch.setattr(os, "getcwd", spy)
+    with run_folder():
+        keys = {_absolute(f"f{n}.py") for n in range(50)}
+        with run_folder():  # a plan within a lint
+            keys.add(_absolute("g.py"))
+    assert len(asked) == 2
+    assert keys == {str(tmp_path / f"f{n}.py") for n in range(50)} | {
+        str(tmp_path / "g.py")
+    }
+    _absolute("h.py")
+    _absolute("h.py")
+    assert len(asked) == 4
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # between runs: a key kept is not used
+    with run_folder():
+        assert _absolute("f1.py") == str(tmp_path / "sub" / "f1.py")
+        assert _absolute(Path("f1.py")) == str(tmp_path / "sub" / "f1.py")
+
+
 def test_the_walk_tells_real_path_only_what_is_real(tmp_path: Path) -> None:
     """A file the walk finds in a real folder and that is no link is its own real
     path (``read.real_path`` answers it from the walk); a link to a file outside

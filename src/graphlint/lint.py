@@ -47,6 +47,7 @@ from graphlint.read import (
     forget_paths,
     notebook_cells,
     real_path,
+    run_folder,
     tool_diagnostic,
 )
 from graphlint.settings import Settings
@@ -120,6 +121,7 @@ def _excluded(
     return excluded
 
 
+@run_folder()
 def plan(
     targets: list[Path],
     chosen: Choices = Choices(),
@@ -292,6 +294,7 @@ def stdin_limit(chosen: Choices) -> int:
         raise LintError(str(error)) from None
 
 
+@run_folder()
 def lint(
     targets: list[Path],
     *,

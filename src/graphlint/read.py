@@ -664,18 +664,54 @@ def source_root(path: Path) -> Path:
 def _absolute(path: str | os.PathLike[str]) -> str:
     """``path`` as the key of the run's lookups: absolute, from the working folder
     (which a process running several runs may change between them). Asked of each
-    file a few times a run; where paths start with ``/``, by hand: a third of what
+    file a few times a run (thousands of times a server's edit): within runs, each
+    path's key is kept while their working folder stays the same (``run_folder``);
+    where paths start with ``/``, joined by hand: a third of what
     ``os.path.isabs`` and ``os.path.join`` cost."""
-    key = os.fspath(path)
+    if not _RUN_FOLDER:
+        return _joined(os.fspath(path), os.getcwd())
+    folder = _RUN_FOLDER[-1]
+    if folder != _KEYS_FOLDER[0]:
+        _KEYS.clear()
+        _KEYS_FOLDER[0] = folder
+    key = _KEYS.get(path)
+    if key is None:
+        key = _KEYS[path] = _joined(os.fspath(path), folder)
+        if len(_KEYS) > _PACKAGES_KEPT:
+            _KEYS.clear()
+    return key
+
+
+def _joined(path: str, folder: str) -> str:
     if not _POSIX:
-        return key if os.path.isabs(key) else os.path.join(os.getcwd(), key)
-    if key[:1] == "/":
-        return key
-    cwd = os.getcwd()
-    return cwd + key if cwd.endswith("/") else f"{cwd}/{key}"
+        return path if os.path.isabs(path) else os.path.join(folder, path)
+    if path[:1] == "/":
+        return path
+    return folder + path if folder.endswith("/") else f"{folder}/{path}"
 
 
 _POSIX = os.sep == "/" and os.altsep is None
+_RUN_FOLDER: list[str] = []  # the working folder of each run under way (``run_folder``)
+# ``_absolute``'s keys, by the path as given (a ``Path`` or its text), from the
+# working folder ``_KEYS_FOLDER`` names
+_KEYS: dict[str | os.PathLike[str], str] = {}
+_KEYS_FOLDER = [""]
+
+
+@contextlib.contextmanager
+def run_folder() -> Iterator[None]:
+    """A run: its working folder is asked once, not once for each relative path
+    looked up (a server's edit looks up thousands). A run does not change it; a
+    process running several (tests, a server) may, between them."""
+    try:
+        _RUN_FOLDER.append(os.getcwd())
+    except OSError:  # removed: each lookup asks, and says so where it must
+        yield
+        return
+    try:
+        yield
+    finally:
+        _RUN_FOLDER.pop()
 
 
 _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
