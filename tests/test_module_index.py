@@ -121,6 +121,43 @@ def test_a_module_only_a_buffer_holds_is_found(roots: list[Path]) -> None:
     assert loaded == [str(roots[0] / "fresh.py")]
 
 
+def test_a_buffer_behind_a_linked_folder_is_found(tmp_path: Path) -> None:
+    """A module that is only an editor's buffer, in a folder a root reaches through
+    a link: found by its real path, as the buffer is kept."""
+    real = tmp_path / "real"
+    (real / "pkg").mkdir(parents=True)
+    (real / "pkg" / "__init__.py").write_text("")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "pkg").symlink_to(real / "pkg", target_is_directory=True)
+    index, loaded = _index([root])
+    with overlay({str(real / "pkg" / "fresh.py"): b"x = 1\n"}):
+        assert index.module("pkg.other") is None
+        assert index.module("pkg.fresh") is not None
+    assert loaded == [str(root / "pkg" / "fresh.py")]
+
+
+def test_a_module_is_looked_for_once_a_run(
+    roots: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the walk prefetches is looked for once: loading it does not ask the
+    file system again."""
+    looked: list[str] = []
+    find = ModuleIndex._find
+
+    def spy(self: ModuleIndex, root: Path, parts: list[str], name: str) -> object:
+        looked.append(name)
+        return find(self, root, parts, name)
+
+    monkeypatch.setattr(ModuleIndex, "_find", spy)
+    index, _ = _index(roots)
+    assert index._next_load("pkg.sub", None) == [
+        (roots[2] / "pkg" / "sub.py", "pkg.sub")
+    ]
+    assert index.module("pkg.sub") is not None
+    assert looked == ["pkg.sub"]
+
+
 SOURCE = """\
 import torch
 from megatron.core import utils

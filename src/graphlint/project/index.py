@@ -53,6 +53,8 @@ class ModuleIndex:
         self.unsummarised: dict[str, Path] = {}
         self._listed: dict[Path, frozenset[str] | None] = {}  # names in a root
         self._unsaved: dict[Path, frozenset[str]] = {}  # what buffers add to it
+        self._buffer_names: frozenset[str] | None = None  # the buffers' file names
+        self._files: dict[tuple[Path, str], Path | None] = {}  # ``_file``'s answers
         self._heads: frozenset[str] | None = None  # what any root holds (``_nowhere``)
         self._unlistable = False  # a root could not be listed: it may hold anything
         # the roots that may hold each name (``_holds``), and those that could not
@@ -216,9 +218,17 @@ class ModuleIndex:
         """``root/a/b.py`` or ``root/a/b/__init__.py`` for the module ``a.b``. The
         names in a root are listed once: most lookups (``torch``, ``pytest``) are
         of packages that no root holds, and there are as many roots as folders of
-        loose scripts. A checked notebook is found by its own module name."""
+        loose scripts. A checked notebook is found by its own module name. Each
+        is looked for once (``_next_load`` asks, then ``module`` loads)."""
+        key = (root, ".".join(parts))
+        if key in self._files:
+            return self._files[key]
+        found = self._files[key] = self._find(root, parts, key[1])
+        return found
+
+    def _find(self, root: Path, parts: list[str], name: str) -> Path | None:
         if self._notebooks:
-            notebook = self._notebooks.get((root, ".".join(parts)))
+            notebook = self._notebooks.get((root, name))
             if notebook is not None:
                 return notebook
         listed = self._listing(root)
@@ -238,9 +248,20 @@ class ModuleIndex:
             self.looked.add(candidate.parent)
             if os.path.lexists(candidate):  # a FIFO too: the loader says why
                 return candidate
-            if unsaved and os.path.realpath(candidate) in unsaved:
+            if unsaved and self._unsaved_file(candidate, unsaved):
                 return candidate
         return None
+
+    def _unsaved_file(self, candidate: Path, unsaved: Mapping[str, bytes]) -> bool:
+        """Whether ``candidate``, which is not on disk, is an editor's buffer. Its
+        real path ends in its own name (no link of that name is there to follow):
+        only a name some buffer has is resolved."""
+        if self._buffer_names is None:
+            self._buffer_names = frozenset(os.path.basename(p) for p in unsaved)
+        return (
+            candidate.name in self._buffer_names
+            and os.path.realpath(candidate) in unsaved
+        )
 
     def _nowhere(self, head: str, prefer: Path | None) -> bool:
         """Whether no root (``prefer`` first) holds a module or package ``head``, as
