@@ -339,14 +339,23 @@ class Nested:
         self.flags = flags
         self.warn = warn
         self.confined = confined  # the repository, which they may read from
-        self._folders: dict[str, Config] = {}
+        self._folders: dict[str, Config] = {}  # by absolute folder
+        self._given: dict[str, Config] = {}  # by folder as the files name it
         self._loaded: dict[Path, Config] = {}
 
     def of(self, path: Path) -> Config:
         """``path``: a collected file, so a real path or one relative to the real
         working folder (no link to resolve). Folders are strings here: this runs
         for every file of a run."""
-        folder = os.path.dirname(os.path.abspath(path))
+        given = os.path.dirname(path)  # as written: most files share a few folders
+        known = self._given.get(given)
+        if known is not None:
+            return known
+        folder = os.path.abspath(given)
+        known = self._given[given] = self._of_folder(folder)
+        return known
+
+    def _of_folder(self, folder: str) -> Config:
         known = self._folders.get(folder)
         if known is not None:
             return known

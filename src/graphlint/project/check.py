@@ -462,7 +462,7 @@ def survey_files(
         sites.extend(  # a function compiled by a wrapper another module defines
             _once(replace(e.region, targets=(e.callee,)) for e in compiled)
         )
-        reads.paths.extend(Path(job.path) for job in work)
+        reads.paths.extend(job.path for job in work)
         if not entries:
             checked.finish()  # a guess the reach would have taken
             failed = [result for _, result in summaries.failed]
