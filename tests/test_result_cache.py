@@ -238,6 +238,44 @@ def test_a_verdict_is_kept_under_the_stamp_of_the_text_it_is_of(
     assert screens.known[os.fsdecode(path)][0] == now
 
 
+def test_a_buffers_verdict_is_not_kept(tmp_path: Path) -> None:
+    """An editor's buffer is stamped by its text, which the next keystroke changes:
+    its verdict is not kept (nor written); the file's own, on disk, is."""
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    screens = kept.Screens(None, Settings())
+    with overlay({os.fsdecode(path): b"import os\n\nprint(os.sep)\n"}):
+        screens.screen(path)
+    assert not screens.known and not screens.changed
+    screens.screen(path)
+    assert screens.known[os.fsdecode(path)][0] == stamps.stamp(path)
+
+
+def test_a_servers_verdicts_are_read_from_the_cache_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A language server's runs share the verdicts in memory: the cache is read by
+    the first run's, and written when a file on disk was screened anew."""
+    cache = Cache(tmp_path / "cache")
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    monkeypatch.setattr(kept.Screens, "_memory", {})
+    reads: list[str] = []
+    get = Cache.get
+
+    def spy(self: Cache, key: str, kind: type[T]) -> T | None:
+        reads.append(key)
+        return get(self, key, kind)
+
+    monkeypatch.setattr(Cache, "get", spy)
+    first = kept.Screens(cache, Settings(), memory=True)
+    first.screen(path)
+    first.save()
+    second = kept.Screens(cache, Settings(), memory=True)
+    assert len(reads) == 1 and os.fsdecode(path) in second.known
+    assert kept.Screens(cache, Settings()).known == second.known  # as written
+
+
 def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> None:
     """Checking train.py alone reads layers.py, which it reaches: an edit there is
     seen although the file checked is unchanged."""

@@ -719,7 +719,7 @@ def _pass_one(
     found: list[FileResult | None] = [None] * len(work)
     settled: list[int] = []  # clean by their text, but with code to parse
     settings_written: list[Path] = []
-    screens = Screens(checked.cache, settings, stamps)
+    screens = Screens(checked.cache, settings, stamps, memory=workers_kept())
     seen_of: dict[int, Screened] = {}
     for index, job in enumerate(work):
         if job.declared:

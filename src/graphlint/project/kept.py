@@ -17,7 +17,7 @@ import msgspec
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
 from graphlint.diagnostics import Checked, FileResult, Survey
-from graphlint.read import overlay_contents, real_path, unsaved
+from graphlint.read import overlaid, overlay_contents, real_path, unsaved
 from graphlint.settings import Settings
 from graphlint.stamps import Stamp, stamp
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
@@ -171,21 +171,34 @@ class Screens:
     keeps its results: a file unchanged since the last run is not read again to be
     screened. Only the verdicts that need no diagnostic and no suppression comment
     are kept: "clean", "parsable" (clean, with code), "candidate", "compiles" (a
-    candidate that writes a compile setting)."""
+    candidate that writes a compile setting); never an editor's buffer's (its
+    stamp is its text's, which the next keystroke changes).
+
+    Kept in the cache, and for the language server (``memory``) in memory too:
+    decoding a large project's verdicts took each edit a few milliseconds."""
+
+    _memory: ClassVar[dict[str, dict[str, tuple[Stamp, str]]]] = {}  # the last
 
     def __init__(
         self,
         cache: Cache | None,
         settings: Settings,
         stamps: Mapping[str, Stamp] = MappingProxyType({}),
+        *,
+        memory: bool = False,
     ) -> None:
         self.cache = cache
         self.settings = settings
         self.stamps = stamps  # the files' stamps the run took already
         what = (settings.max_file_size, sorted(settings.markers))
         self.key = Cache.key(b"screens", code_version(), msgspec.json.encode(what))
-        found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
-        self.known: dict[str, tuple[Stamp, str]] = found or {}
+        found = self._memory.get(self.key) if memory else None
+        if found is None:
+            found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
+            found = found or {}
+            if memory:
+                Screens._memory = {self.key: found}
+        self.known: dict[str, tuple[Stamp, str]] = found
         self.changed = False
 
     def screen(self, path: Path) -> Screened:
@@ -209,7 +222,7 @@ class Screens:
             now = stamp(path)
         seen = screen(path, self.settings)
         new = _verdict(seen)
-        if new is not None and now is not None:
+        if new is not None and now is not None and overlaid(path) is None:
             self.known[name] = (now, new)
             self.changed = True
         return seen
