@@ -47,6 +47,7 @@ class ModuleIndex:
         # cycle, and are not kept)
         self._found: dict[tuple[Path | None, str], ModuleSummary | None] = {}
         self._order: dict[Path | None, list[Path]] = {}
+        self._tried: dict[tuple[Path | None, str], list[Path]] = {}  # ``_holding``
         self._loading = 0
         self._root_of: dict[int, Path] = {}  # id(summary) -> the root it came from
         # the modules whose file gave no summary, with that file
@@ -91,9 +92,7 @@ class ModuleIndex:
             return None
         found: ModuleSummary | None = None
         settled = not self._loading  # not a lookup a load in progress made
-        for root in self._roots_from(first):
-            if not self._holds(root, parts[0]):
-                continue  # no file there: what ``_load`` would find
+        for root in self._holding(first, parts[0]):
             key = (root, name)
             if key not in self._modules:
                 self._modules[key] = None  # a cycle or a miss
@@ -116,6 +115,17 @@ class ModuleIndex:
             order = [first, *(r for r in self.roots if r != first)] if first else []
             self._order[first] = order = order or self.roots
         return order
+
+    def _holding(self, first: Path | None, head: str) -> list[Path]:
+        """The roots a lookup preferring ``first`` tries for a module under ``head``:
+        those that may hold it (``_holds``; elsewhere ``_load`` would find no
+        file), in order. Kept by both: a project's modules share a few heads."""
+        key = (first, head)
+        found = self._tried.get(key)
+        if found is None:
+            order = self._roots_from(first)
+            found = self._tried[key] = [r for r in order if self._holds(r, head)]
+        return found
 
     def _load(self, root: Path, parts: list[str], name: str) -> ModuleSummary | None:
         candidate = self._file(root, parts)
@@ -195,9 +205,7 @@ class ModuleIndex:
         parts = name.split(".")
         if self._nowhere(parts[0], prefer):
             return []
-        for root in self._roots_from(prefer):
-            if not self._holds(root, parts[0]):
-                continue
+        for root in self._holding(prefer, parts[0]):
             if (root, name) in self._modules:
                 return []  # loaded, or looked for and missing there
             found = self._file(root, parts)
