@@ -239,3 +239,40 @@ def test_only_the_statements_holding_a_walrus_are_walked_for_it(source: str) -> 
         k: [id(v) for v in vs] for k, vs in walked.values.items()
     }
     assert any(isinstance(v, ast.expr) for vs in found.values.values() for v in vs)
+
+
+def test_the_files_layout_is_asked_once_while_paths_are_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the files are the whole project, and their source roots, are kept
+    while the lookups they read hold (a server's edits): asked again once the
+    paths are forgotten (a run plans afresh) or from another working folder."""
+    from graphlint.read import forget_paths  # noqa: PLC0415
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    files = [Path("pkg/a.py"), Path("pkg/__init__.py")]
+    asked: list[str] = []
+    whole_now = check._whole_now
+
+    def spy(*args: object) -> bool:
+        asked.append("whole")
+        return whole_now(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(check, "_whole_now", spy)
+    forget_paths()
+    assert check._whole(files, [], [tmp_path])
+    assert check._whole(files, [], [tmp_path])
+    assert check._source_roots(files) == [tmp_path.resolve()]
+    assert asked == ["whole"]
+    assert not check._whole(files, [], [tmp_path / "x"])  # other arguments
+    forget_paths()
+    assert check._whole(files, [], [tmp_path])
+    (tmp_path / "other" / "pkg").mkdir(parents=True)
+    (tmp_path / "other" / "pkg" / "a.py").write_text("")
+    monkeypatch.chdir(tmp_path / "other")  # no package there: its folder is its root
+    assert check._source_roots(files) == [(tmp_path / "other" / "pkg").resolve()]
+    assert check._whole(files, [], [tmp_path / "other"])
+    assert asked == ["whole"] * 4

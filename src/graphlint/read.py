@@ -714,6 +714,14 @@ def run_folder() -> Iterator[None]:
         _RUN_FOLDER.pop()
 
 
+def paths_state() -> tuple[int, str]:
+    """What the lookups' answers (real paths, packages, source roots) depend on: how
+    often they were forgotten, and the working folder. An answer computed from them
+    holds while this is the same."""
+    return _FORGOTTEN[0], _RUN_FOLDER[-1] if _RUN_FOLDER else os.getcwd()
+
+
+_FORGOTTEN = [0]  # how many times ``forget_paths`` was called
 _PACKAGES: dict[Path, str | None] = {}  # folder -> the package it is
 _FILE_PACKAGES: dict[str, str | None] = {}  # a file (absolute) -> its package
 _ROOTS: dict[str, Path] = {}  # a file (absolute) -> its source root
@@ -728,6 +736,7 @@ def package_folders() -> list[Path]:
 def forget_paths() -> None:
     """Look folders and links up again (a run starts: ``__init__.py`` files and links
     may have come or gone since the last)."""
+    _FORGOTTEN[0] += 1
     _PACKAGES.clear()
     _FILE_PACKAGES.clear()
     _ROOTS.clear()

@@ -27,7 +27,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ParamSpec
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import msgspec
 
@@ -56,6 +56,7 @@ from graphlint.read import (
     module_of,
     overlay,
     package_of,
+    paths_state,
     read_file,
     real_path,
     source_root,
@@ -395,7 +396,7 @@ def survey_files(
         project = Project(
             # the project's folder last: a namespace package (``megatron/`` with
             # no ``__init__.py``) is imported from there
-            [*roots, *(source_root(f) for f in files), *([base] if base else [])],
+            [*roots, *_source_roots(files), *([base] if base else [])],
             summaries,
             eager=eager,
             checks=settings.checks,
@@ -749,6 +750,35 @@ def _pass_one(
     return [r for r in found if r is not None]
 
 
+T = TypeVar("T")
+
+# the last answer of each kind (``_source_roots``, ``_whole``), with its key
+_PATHS_ANSWERS: dict[str, tuple[tuple[object, ...], object]] = {}
+
+
+def _by_paths(
+    kind: str, arguments: Sequence[Sequence[Path]], answer: Callable[[], T]
+) -> T:
+    """``answer()``, an answer about ``arguments`` (lists of paths) that holds while
+    the lookups' answers do (``read.paths_state``): kept for the next run, as a
+    server's edit asks it about every file of the project again, and its plan's
+    files are the same objects."""
+    key = (paths_state(), *(tuple(paths) for paths in arguments))
+    kept = _PATHS_ANSWERS.get(kind)
+    if kept is not None and kept[0] == key:
+        return cast(T, kept[1])
+    found = answer()
+    _PATHS_ANSWERS[kind] = (key, found)
+    return found
+
+
+def _source_roots(files: Sequence[Path]) -> list[Path]:
+    """The source roots of ``files``, each once, in the order of the files."""
+    return _by_paths(
+        "roots", [files], lambda: list(dict.fromkeys(source_root(f) for f in files))
+    )
+
+
 def _whole(
     files: Sequence[Path], roots: Iterable[Path], folders: Sequence[Path]
 ) -> bool:
@@ -756,6 +786,15 @@ def _whole(
     ``folders`` hold the top package of each file (the folder of one outside any
     package) and the configured source ``roots``. Other packages beside them in a
     source root (``numpy`` beside ``torch`` in site-packages) are other projects."""
+    listed = list(roots)
+    return _by_paths(
+        "whole", [files, listed, folders], lambda: _whole_now(files, listed, folders)
+    )
+
+
+def _whole_now(
+    files: Sequence[Path], roots: Sequence[Path], folders: Sequence[Path]
+) -> bool:
     tops: set[tuple[Path, str]] = set()  # a source root and a top package in it
     for path in files:
         package = package_of(path)

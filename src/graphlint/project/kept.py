@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar
@@ -151,10 +151,7 @@ class Runs:
             now = stamp(path)
             if stamps.setdefault(path, reads.stamps.get(path, now)) != now:
                 return  # changed while the run read it
-        results = [
-            FileResult(r.path, r.diagnostics, r.internal_error, regions=r.regions)
-            for r in done.results
-        ]
+        results = [_kept(r) for r in done.results]
         run = _Run(results, done.survey, warnings, stamps, dict(reads.inert))
         if self.memory:
             self._memory.pop(self.key, None)
@@ -164,6 +161,22 @@ class Runs:
         if self.cache is not None:
             with contextlib.suppress(ValueError, TypeError, UnicodeError):
                 self.cache.put(self.key, run)
+
+
+# what a kept run keeps of a file's result: what a run reports, not what the
+# project pass read of it
+_REPORTED = ("path", "diagnostics", "internal_error", "regions")
+_UNREPORTED = tuple(f.name for f in fields(FileResult) if f.name not in _REPORTED)
+
+
+def _kept(result: FileResult) -> FileResult:
+    """``result`` as a kept run keeps it (``_REPORTED``): most have nothing else,
+    and are kept as they are."""
+    if not any(getattr(result, name) for name in _UNREPORTED):
+        return result
+    return FileResult(
+        result.path, result.diagnostics, result.internal_error, regions=result.regions
+    )
 
 
 class Screens:
