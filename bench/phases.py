@@ -54,7 +54,7 @@ PHASES: dict[str, list[tuple[object, str]]] = {
         (analysis, "replay"),
         (analysis, "replay_together"),
     ],
-    "rules": [(engine, "replay_batched")],
+    "rules": [(engine, "replay_rules")],
     "summaries": [(runner, "_summarize")],
     "reach": [(reach.Project, "reach")],
 }

@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import textwrap
+from typing import ClassVar
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphlint.facts.analysis import FileFacts, analyse
 from graphlint.facts.walk import descendants, joined, replay_batched, subscribed
-from graphlint.rule import Rule, RuleContext, Scope, file_wide, tree_rules
+from graphlint.rule import Rule, RuleContext, Scope, file_wide, replay_rules, tree_rules
 
 SOURCE = """\
 import torch
@@ -218,3 +220,74 @@ def test_the_default_scope_is_the_settled_region() -> None:
     assert Rule.sees is Scope.REGION
     scopes = {rule.sees for rule in tree_rules()}
     assert scopes <= set(Scope)
+
+
+COMPILED = """\
+import torch
+
+@torch.compile(mode="reduce-overhead")
+def step(x, flag):
+    y = x.sum()
+    if flag:
+        print(y)
+    return y.item()
+"""
+
+
+class _Logged(Rule):
+    """Logs each call of its methods, in the order of all the rules' calls."""
+
+    abstract = True
+    log: ClassVar[list[tuple[str, str, cst.CSTNode, object]]] = []
+
+    def _logged(self, how: str, node: cst.CSTNode) -> None:
+        self.log.append((type(self).__name__, how, node, getattr(self, "here", None)))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._logged("visit", node)
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self._logged("leave", original_node)
+
+    @file_wide
+    def visit_If(self, node: cst.If) -> None:
+        self._logged("if", node)
+
+
+class _LoggedCaptured(_Logged):
+    abstract = True
+    sees = Scope.CAPTURED
+
+
+class _LoggedCode(_Logged):
+    abstract = True
+    sees = Scope.REGION_CODE
+
+
+class _LoggedFile(_Logged):
+    abstract = True
+    sees = Scope.FILE
+
+
+@pytest.mark.parametrize("source", [SOURCE, GUARDED, COMPILED])
+def test_the_rules_walk_calls_what_each_rules_gate_would(source: str) -> None:
+    """``replay_rules`` asks a node's region once for all the region methods of its
+    type: it calls what ``replay_batched`` of the rules' own gated methods calls, in
+    the same order, with the same regions."""
+    probes = (_Logged, _LoggedCaptured, _LoggedCode, _LoggedFile)
+    module = cst.parse_module(source)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    facts = analyse(module, positions, sites=joined(*map(subscribed, probes)))
+    logs = []
+    for both in (False, True):
+        _Logged.log = []
+        context = RuleContext("<test>", facts, positions, {})
+        rules: list[Rule] = [probe(context) for probe in probes]
+        if both:
+            replay_rules(facts.tree.scopes.sites, rules, facts)
+        else:
+            replay_batched(facts.tree.scopes.sites, rules)
+        logs.append(_Logged.log)
+    gated, batched = logs
+    assert gated == batched
+    assert {name for name, *_ in gated} == {p.__name__ for p in probes}

@@ -35,7 +35,7 @@ from graphlint.facts.positions import positions_of
 from graphlint.facts.region import Region
 from graphlint.facts.syntax import dotted, source
 from graphlint.facts.values import tensor_slots
-from graphlint.facts.walk import Kids, forget, listed, replay_batched
+from graphlint.facts.walk import Kids, forget, listed
 from graphlint.library import library_of
 from graphlint.parsing import cuts, parse_module
 from graphlint.project.sites import compile_sites
@@ -52,7 +52,7 @@ from graphlint.read import (
     tool_diagnostic,
 )
 from graphlint.reparse import Pieces
-from graphlint.rule import RuleContext, rule_sites, tree_rules
+from graphlint.rule import RuleContext, replay_rules, rule_sites, tree_rules
 from graphlint.settings import Job, Setter, Settings
 from graphlint.sparse import function_spans, sparse_source
 from graphlint.tool_codes import ParserLimitExceeded
@@ -146,7 +146,7 @@ def analyse_source(
     )
     rules = [rule(context) for rule in tree_rules() if rule.code in settings.enabled]
     if rules and facts.captures:  # their walk, from what the scope walk saw
-        replay_batched(facts.tree.scopes.sites, rules)
+        replay_rules(facts.tree.scopes.sites, rules, facts)
     if external is not None:  # the project pass keeps what the reached code adds
         reached = [d for d in context.diagnostics if d.region and d.region.via]
         ordered = sorted(reached, key=lambda d: d.sort_key)

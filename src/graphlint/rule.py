@@ -63,7 +63,7 @@ from graphlint.diagnostics import (
     Suppression,
     WarmupVerdict,
 )
-from graphlint.facts.walk import Subscription, joined, subscribed
+from graphlint.facts.walk import Sites, Subscription, joined, subscribed
 from graphlint.library import Library, library_of
 from graphlint.settings import Setter
 
@@ -188,21 +188,11 @@ class Rule(Check, cst.BatchableCSTVisitor):
         inspects every instance, which cost more than the traversal itself); those
         that see region code only are called for it alone, with its region in
         ``self.here``."""
-        kind = type(self)
-        names = _VISITOR_NAMES.get(kind)
-        if names is None:
-            names = tuple(
-                (name, getattr(getattr(kind, name), "sees", kind.sees))
-                for name in dir(kind)
-                if name.startswith(("visit_", "leave_"))
-                and not getattr(getattr(kind, name), "_is_no_op", False)
-            )
-            _VISITOR_NAMES[kind] = names
         return {
             name: getattr(self, name)
             if scope is Scope.FILE
             else self._in_regions(getattr(self, name), scope)
-            for name, scope in names
+            for name, scope in _visitor_names(type(self))
         }
 
     def _in_regions(
@@ -443,6 +433,68 @@ def all_checks() -> dict[str, type[Check]]:
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
     return dict(sorted(REGISTRY.items()))
+
+
+def _visitor_names(kind: type[Rule]) -> tuple[tuple[str, Scope], ...]:
+    """The ``visit_*``/``leave_*`` methods of a rule class, with the scope each
+    sees, found once per class."""
+    names = _VISITOR_NAMES.get(kind)
+    if names is None:
+        names = _VISITOR_NAMES[kind] = tuple(
+            (name, getattr(getattr(kind, name), "sees", kind.sees))
+            for name in dir(kind)
+            if name.startswith(("visit_", "leave_"))
+            and not getattr(getattr(kind, name), "_is_no_op", False)
+        )
+    return names
+
+
+# a rule's method for one node type, with the scope it sees and the rule
+_Step = tuple[Callable[[cst.CSTNode], None], Scope, "Rule"]
+
+
+def replay_rules(sites: Sites, rules: Sequence[Rule], facts: FileFacts) -> None:
+    """The rules' walk over what the scope walk recorded (``sites``): what
+    ``walk.replay_batched`` of the rules calls, in the same order, with a node's
+    region, and whether a test false at capture keeps it out, asked once for all
+    the region methods of its type (a call outside regions is handed to some
+    twenty), not once by each method's own gate (``Rule.get_visitors``)."""
+    regions, flow = facts.regions, facts.flow
+    tables: tuple[dict[str, list[_Step]], dict[str, list[_Step]]] = ({}, {})
+    for rule in rules:
+        for name, scope in _visitor_names(type(rule)):
+            prefix, _, kind = name.partition("_")
+            table = tables[prefix == "leave"]
+            table.setdefault(kind, []).append((getattr(rule, name), scope, rule))
+    by_type: dict[tuple[type, bool], tuple[_Step, ...]] = {}
+    for node, entering in sites:
+        key = (type(node), entering)
+        steps = by_type.get(key)
+        if steps is None:
+            table = tables[not entering]
+            steps = by_type[key] = tuple(table.get(type(node).__name__, ()))
+        asked = False
+        region: Region | None = None
+        hidden: bool | None = None
+        for method, scope, rule in steps:
+            if scope is Scope.FILE:
+                method(node)
+                continue
+            if not asked:
+                region, asked = regions.get(node), True
+            if region is None:
+                continue
+            if scope is not Scope.REGION_CODE:
+                if region.kind.is_compile:
+                    if scope is Scope.CAPTURED:
+                        continue
+                else:
+                    if hidden is None:
+                        hidden = flow.never_captured(node, region)
+                    if hidden:
+                        continue
+            rule.here = region
+            method(node)
 
 
 @functools.cache
