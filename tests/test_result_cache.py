@@ -269,11 +269,15 @@ def test_a_servers_verdicts_are_read_from_the_cache_once(
 
     monkeypatch.setattr(Cache, "get", spy)
     first = kept.Screens(cache, Settings(), memory=True)
-    first.screen(path)
+    seen = first.screen(path)
     first.save()
     second = kept.Screens(cache, Settings(), memory=True)
     assert len(reads) == 1 and os.fsdecode(path) in second.known
     assert kept.Screens(cache, Settings()).known == second.known  # as written
+    again = second.screen(path)  # from the kept verdict: made once, then the same
+    assert again == seen and second.screen(path) is again
+    path.write_text("import torch\n\nwith torch.cuda.graph(g):\n    pass\n")
+    assert second.screen(path).result is None  # a candidate now
 
 
 def test_a_kept_run_is_not_used_when_a_file_it_read_changed(project: Path) -> None:

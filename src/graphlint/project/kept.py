@@ -191,6 +191,9 @@ class Screens:
     decoding a large project's verdicts took each edit a few milliseconds."""
 
     _memory: ClassVar[dict[str, dict[str, tuple[Stamp, str]]]] = {}  # the last
+    # with it, what ``screen`` made of each kept verdict, by the file: the same
+    # verdict gives the same (immutable) answer, not a new one at every edit
+    _made: ClassVar[dict[str, tuple[tuple[Stamp, str], Screened]]] = {}
 
     def __init__(
         self,
@@ -210,8 +213,9 @@ class Screens:
             found = cache.get(self.key, dict[str, tuple[Stamp, str]]) if cache else None
             found = found or {}
             if memory:
-                Screens._memory = {self.key: found}
+                Screens._memory, Screens._made = {self.key: found}, {}
         self.known: dict[str, tuple[Stamp, str]] = found
+        self.made = self._made if memory else {}
         self.changed = False
 
     def screen(self, path: Path) -> Screened:
@@ -224,13 +228,18 @@ class Screens:
         now = self.stamps[name] if name in self.stamps else stamp(path)
         known = self.known.get(name)
         if known is not None and now is not None and known[0] == now:
+            made = self.made.get(name)
+            if made is not None and made[0] is known:
+                return made[1]
             verdict = known[1]
             settled = verdict in ("clean", "parsable")
-            return Screened(
-                FileResult(str(path), ()) if settled else None,
+            seen = Screened(
+                FileResult(name, ()) if settled else None,
                 compiles=verdict == "compiles",
                 parsable=verdict == "parsable",
             )
+            self.made[name] = (known, seen)
+            return seen
         if name in self.stamps:  # the text read may be newer than that stamp
             now = stamp(path)
         seen = screen(path, self.settings)
