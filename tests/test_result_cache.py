@@ -347,16 +347,18 @@ def test_what_is_made_of_an_unsaved_edit_is_not_kept(
     assert {("FileResult", "layers.py"), ("ModuleSummary", "layers.py")} <= set(made)
 
 
-def test_a_server_decodes_each_summary_once(
+def test_a_server_decodes_each_summary_and_result_once(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where workers are kept (the language server), a summary read from the cache
-    or made by a run is kept decoded for the next runs: the next edit decodes none
-    of the summaries its reach reads again, and finds what a run without them
-    finds. An unsaved buffer's own summary is not kept (it has no key)."""
+    """Where workers are kept (the language server), a summary or a file's result
+    read from the cache or made by a run is kept decoded for the next runs: the
+    next edit decodes none of the summaries its reach reads again, nor the result
+    of a file it reaches again, and finds what a run without them finds. An unsaved
+    buffer's own summary is not kept (it has no key)."""
     monkeypatch.setattr(serving, "_KEEPING", threading.Event())
     monkeypatch.setattr(runner, "_kept", [])
-    monkeypatch.setattr(check, "_SUMMARIES", {})
+    monkeypatch.setattr(check, "_SUMMARIES", check._Decoded(ModuleSummary, 1024))
+    monkeypatch.setattr(check, "_RESULTS", check._Decoded(FileResult, 4096))
     monkeypatch.setattr(check, "_REACHED", {})
     monkeypatch.setattr(check, "_ASKED", {})
     decoded: list[str] = []
@@ -364,8 +366,8 @@ def test_a_server_decodes_each_summary_once(
 
     def spy(cache: Cache, key: str, kind: type[T]) -> T | None:
         found = get(cache, key, kind)
-        if isinstance(found, ModuleSummary):
-            decoded.append(Path(found.path).name)
+        if isinstance(found, (ModuleSummary, FileResult)):
+            decoded.append(f"{type(found).__name__} {Path(found.path).name}")
         return found
 
     monkeypatch.setattr(Cache, "get", spy)
@@ -377,7 +379,7 @@ def test_a_server_decodes_each_summary_once(
     for edit in edits:  # workers not kept: summaries made, then read back
         with overlay({str(train): edit}):
             expected.append(lint([train]).results)
-    assert "layers.py" in decoded
+    assert {"ModuleSummary layers.py", "FileResult layers.py"} <= set(decoded)
     runner.keep_workers()
     try:
         found = []
@@ -385,9 +387,9 @@ def test_a_server_decodes_each_summary_once(
             decoded.clear()
             with overlay({str(train): edit}):
                 found.append(lint([train]).results)
-        assert decoded == [], "the second edit's summaries were kept decoded"
+        assert decoded == [], "the second edit's summaries and results were kept"
         assert found == expected
-        kept = {Path(summary.path).name for summary in check._SUMMARIES.values()}
+        kept = {Path(s.path).name for s in check._SUMMARIES._kept.values()}
         assert "layers.py" in kept and "train.py" not in kept
     finally:
         for pool in runner._kept:

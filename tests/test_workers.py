@@ -16,6 +16,7 @@ import pytest
 
 from graphlint import runner, serving
 from graphlint.diagnostics import FileResult
+from graphlint.project.summary import ModuleSummary
 from graphlint.read import overlay
 from graphlint.settings import Job, Settings
 
@@ -258,7 +259,8 @@ class _Runs:
         monkeypatch.setattr(runner, "_kept", [])
         monkeypatch.setattr(check, "_REACHED", {})
         monkeypatch.setattr(check, "_ASKED", {})
-        monkeypatch.setattr(check, "_SUMMARIES", {})
+        monkeypatch.setattr(check, "_SUMMARIES", check._Decoded(ModuleSummary, 1024))
+        monkeypatch.setattr(check, "_RESULTS", check._Decoded(FileResult, 4096))
         monkeypatch.setattr(kept.Runs, "_memory", {})
         monkeypatch.setenv("GRAPHLINT_CACHE_DIR", str(root / "cache"))
         monkeypatch.chdir(root)

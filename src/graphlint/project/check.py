@@ -27,7 +27,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Generic, ParamSpec, TypeVar, cast
 
 import msgspec
 
@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # resolution and reach load when a run needs them, not on a h
     from graphlint.project.reach import Project
     from graphlint.project.resolve import Dropped
 
+T = TypeVar("T")
 P = ParamSpec("P")
 
 
@@ -174,13 +175,14 @@ class _Results:
         )
         if self.cache is not None and key is not None and stable:
             self.cache.put(key, result)
+            _RESULTS.keep(key, result)
 
     def _known(self, job: Job, key: str | None) -> FileResult | None:
         """The job's result where a guess ran it ahead or the cache has it."""
         early = next((result for done, result in self.ahead if done == job), None)
         if early is not None or self.cache is None or key is None:
             return early
-        return self.cache.get(key, FileResult)
+        return _RESULTS.get(self.cache, key)
 
     def _guessed(self, jobs: Sequence[Job]) -> list[tuple[Job, str | None]]:
         """The guessed project-pass jobs of the pass-one ``jobs`` not yet known,
@@ -328,7 +330,7 @@ class _Summaries:
             )
 
         key = key_of(digest)
-        cached = _summary(self.cache, key) if self.cache and key else None
+        cached = _SUMMARIES.get(self.cache, key) if self.cache and key else None
         if cached is not None:
             return key, cached if cached.path == shown else replace(cached, path=shown)
         data = read_file(path, shown, self.settings.max_file_size)
@@ -353,7 +355,7 @@ class _Summaries:
         if isinstance(made, ModuleSummary):
             if self.cache is not None and key:
                 self.cache.put(key, made)
-                _keep_summary(key, made)
+                _SUMMARIES.keep(key, made)
             if path is not None and job is not None:
                 self._made[path] = (job.data, made)
         return made
@@ -667,33 +669,42 @@ def _remember(
     return sum(str(job.path) in checked for job in reached)
 
 
-# the language server's: the summaries its runs read from the cache or made, by
-# key (the file's bytes, name and target: a key's summary never changes), most
-# recently used last. Decoding them again cost an edit 0.03-0.06 s; a check of
-# all of Megatron-LM reads 39 (3 MiB), and a summary is tens of kilobytes.
-_SUMMARIES: dict[str, ModuleSummary] = {}
-_SUMMARIES_KEPT = 1024
+class _Decoded(Generic[T]):
+    """What a language server's runs read from the cache or made, of one kind, by
+    key (a key's entry never changes), kept decoded where workers are kept, most
+    recently used last: decoding them again cost an edit 0.03-0.06 s for the
+    summaries (a check of all of Megatron-LM reads 39, 3 MiB) and some
+    milliseconds for the project pass's results (a reached file's, tens)."""
+
+    def __init__(self, kind: type[T], limit: int) -> None:
+        self.kind = kind
+        self.limit = limit
+        self._kept: dict[str, T] = {}
+
+    def get(self, cache: Cache, key: str) -> T | None:
+        """The cache's entry under ``key``; where workers are kept, as decoded by
+        an earlier run."""
+        if not workers_kept():
+            return cache.get(key, self.kind)
+        found = self._kept.get(key)
+        if found is None:
+            found = cache.get(key, self.kind)
+        if found is not None:
+            self.keep(key, found)
+        return found
+
+    def keep(self, key: str, value: T) -> None:
+        """Keep ``value`` decoded, where workers are kept."""
+        if not workers_kept():
+            return
+        self._kept.pop(key, None)
+        self._kept[key] = value
+        while len(self._kept) > self.limit:
+            del self._kept[next(iter(self._kept))]
 
 
-def _summary(cache: Cache, key: str) -> ModuleSummary | None:
-    """The cache's summary under ``key``; where workers are kept, as decoded by an
-    earlier run."""
-    if not workers_kept():
-        return cache.get(key, ModuleSummary)
-    found = _SUMMARIES.get(key) or cache.get(key, ModuleSummary)
-    if found is not None:
-        _keep_summary(key, found)
-    return found
-
-
-def _keep_summary(key: str, summary: ModuleSummary) -> None:
-    """Keep ``summary`` decoded, where workers are kept (``_summary``)."""
-    if not workers_kept():
-        return
-    _SUMMARIES.pop(key, None)
-    _SUMMARIES[key] = summary
-    while len(_SUMMARIES) > _SUMMARIES_KEPT:
-        del _SUMMARIES[next(iter(_SUMMARIES))]
+_SUMMARIES = _Decoded(ModuleSummary, 1024)
+_RESULTS = _Decoded(FileResult, 4096)
 
 
 def _pass_one(
@@ -749,8 +760,6 @@ def _pass_one(
         )
     return [r for r in found if r is not None]
 
-
-T = TypeVar("T")
 
 # the last answer of each kind (``_source_roots``, ``_whole``), with its key
 _PATHS_ANSWERS: dict[str, tuple[tuple[object, ...], object]] = {}
