@@ -633,7 +633,8 @@ def _guesses(files: Sequence[Path]) -> dict[str, Job]:
     """The guessed project-pass jobs of ``files``, where workers are kept."""
     if not workers_kept():
         return {}
-    return {str(f): _REACHED[str(f)] for f in files if str(f) in _REACHED}
+    names = _by_paths("names", [files], lambda: frozenset(str(f) for f in files))
+    return {path: job for path, job in _REACHED.items() if path in names}
 
 
 def _asked(files: Sequence[Path]) -> list[tuple[Path, str]]:
@@ -655,18 +656,24 @@ def _remember(
     if not workers_kept():
         return 0
     checked = {str(job.path) for job in first}
-    for path in checked:
-        _REACHED.pop(path, None)
+    for path in [p for p in _REACHED if p in checked]:
+        del _REACHED[path]
     for job in reached:
         if str(job.path) in checked:
             _REACHED[str(job.path)] = job
-    named = {real_path(f): str(f) for f in files}
-    for shown in named.values():
-        _ASKED.pop(shown, None)
+    named, shown = _by_paths("named", [files], lambda: _named(files))
+    for path in [p for p in _ASKED if p in shown]:
+        del _ASKED[path]
     for module in asked:
         if (checked_as := named.get(real_path(module[0]))) is not None:
             _ASKED.setdefault(checked_as, set()).add(module)
     return sum(str(job.path) in checked for job in reached)
+
+
+def _named(files: Sequence[Path]) -> tuple[dict[Path, str], frozenset[str]]:
+    """``files`` by their real paths (as checked), and as checked."""
+    named = {real_path(f): str(f) for f in files}
+    return named, frozenset(named.values())
 
 
 class _Decoded(Generic[T]):
