@@ -768,7 +768,8 @@ def _pass_one(
     return [r for r in found if r is not None]
 
 
-# the last answer of each kind (``_source_roots``, ``_whole``), with its key
+# the last answer of each kind (the files' source roots, names, real paths, whether
+# they are the whole project), with its key
 _PATHS_ANSWERS: dict[str, tuple[tuple[object, ...], object]] = {}
 
 
