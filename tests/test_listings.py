@@ -14,7 +14,7 @@ from graphlint.cache import Cache
 from graphlint.cli import app
 from graphlint.config import Config
 from graphlint.files import Collected, Listing, Listings, collect
-from graphlint.lint import _listings, plan
+from graphlint.lint import Choices, _listings, plan
 from graphlint.read import forget_paths, overlay
 
 
@@ -253,6 +253,49 @@ def test_the_plan_walks_nothing_again_where_nothing_changed(
         again = plan([Path("pkg")], cache_dir=cache, keep_listings=True)
     assert again.analysed == first.analysed
     assert again.shown == first.shown
+
+
+def test_a_plan_like_a_kept_one_takes_its_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan of other files of a project whose kept plan is known to be current
+    (``like``: a language server told of every file made or removed) takes the
+    project's files and their configurations from it, walking only the files
+    named, and says what a plan made afresh says; not with another
+    configuration, nor for a file the kept plan does not hold (an editor's
+    buffer of a file not on disk)."""
+    project = tree(tmp_path / "project")
+    (project / "pyproject.toml").write_text("[tool.graphlint]\n")
+    (project / "pkg" / "graphlint.toml").write_text('ignore = ["GL101"]\n')
+    (project / "z.py").write_text("x = 1\n")
+    monkeypatch.chdir(project)
+    kept = plan([Path("a.py")])
+    walked: list[list[Path]] = []
+    real = files.collect
+
+    def spy(paths: list[Path], *args: object, **kwargs: object) -> Collected:
+        walked.append(list(paths))
+        return real(paths, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("graphlint.lint.collect", spy)
+    fresh = plan([Path("z.py")])
+    assert len(walked) == 2  # the file named, then the project
+    walked.clear()
+    like = plan([Path("z.py")], like=kept)
+    assert walked == [[Path("z.py")]]
+    for name in ("shown", "analysed", "folders", "governing", "settings", "project"):
+        assert getattr(like, name) == getattr(fresh, name), name
+    assert like.governing[Path("pkg/b.py")] != like.governing[Path("a.py")]
+    walked.clear()
+    plan([Path("z.py")], Choices(select=["GL1"]), like=kept)  # other choices
+    assert len(walked) == 2
+    walked.clear()
+    plan([Path("pkg/b.py")], like=kept)  # another configuration: its own project
+    assert len(walked) == 2
+    walked.clear()
+    with overlay({str(project / "new.py"): b"x = 1\n"}):
+        plan([Path("new.py")], like=kept)
+    assert len(walked) == 2
 
 
 def test_a_listing_is_another_user_s_to_take_only_as_that_user(

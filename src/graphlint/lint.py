@@ -74,6 +74,7 @@ class Plan:
     settings: Settings  # the run's, every governing configuration's codes enabled
     tree: Tree  # the repository checked: what its files may lead to
     cache: Cache | None = None  # the project's, where the plan kept its listings
+    chosen: Choices | None = None  # what the command line chose, besides the paths
 
 
 @dataclass(frozen=True)
@@ -129,12 +130,18 @@ def plan(
     *,
     cache_dir: Path | None = None,
     keep_listings: bool = False,
+    like: Plan | None = None,
 ) -> Plan:
     """The configuration that governs ``targets``, the files to check and the
     project they belong to. Unless ``chosen.alone``, targets inside a project are
     checked as part of it. With ``keep_listings``, the folders' listings are kept
     in the project's cache (under ``cache_dir``, else the default) for the next
-    run's walk (``files.Listings``). Raises ``LintError`` for bad input."""
+    run's walk (``files.Listings``). ``like``: a plan whose project's files, and
+    the configurations that govern them, are known to be as they were (a language
+    server told of every file made or removed and of every configuration
+    changed): files of the same project, planned with the same configuration and
+    choices, take its project's files and their configurations instead of
+    walking the project again. Raises ``LintError`` for bad input."""
     forget_paths()  # links and ``__init__.py`` files may have changed since a last run
     cwd = real_path(Path.cwd())
     config_file, target_version = chosen.config_file, chosen.target_version
@@ -205,19 +212,33 @@ def plan(
         project = _project(targets, config.root if source else None)
     folders = [t for t in targets if os.path.isdir(t)]  # never raises
     analysed = shown
+    known: dict[Path, Config] | None = None  # the project's, from ``like``
     if project is not None:
+        if (
+            like is not None
+            and not folders
+            and (like.project, like.cwd, like.config, like.tree, like.chosen)
+            == (project, cwd, config, tree, chosen)
+            and set(shown) <= set(like.governing)
+        ):
+            analysed, known = like.analysed, like.governing
+        else:
+            whole = collect(
+                [project, *targets],
+                excludes,
+                includes,
+                named=not chosen.force_exclude,
+                listings=listings,
+            ).files
+            analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
         folders = [project, *folders]
-        whole = collect(
-            [project, *targets],
-            excludes,
-            includes,
-            named=not chosen.force_exclude,
-            listings=listings,
-        ).files
-        analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
     nested = Nested(config, flags, warn, tree.top) if config_file is None else None
     try:
-        governing = {path: _governing(nested, config, path) for path in analysed}
+        governing = (
+            known
+            if known is not None
+            else {path: _governing(nested, config, path) for path in analysed}
+        )
         distinct = {id(c): c for c in governing.values()}.values()
         enabled = frozenset().union(settings.enabled, *(c.enabled() for c in distinct))
     except ConfigError as error:
@@ -236,6 +257,7 @@ def plan(
         settings,
         tree,
         cache,
+        chosen,
     )
 
 

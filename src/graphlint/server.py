@@ -293,6 +293,12 @@ class GraphlintServer(LanguageServer):
             if path is not None
         )
 
+    def _last_plan(self) -> Plan | None:
+        """The plan kept last: kept plans are dropped when a file is made or
+        removed, or a configuration changes (``forget_plans``)."""
+        with self.planning:
+            return next(reversed(self.plans.values()), None)
+
     def forget_plans(self) -> None:
         """Plan each check again: the files or the configuration may have changed."""
         with self.planning:
@@ -391,12 +397,14 @@ class GraphlintServer(LanguageServer):
                 if planned is None:
                     before = self.forgotten
                     # the folders' listings that the last walk of the project kept
-                    # (by their stamps): opening a file does not walk it again
+                    # (by their stamps): opening a file does not walk it again; nor
+                    # its project, where a kept plan of it says what it holds
                     planned = plan(
                         [Path(t) for t in targets],
                         chosen,
                         self._warn,
                         keep_listings=True,
+                        like=self._last_plan(),
                     )
                     with self.planning:
                         if (
