@@ -18,8 +18,10 @@ time from starting the server to its answer to ``initialize`` (and a bare pygls
 server's, the floor under it: importing ``lsprotocol``'s types is most of it), and
 from an unsaved edit to the callee to the updated diagnostics of the open file whose
 capture calls it (a GL703 finding there appears or goes with a matmul in the
-callee). The server runs as an editor starts it, in the project's folder, over
-stdio; the client is the tests' (``tests/lsp_client.py``).
+callee). With ``--megatron``, the time to the diagnostics of each of its files
+opened one after another in one server (a warm cache), as an editor opens them
+over a session. The server runs as an editor starts it, in the project's folder,
+over stdio; the client is the tests' (``tests/lsp_client.py``).
 """
 
 from __future__ import annotations
@@ -218,6 +220,23 @@ def across(root: Path, repeat: int, cache: Path) -> str:
     return f"{change:.2f} s ({change - DEBOUNCE:.2f} s check)"
 
 
+def one_after_another(root: Path, paths: list[Path], cache: Path) -> str:
+    """Open ``paths`` one after another in one server, as an editor does over a
+    session (the cache warm): the time from each ``didOpen`` to its diagnostics,
+    the first and the median of the others."""
+    os.environ["GRAPHLINT_CACHE_DIR"] = str(cache)
+    client = Client(root)
+    client.initialize(root, EDITOR)
+    times = []
+    for path in paths:
+        start = time.perf_counter()
+        uri = client.open(path, path.read_text())
+        client.diagnostics(uri, version=1, timeout=600)
+        times.append(time.perf_counter() - start)
+    client.close()
+    return f"{times[0]:.2f} s, then {statistics.median(times[1:]):.2f} s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megatron", type=Path, help="a Megatron-LM checkout")
@@ -250,6 +269,11 @@ def main() -> None:
         print(f"The same for a pygls server that does nothing: {bare}.")
         edited = across(root, args.repeat, scratch / "cache-across")
         print(f"An unsaved edit to a callee until its caller's file updates: {edited}.")
+        if args.megatron is not None:
+            opened = [case[2] for case in cases[2:]]
+            warm = scratch / f"cache-{cases[-1][0]}"  # the last case's: all of them
+            each = one_after_another(copy, opened, warm)
+            print(f"Megatron-LM's files opened one after another: {each}.")
 
 
 if __name__ == "__main__":
