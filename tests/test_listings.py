@@ -263,7 +263,8 @@ def test_a_plan_like_a_kept_one_takes_its_project(
     project's files and their configurations from it, walking only the files
     named, and says what a plan made afresh says; not with another
     configuration, nor for a file the kept plan does not hold (an editor's
-    buffer of a file not on disk)."""
+    buffer of a file not on disk), nor from a plan that holds a file named that
+    the project's walk does not find."""
     project = tree(tmp_path / "project")
     (project / "pyproject.toml").write_text("[tool.graphlint]\n")
     (project / "pkg" / "graphlint.toml").write_text('ignore = ["GL101"]\n')
@@ -279,7 +280,7 @@ def test_a_plan_like_a_kept_one_takes_its_project(
 
     monkeypatch.setattr("graphlint.lint.collect", spy)
     fresh = plan([Path("z.py")])
-    assert len(walked) == 2  # the file named, then the project
+    assert len(walked) == 2 and fresh.walked  # the file named, then the project
     walked.clear()
     like = plan([Path("z.py")], like=kept)
     assert walked == [[Path("z.py")]]
@@ -295,7 +296,15 @@ def test_a_plan_like_a_kept_one_takes_its_project(
     walked.clear()
     with overlay({str(project / "new.py"): b"x = 1\n"}):
         plan([Path("new.py")], like=kept)
-    assert len(walked) == 2
+    assert len(walked) == 3  # the file named, the project, then both: not walked
+    # a plan that named a file its walk does not find (.gitignore'd): another
+    # plan does not take its files, which hold that one
+    ignored = plan([Path("gen/g.py")])
+    assert not ignored.walked and Path("gen/g.py") in ignored.analysed
+    walked.clear()
+    other = plan([Path("z.py")], like=ignored)
+    assert len(walked) == 2 and Path("gen/g.py") not in other.analysed
+    assert other.analysed == fresh.analysed
 
 
 def test_a_listing_is_another_user_s_to_take_only_as_that_user(

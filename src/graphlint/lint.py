@@ -37,7 +37,14 @@ from graphlint.config import (
     user_limits,
 )
 from graphlint.diagnostics import Checked, FileResult
-from graphlint.files import Listing, Listings, MissingPathError, collect, project_root
+from graphlint.files import (
+    Collected,
+    Listing,
+    Listings,
+    MissingPathError,
+    collect,
+    project_root,
+)
 from graphlint.gitignore import IgnoreFile
 from graphlint.notebook import in_cells
 from graphlint.project.survey import survey_project
@@ -75,6 +82,8 @@ class Plan:
     tree: Tree  # the repository checked: what its files may lead to
     cache: Cache | None = None  # the project's, where the plan kept its listings
     chosen: Choices | None = None  # what the command line chose, besides the paths
+    # ``analysed`` is what a walk of ``project`` finds, no file named besides
+    walked: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,23 +222,21 @@ def plan(
     folders = [t for t in targets if os.path.isdir(t)]  # never raises
     analysed = shown
     known: dict[Path, Config] | None = None  # the project's, from ``like``
+    walked = False
     if project is not None:
         if (
             like is not None
+            and like.walked
             and not folders
             and (like.project, like.cwd, like.config, like.tree, like.chosen)
             == (project, cwd, config, tree, chosen)
             and set(shown) <= set(like.governing)
-        ):
-            analysed, known = like.analysed, like.governing
+        ):  # what the walk finds holds the files named: the walk's files
+            analysed, known, walked = like.analysed, like.governing, True
         else:
-            whole = collect(
-                [project, *targets],
-                excludes,
-                includes,
-                named=not chosen.force_exclude,
-                listings=listings,
-            ).files
+            whole, walked = _project_files(
+                project, targets, named, excludes, includes, chosen, listings
+            )
             analysed = [display_path(f, cwd) for f in whole if not tree.leads_out(f)]
         folders = [project, *folders]
     nested = Nested(config, flags, warn, tree.top) if config_file is None else None
@@ -258,7 +265,41 @@ def plan(
         tree,
         cache,
         chosen,
+        walked,
     )
+
+
+def _project_files(
+    project: Path,
+    targets: list[Path],
+    named: Collected,
+    excludes: IgnoreFile | None,
+    includes: IgnoreFile | None,
+    chosen: Choices,
+    listings: Listings | None,
+) -> tuple[list[Path], bool]:
+    """The files of ``project`` and ``targets`` (``named``, collected), as
+    ``collect([project, *targets])`` finds them; and whether they are what the
+    project's walk alone finds (no file named besides: a plan of other files of
+    it may take them, ``plan``'s ``like``)."""
+    walk = collect(
+        [project],
+        excludes,
+        includes,
+        named=not chosen.force_exclude,
+        listings=listings,
+    ).files
+    found = {os.fspath(f) for f in walk}
+    if all(os.path.realpath(f) in found for f in named.files):
+        return walk, True
+    whole = collect(
+        [project, *targets],
+        excludes,
+        includes,
+        named=not chosen.force_exclude,
+        listings=listings,
+    ).files
+    return whole, False
 
 
 def _project_cache(config: Config, cache_dir: Path | None) -> Cache | None:
