@@ -201,32 +201,15 @@ class Rule(Check, cst.BatchableCSTVisitor):
         """``method``, called only for the nodes ``scope`` sees, with their region
         in ``self.here``: one lookup a node (and the guards of the few a test
         decides, for ``Scope.REGION`` and ``Scope.CAPTURED``)."""
-        regions = self.context.facts.regions
-        if scope is Scope.REGION_CODE:
+        regions, flow = self.context.facts.regions, self.flow
 
-            def visit(node: cst.CSTNode) -> None:
-                region = regions.get(node)
-                if region is not None:
-                    self.here = region
-                    method(node)
-
-            return visit
-        flow = self.flow
-        captured = scope is Scope.CAPTURED
-
-        def visit_settled(node: cst.CSTNode) -> None:
+        def visit(node: cst.CSTNode) -> None:
             region = regions.get(node)
-            if region is None:
-                return
-            if region.kind.is_compile:
-                if captured:
-                    return
-            elif flow.never_captured(node, region):
-                return
-            self.here = region
-            method(node)
+            if region is not None and _sees(scope, region, node, flow):
+                self.here = region
+                method(node)
 
-        return visit_settled
+        return visit
 
     # -- facts ---------------------------------------------------------------------
     def region(self, node: cst.CSTNode) -> Region | None:
@@ -456,9 +439,9 @@ _Step = tuple[Callable[[cst.CSTNode], None], Scope, "Rule"]
 def replay_rules(sites: Sites, rules: Sequence[Rule], facts: FileFacts) -> None:
     """The rules' walk over what the scope walk recorded (``sites``): what
     ``walk.replay_batched`` of the rules calls, in the same order, with a node's
-    region, and whether a test false at capture keeps it out, asked once for all
-    the region methods of its type (a call outside regions is handed to some
-    twenty), not once by each method's own gate (``Rule.get_visitors``)."""
+    region asked once for all the region methods of its type (a call outside
+    regions is handed to some twenty), not once by each method's own gate
+    (``Rule.get_visitors``); both gates are ``_sees``."""
     regions, flow = facts.regions, facts.flow
     tables: tuple[dict[str, list[_Step]], dict[str, list[_Step]]] = ({}, {})
     for rule in rules:
@@ -475,26 +458,28 @@ def replay_rules(sites: Sites, rules: Sequence[Rule], facts: FileFacts) -> None:
             steps = by_type[key] = tuple(table.get(type(node).__name__, ()))
         asked = False
         region: Region | None = None
-        hidden: bool | None = None
         for method, scope, rule in steps:
             if scope is Scope.FILE:
                 method(node)
                 continue
             if not asked:
                 region, asked = regions.get(node), True
-            if region is None:
-                continue
-            if scope is not Scope.REGION_CODE:
-                if region.kind.is_compile:
-                    if scope is Scope.CAPTURED:
-                        continue
-                else:
-                    if hidden is None:
-                        hidden = flow.never_captured(node, region)
-                    if hidden:
-                        continue
-            rule.here = region
-            method(node)
+            if region is not None and _sees(scope, region, node, flow):
+                rule.here = region
+                method(node)
+
+
+def _sees(scope: Scope, region: Region, node: cst.CSTNode, flow: Flow) -> bool:
+    """Whether a method that sees ``scope`` (not ``Scope.FILE``) is called for
+    ``node``, which is code of ``region``: all region code; less, for
+    ``Scope.REGION`` and ``Scope.CAPTURED``, what a test false at capture keeps
+    out (``Flow.never_captured``); less, for ``Scope.CAPTURED``, torch.compile's
+    regions."""
+    if scope is Scope.REGION_CODE:
+        return True
+    if region.kind.is_compile:
+        return scope is not Scope.CAPTURED
+    return not flow.never_captured(node, region)
 
 
 @functools.cache
