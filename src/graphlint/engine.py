@@ -31,7 +31,7 @@ from graphlint.diagnostics import (
     shorten,
 )
 from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
-from graphlint.facts.positions import positions_of
+from graphlint.facts.positions import Anchor, anchors, positions_of
 from graphlint.facts.region import Region
 from graphlint.facts.syntax import dotted, source
 from graphlint.facts.values import tensor_slots
@@ -103,19 +103,21 @@ def analyse_source(
     typed: frozenset[tuple[str, str]] = frozenset(),
     whole_file: Sequence[Suppression] | None = None,
     starts: Sequence[int] | None = None,
+    where: Sequence[Anchor] | None = None,
 ) -> Analysis:
     """Lint ``source``; ``external`` names functions that regions elsewhere reach,
     ``declared`` those the configuration declares capture roots; ``whole_file``,
     the file's ``ignore-file`` comments where ``source`` is not all of the file's
     text (a statement or a function blanked: it may have held one); ``starts``:
     where a worker that keeps its parses' pieces cuts ``source`` (``keep_pieces``),
-    read off CPython's parse."""
+    read off CPython's parse; ``where``: where CPython's parse of ``source`` puts
+    its top-level statements (the positions are then computed when asked)."""
     settings = settings or Settings()
     comments = scan(source)
     if whole_file is not None:
         lines = [entry for entry in comments.entries if not entry.whole_file]
         comments.entries = [*lines, *whole_file]
-    parsed = _parsed(source, keep=external is None, starts=starts)
+    parsed = _parsed(source, keep=external is None, starts=starts, where=where)
     module, positions = parsed.module, parsed.positions
     forget(module, parsed.kids)  # the children of another file's nodes
     facts = analyse(
@@ -229,15 +231,22 @@ def keep_pieces() -> None:
         _PIECES.append(Pieces())
 
 
-def _parsed(source: str, *, keep: bool, starts: Sequence[int] | None = None) -> _Parsed:
-    """``source`` parsed, with its positions: kept from pass one (``keep``) for the
-    project pass, which takes it back."""
+def _parsed(
+    source: str,
+    *,
+    keep: bool,
+    starts: Sequence[int] | None = None,
+    where: Sequence[Anchor] | None = None,
+) -> _Parsed:
+    """``source`` parsed, with its positions (computed when asked, where ``where``
+    says where its statements are): kept from pass one (``keep``) for the project
+    pass, which takes it back."""
     found = _PARSED.pop(source, None)
     if found is None and _PIECES:
         found = _Parsed(*_PIECES[0].parse(source, starts))
     elif found is None:
         module = parse_module(source)
-        found = _Parsed(module, positions_of(module))
+        found = _Parsed(module, positions_of(module, where))
     if keep:
         _PARSED[source] = found
         kept = sum(len(text) for text in _PARSED)
@@ -428,6 +437,7 @@ def _check_file(
         if _PIECES and tree is not None and source is whole
         else None
     )
+    where = anchors(tree.body) if tree is not None and source is whole else None
     # CPython's tree (75 bytes a source byte) is done with: freed before LibCST
     # parses and the analysis runs, not held through them
     del found, tree
@@ -446,6 +456,7 @@ def _check_file(
             # read where the file is not given whole: they cover every line
             whole_file=scan(text).whole_file if source is not text else None,
             starts=starts,
+            where=where,
         )
         if notes:
             every = sorted([*analysis.diagnostics, *notes], key=lambda d: d.sort_key)

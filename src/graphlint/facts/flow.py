@@ -33,6 +33,7 @@ by other functions. A write no such order reaches (import time, ``__init__``,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -83,14 +84,27 @@ SETUP_METHODS = frozenset(
 
 @dataclass(frozen=True, eq=False)
 class Site:
-    """Where something happens: its function, position and enclosing loops."""
+    """Where something happens: its function, position and enclosing loops. Its
+    position is looked up when first asked (most sites' never are)."""
 
     node: cst.CSTNode
     function: Function
-    start: Position
-    end: Position
+    positions: Mapping[cst.CSTNode, CodeRange] = field(repr=False)
     loops: tuple[cst.CSTNode, ...]  # outermost first
     grad_off: bool = False  # under ``torch.no_grad()``/``inference_mode()`` here
+    until: Position | None = None  # its end, where not its node's: a region's
+
+    @functools.cached_property
+    def start(self) -> Position:
+        where = self.positions[self.node].start
+        return (where.line, where.column)
+
+    @functools.cached_property
+    def end(self) -> Position:
+        if self.until is not None:
+            return self.until
+        where = self.positions[self.node].end
+        return (where.line, where.column)
 
     @property
     def line(self) -> int:
@@ -253,12 +267,10 @@ class Flow(cst.CSTVisitor):
 
     # -- the walk --------------------------------------------------------------------
     def site(self, node: cst.CSTNode) -> Site:
-        pos = self.positions[node]
         found = Site(
             node,
             self._functions[-1],
-            (pos.start.line, pos.start.column),
-            (pos.end.line, pos.end.column),
+            self.positions,
             tuple(self._loops[-1]),
             self._grad_off[-1] > 0,
         )
@@ -291,8 +303,8 @@ class Flow(cst.CSTVisitor):
         if kind in self._captured and node in self.captures:
             region = self.captures[node]
             site = self.site(node)
-            end = (region.end_line, _FAR) if region.end_line else site.end
-            site = Site(node, site.function, site.start, end, site.loops)
+            end = (region.end_line, _FAR) if region.end_line else None
+            site = Site(node, site.function, self.positions, site.loops, until=end)
             self.sites[node] = site
             self.here().captures.append((site, region))
             if self._tests[-1]:

@@ -675,6 +675,8 @@ class Assignment(cst.CSTVisitor, Mapping[cst.CSTNode, Region]):
         return _KEEP
 
     def _pragma(self, node: cst.CSTNode) -> Region | None:
+        if not self.pragmas:
+            return None
         line = self.finder.positions[node].start.line
         for start, end in self.pragmas:
             if start < line < end:

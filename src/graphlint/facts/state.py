@@ -12,8 +12,9 @@ replays?" (GL2xx, GL4xx) and "is this write a rebinding of something a graph rea
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -34,15 +35,19 @@ Key = tuple[object, ...]
 
 @dataclass(frozen=True, eq=False)
 class Write:
-    """One statement that binds a location."""
+    """One statement that binds a location (its line looked up when first asked)."""
 
     key: Key
     target: cst.BaseExpression  # the Name, Attribute or Subscript written
     how: str  # "assign", "augment", "delete" or "iterate"
     value: cst.BaseExpression | None  # the right-hand side, when there is one
     function: cst.CSTNode  # the enclosing FunctionDef/Lambda, or the Module
-    line: int
+    positions: Mapping[cst.CSTNode, CodeRange] = field(repr=False)
     region: Region | None  # the capture region the write runs in, if any
+
+    @functools.cached_property
+    def line(self) -> int:
+        return self.positions[self.target].start.line
 
 
 class HostState(cst.CSTVisitor):
@@ -411,7 +416,7 @@ class HostState(cst.CSTVisitor):
             how,
             value,
             self.function_of(target),
-            self.positions[target].start.line,
+            self.positions,
             region,
         )
         self.writes.setdefault(key, []).append(write)
