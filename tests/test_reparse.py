@@ -164,16 +164,20 @@ def test_two_files_share_a_piece() -> None:
     assert positions[one.body[0]].start.line == 1
 
 
-def test_a_memory_error_while_moving_a_piece_leaves_it_as_it_was(
+def test_a_memory_error_while_moving_a_position_leaves_nothing_wrong(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A kept worker survives a memory error (GL0xx for that file); the next
-    parse of the same text still gets each node's right lines."""
+    """A kept worker survives a memory error (GL0xx for that file); a position that
+    failed to move is asked again, and the next parse of the same text still gets
+    each node's right lines."""
     from graphlint import reparse  # noqa: PLC0415
 
     pieces = Pieces()
     assert_whole(pieces, SOURCE)
     moved = "import os\n\n\n" + SOURCE
+    module, positions = pieces.parse(moved)
+    last = module.body[-1]
+    assert isinstance(last, cst.FunctionDef)
     real = reparse._moved
 
     def failing(where: CodeRange, lines: int) -> CodeRange:
@@ -181,6 +185,10 @@ def test_a_memory_error_while_moving_a_piece_leaves_it_as_it_was(
 
     monkeypatch.setattr(reparse, "_moved", failing)
     with pytest.raises(MemoryError):
-        pieces.parse(moved)
+        positions[last.body]
     monkeypatch.setattr(reparse, "_moved", real)
+    whole = cst.parse_module(moved)
+    expected = whole.body[-1]
+    assert isinstance(expected, cst.FunctionDef)
+    assert positions[last.body] == positions_of(whole)[expected.body]
     assert_whole(pieces, moved)

@@ -4,12 +4,15 @@ The language server checks the file being typed in at every pause. Its workers
 keep the pieces of the parses they made (``Pieces``): the source is cut before
 every top-level statement where a cut is exact (``parsing.cuts``), so that a
 piece's text does not depend on what an edit changes elsewhere, and each piece's
-module and positions are kept by its text. A new version of the file is cut the
-same way; the pieces whose text recurs are taken as they are, the others parsed,
-and the pieces are joined (``parsing.join``) into the module the whole parse
-gives, with the positions ``positions_of`` gives it (``tests/test_reparse.py``
-holds both to that). A piece's positions count its own lines: in the file they
-move by the lines before it, computed again only where that number changed.
+module is kept by its text. A new version of the file is cut the same way; the
+pieces whose text recurs are taken as they are, the others parsed, and the pieces
+are joined (``parsing.join``) into the module the whole parse gives, with the
+positions ``positions_of`` gives it (``tests/test_reparse.py`` holds both to that).
+
+A piece's positions count its own lines, are computed a statement at a time when
+first asked (``facts.positions.Positions``) and are kept with the piece: an edit
+computes those of the statements it changed that the analysis asks about, and in
+the file a piece's positions move by the lines before it, when asked.
 
 A piece is used once in a module: a text that recurs within one file is parsed
 again, so that no node is in two places of one tree. Pieces of another file with
@@ -19,42 +22,56 @@ it learns by node in the run of one file only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import ast
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
-from graphlint.facts.positions import positions_of
+from graphlint.facts.positions import Anchor, Positions, anchors, positions_of
 from graphlint.parsing import cuts, join, parse_module, release_freed
 
-Positions = Mapping[cst.CSTNode, CodeRange]
+Ranges = Mapping[cst.CSTNode, CodeRange]
 KEPT = 1 << 20  # characters of source whose pieces a worker keeps
 _TRIM_FROM = 1 << 17  # characters parsed at once after which freed memory goes back
 
 
 @dataclass(eq=False)
 class _Piece:
-    """A piece's module, and its positions in its own lines; ``shifted``: moved by
-    ``lines`` (those before it in the file it was last used in), without the
-    piece's module, which is not in the file's tree."""
+    """A piece's text and module, and its positions in its own lines, computed
+    when first asked and kept with it."""
 
+    text: str
     module: cst.Module
-    positions: Positions
-    lines: int = -1
-    shifted: dict[cst.CSTNode, CodeRange] = field(default_factory=dict)
+    _positions: Ranges | None = None
+    _nodes: list[int] | None = None  # the ids of its statements' nodes
 
-    def at(self, lines: int) -> dict[cst.CSTNode, CodeRange]:
-        if lines != self.lines:
-            # built, then kept: a memory error on the way (a worker survives one)
-            # must not leave the piece claiming positions it does not hold
-            shifted = {
-                node: _moved(where, lines)
-                for node, where in self.positions.items()
-                if node is not self.module
-            }
-            self.shifted, self.lines = shifted, lines
-        return self.shifted
+    def positions(self) -> Ranges:
+        if self._positions is None:
+            self._positions = positions_of(self.module, _anchors(self.text))
+        return self._positions
+
+    def nodes(self) -> list[int]:
+        if self._nodes is None:
+            positions = self.positions()
+            self._nodes = (
+                positions.nodes()
+                if isinstance(positions, Positions)
+                else [id(node) for node in positions if node is not self.module]
+            )
+        return self._nodes
+
+
+def _anchors(text: str) -> list[Anchor] | None:
+    """Where CPython's parse of ``text`` puts its statements (``positions_of``)."""
+    try:
+        with warnings.catch_warnings():  # a SyntaxWarning is no error
+            warnings.simplefilter("ignore")
+            return anchors(ast.parse(text).body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _moved(where: CodeRange, lines: int) -> CodeRange:
@@ -65,6 +82,80 @@ def _moved(where: CodeRange, lines: int) -> CodeRange:
         CodePosition(start.line + lines, start.column),
         CodePosition(end.line + lines, end.column),
     )
+
+
+class _Joined(Mapping[cst.CSTNode, CodeRange]):
+    """The positions of a module joined from pieces: a node's is its piece's, moved
+    by the lines before the piece; a piece's first statement, made anew by the
+    join, has that of the statement it stands for."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        pieces: Sequence[_Piece],
+        lines: Sequence[int],
+    ) -> None:
+        self._module = module
+        self._pieces = pieces
+        self._lines = lines  # before each piece
+        # a piece's first statement that the join made anew: its piece, its own
+        self._leads: dict[int, tuple[int, cst.CSTNode]] = {}
+        self._joined: dict[cst.CSTNode, cst.CSTNode] = {}  # its own -> the new one
+        body = iter(module.body)
+        for index, piece in enumerate(pieces):
+            lead, *rest = piece.module.body
+            joined = next(body)
+            if joined is not lead:
+                self._leads[id(joined)] = (index, lead)
+                self._joined[lead] = joined
+            for _ in rest:
+                next(body)
+        self._found: dict[cst.CSTNode, CodeRange] = {}
+        self._home: dict[int, int] | None = None  # node's id -> its piece
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._found.get(node)
+        if found is None:
+            found = self._found[node] = self._find(node)
+        return found
+
+    def _find(self, node: cst.CSTNode) -> CodeRange:
+        if node is self._module:
+            last = self._pieces[-1]
+            end = last.positions()[last.module].end
+            return CodeRange(
+                CodePosition(1, 0), CodePosition(end.line + self._lines[-1], end.column)
+            )
+        lead = self._leads.get(id(node))
+        if lead is not None:
+            index, own = lead
+        else:
+            if self._home is None:
+                self._home = {}
+                for at, piece in enumerate(self._pieces):
+                    self._home.update(dict.fromkeys(piece.nodes(), at))
+            found = self._home.get(id(node))
+            if found is None:  # layout, or another tree's: asked of every piece
+                return self._asked_of_all(node)
+            index, own = found, node
+        return _moved(self._pieces[index].positions()[own], self._lines[index])
+
+    def _asked_of_all(self, node: cst.CSTNode) -> CodeRange:
+        for index, piece in enumerate(self._pieces):
+            where = piece.positions().get(node)
+            if where is not None and node is not piece.module:
+                return _moved(where, self._lines[index])
+        raise KeyError(node)
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        yield self._module
+        for piece in self._pieces:
+            for node in piece.positions():
+                if node is not piece.module:
+                    yield self._joined.get(node, node)
+
+    def __len__(self) -> int:
+        return 1 + sum(len(p.positions()) - 1 for p in self._pieces)
 
 
 class Pieces:
@@ -79,7 +170,7 @@ class Pieces:
 
     def parse(
         self, source: str, starts: Sequence[int] | None = None
-    ) -> tuple[cst.Module, Positions]:
+    ) -> tuple[cst.Module, Ranges]:
         """``source``'s module and positions, as ``parse_module`` and
         ``positions_of`` give them, from the kept pieces where their text recurs;
         ``starts``: ``cuts(source, 1)``, where the caller has them."""
@@ -95,8 +186,7 @@ class Pieces:
                 piece = self._kept.pop(text, None) if text not in used else None
                 if piece is None:
                     fresh += len(text)
-                    module = cst.parse_module(text)
-                    piece = _Piece(module, positions_of(module))
+                    piece = _Piece(text, cst.parse_module(text))
                 else:
                     self._size -= len(text)
                 pieces.append(piece)
@@ -113,40 +203,14 @@ class Pieces:
         joined = join([p.module for p in pieces]) if len(pieces) > 1 else None
         if joined is None:
             if len(pieces) == 1:
-                return pieces[0].module, pieces[0].positions
+                return pieces[0].module, pieces[0].positions()
             module = parse_module(source)
             self.parsed += len(source)
-            return module, positions_of(module)
-        return joined, self._positions(joined, pieces, source, starts)
-
-    def _positions(
-        self,
-        module: cst.Module,
-        pieces: list[_Piece],
-        source: str,
-        starts: Sequence[int],
-    ) -> Positions:
-        """The positions of the joined ``module``: each piece's, moved by the lines
-        before it, and the module's own range."""
-        found: dict[cst.CSTNode, CodeRange] = {}
-        lines, done = 0, 0
-        body = iter(module.body)
-        for index, piece in enumerate(pieces):
-            if index:
-                lines += source.count("\n", done, starts[index - 1])
-                done = starts[index - 1]
-            found.update(piece.at(lines))
-            statements = piece.module.body
-            lead = next(body)
-            if lead is not statements[0]:  # ``join`` made it anew
-                found[lead] = found.pop(statements[0])
-            for _ in statements[1:]:
-                next(body)
-        last = pieces[-1].positions[pieces[-1].module].end
-        found[module] = CodeRange(
-            CodePosition(1, 0), CodePosition(last.line + lines, last.column)
-        )
-        return found
+            return module, positions_of(module, _anchors(source))
+        lines = [0]
+        for start, end in zip([0, *starts], starts, strict=False):
+            lines.append(lines[-1] + source.count("\n", start, end))
+        return joined, _Joined(joined, pieces, lines)
 
     def _let_go(self, last: int) -> None:
         """Drop the least recently used pieces beyond the limit, but not the

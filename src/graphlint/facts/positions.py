@@ -287,6 +287,12 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
         self._compute_all()
         return len(self._computed)
 
+    def nodes(self) -> list[int]:
+        """The ids of the nodes of the module's statements (those a walk enters)."""
+        if self._home is None:
+            self._home = _homes(self._units)
+        return list(self._home)
+
     def _compute(self, node: cst.CSTNode) -> None:
         if self._home is None:
             self._home = _homes(self._units)
