@@ -31,7 +31,7 @@ from graphlint.diagnostics import (
     shorten,
 )
 from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
-from graphlint.facts.positions import Anchor, anchors, positions_of
+from graphlint.facts.positions import Anchor, anchors, anchors_of, positions_of
 from graphlint.facts.region import Region
 from graphlint.facts.syntax import dotted, source
 from graphlint.facts.values import tensor_slots
@@ -437,7 +437,16 @@ def _check_file(
         if _PIECES and tree is not None and source is whole
         else None
     )
-    where = anchors(tree.body) if tree is not None and source is whole else None
+    # where CPython puts the statements LibCST will parse: their positions are
+    # computed when asked (a sparse text is parsed again: ten times cheaper than
+    # computing every position)
+    where = (
+        None
+        if tree is None
+        else anchors(tree.body)
+        if source is whole
+        else anchors_of(source)
+    )
     # CPython's tree (75 bytes a source byte) is done with: freed before LibCST
     # parses and the analysis runs, not held through them
     del found, tree

@@ -22,15 +22,13 @@ it learns by node in the run of one file only.
 
 from __future__ import annotations
 
-import ast
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
-from graphlint.facts.positions import Anchor, Positions, anchors, positions_of
+from graphlint.facts.positions import Positions, anchors_of, positions_of
 from graphlint.parsing import cuts, join, parse_module, release_freed
 
 Ranges = Mapping[cst.CSTNode, CodeRange]
@@ -50,7 +48,7 @@ class _Piece:
 
     def positions(self) -> Ranges:
         if self._positions is None:
-            self._positions = positions_of(self.module, _anchors(self.text))
+            self._positions = positions_of(self.module, anchors_of(self.text))
         return self._positions
 
     def nodes(self) -> list[int]:
@@ -62,16 +60,6 @@ class _Piece:
                 else [id(node) for node in positions if node is not self.module]
             )
         return self._nodes
-
-
-def _anchors(text: str) -> list[Anchor] | None:
-    """Where CPython's parse of ``text`` puts its statements (``positions_of``)."""
-    try:
-        with warnings.catch_warnings():  # a SyntaxWarning is no error
-            warnings.simplefilter("ignore")
-            return anchors(ast.parse(text).body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _moved(where: CodeRange, lines: int) -> CodeRange:
@@ -206,7 +194,7 @@ class Pieces:
                 return pieces[0].module, pieces[0].positions()
             module = parse_module(source)
             self.parsed += len(source)
-            return module, positions_of(module, _anchors(source))
+            return module, positions_of(module, anchors_of(source))
         lines = [0]
         for start, end in zip([0, *starts], starts, strict=False):
             lines.append(lines[-1] + source.count("\n", start, end))

@@ -21,6 +21,7 @@ for the statement is checked against the anchor.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -142,6 +143,16 @@ def anchors(body: Sequence[ast.stmt]) -> list[Anchor]:
     """Where each of CPython's top-level statements starts, and the statements of a
     top-level class."""
     return [_anchor(statement, nested=False) for statement in body]
+
+
+def anchors_of(source: str) -> list[Anchor] | None:
+    """``anchors`` of CPython's parse of ``source``; None where it does not parse."""
+    try:
+        with warnings.catch_warnings():  # a SyntaxWarning is no error
+            warnings.simplefilter("ignore")
+            return anchors(ast.parse(source).body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _anchor(statement: ast.stmt, *, nested: bool) -> Anchor:
@@ -339,4 +350,4 @@ def _homes(units: Sequence[_Unit]) -> dict[int, int]:
     return found
 
 
-__all__ = ["UNASKED", "Anchor", "Positions", "anchors", "positions_of"]
+__all__ = ["UNASKED", "Anchor", "Positions", "anchors", "anchors_of", "positions_of"]
