@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import hypothesmith
@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from libcst.metadata import CodeRange
 
-from graphlint.facts.positions import Positions, anchors, positions_of
+from graphlint.facts.positions import Anchor, Positions, anchors, positions_of
 from graphlint.facts.walk import descendants
+from graphlint.settings import Settings
 from tests.conftest import FIXTURES
 
 FILES = sorted(FIXTURES.rglob("*.py"))
@@ -157,3 +158,37 @@ def test_a_node_of_another_tree_is_not_found() -> None:
     assert lazy.get(other) is None
     with pytest.raises(KeyError):
         lazy[other]
+
+
+def test_a_check_computes_the_positions_of_the_statements_it_reports_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's check asks for the positions of its capture's function and the
+    finding's, not of every function that makes calls or writes state."""
+    from graphlint import engine  # noqa: PLC0415
+
+    made: list[Mapping[cst.CSTNode, CodeRange]] = []
+
+    def kept(
+        module: cst.Module, where: Sequence[Anchor] | None = None
+    ) -> Mapping[cst.CSTNode, CodeRange]:
+        made.append(positions_of(module, where))
+        return made[-1]
+
+    monkeypatch.setattr(engine, "positions_of", kept)
+    helpers = "".join(
+        f"def helper_{n}(x):\n    y = x.view(-1)\n    state[{n}] = y\n    return y\n\n\n"
+        for n in range(20)
+    )
+    path = tmp_path / "step.py"
+    path.write_text(
+        "import torch\n\nstate = {}\n\n\n"
+        + helpers
+        + "def capture(g, x):\n    with torch.cuda.graph(g):\n"
+        "        return x.sum().item()\n"
+    )
+    found = engine.check_file(path, Settings())
+    assert [d.code for d in found.diagnostics] == ["GL101"]
+    (positions,) = made
+    assert isinstance(positions, Positions)
+    assert positions.statements <= 2  # of 23
