@@ -112,18 +112,24 @@ def test_generated_modules_positions_agree(source: str) -> None:
 def test_only_the_statement_asked_about_is_computed() -> None:
     source = (
         "import torch\n\n\nclass Runner:\n    def setup(self):\n"
-        "        self.x = make()\n\n    def step(self):\n"
-        "        return self.graph.replay()\n\n\ndef main():\n    Runner().step()\n"
+        "        self.x = make()\n        self.y = make()\n\n    def step(self):\n"
+        "        y = self.x + 1\n        return self.graph.replay()\n\n\n"
+        "def main():\n    Runner().step()\n"
     )
     module, whole, lazy = _both(source)
     runner = module.body[1]
     assert isinstance(runner, cst.ClassDef)
-    step = runner.body.body[1]
+    _, step = runner.body.body
+    assert isinstance(step, cst.FunctionDef)
     call = next(n for n in descendants(step) if isinstance(n, cst.Call))
     assert lazy[call] == whole[call]
-    assert lazy.statements == 1  # the method, not the class nor the file
+    assert lazy.statements == 1  # the method's statement, not the method nor the class
+    assert lazy[step] == whole[step]  # from its keyword to its last statement's end
+    assert lazy.statements == 1
+    assert lazy[step.name] == whole[step.name]  # the method's own node: all of it
+    assert lazy.statements == 3  # the method and its two statements
     assert lazy[runner.name] == whole[runner.name]  # the class's own node
-    assert lazy.statements == 3  # the whole class: its two methods with it
+    assert lazy.statements == 7  # the class, its two methods, their four statements
     assert not lazy._whole
 
 
@@ -131,16 +137,22 @@ def test_a_wrong_guess_at_a_statement_s_first_line_is_corrected() -> None:
     """A statement's first line is a guess (its leading lines and comments counted
     back from CPython's line): where the range computed from it does not start on
     CPython's line, it is computed again from the line the difference says; where
-    the column differs too, the whole module is computed."""
-    source = TEXTS["decorators and comments"]
-    module = cst.parse_module(source)
-    whole = positions_of(module)
-    right = anchors(ast.parse(source).body)
-    for wrong in (
-        [a._replace(first=a.first + 3) for a in right],
-        [a._replace(column=a.column + 1) for a in right],
+    the column differs too, the whole module is computed. (A class's or a
+    function's own range takes its start from CPython's parse unchecked.)"""
+
+    def later(anchor: Anchor) -> Anchor:
+        return anchor._replace(first=anchor.first + 3)
+
+    def further(anchor: Anchor) -> Anchor:
+        return anchor._replace(column=anchor.column + 1)
+
+    for source, wrong in (
+        (TEXTS["decorators and comments"], later),
+        ("x = f(1)\n# c\ny = [\n  g(2)]\nif x:\n    z = h()\n", further),
     ):
-        lazy = positions_of(module, wrong)
+        module = cst.parse_module(source)
+        whole = positions_of(module)
+        lazy = positions_of(module, [wrong(a) for a in anchors(ast.parse(source).body)])
         for node in [*_asked(module), module]:
             assert lazy[node] == whole[node]
 

@@ -13,7 +13,8 @@ few functions with a region, a finding or a capture's set-up, and of no other (a
 call's or a write's position is looked up only when something compares it). Given
 where CPython's parse of the same source puts each statement (``anchors``), the
 positions are computed a statement at a time (``Positions``: a top-level statement,
-or one of a top-level class), when a node of it is first asked: the statement's
+one of a top-level class, or one of the body of a function at those levels), when
+a node of it is first asked: the statement's
 codegen starts on its first line, which the anchor gives, and the range it computes
 for the statement is checked against the anchor.
 """
@@ -131,7 +132,7 @@ class Anchor(NamedTuple):
     """Where CPython's parse puts a statement: the line and column its keyword or
     first token is at (where LibCST's syntactic range starts), the line of its first
     decorator or its own (where its text starts, but for the empty lines and comments
-    before it), and a class's statements'."""
+    before it), and its body's statements' where they are units of their own."""
 
     line: int
     column: int
@@ -141,8 +142,8 @@ class Anchor(NamedTuple):
 
 def anchors(body: Sequence[ast.stmt]) -> list[Anchor]:
     """Where each of CPython's top-level statements starts, and the statements of a
-    top-level class."""
-    return [_anchor(statement, nested=False) for statement in body]
+    top-level class and of a top-level function or method."""
+    return [_anchor(statement, 0) for statement in body]
 
 
 def anchors_of(source: str) -> list[Anchor] | None:
@@ -155,14 +156,16 @@ def anchors_of(source: str) -> list[Anchor] | None:
         return None
 
 
-def _anchor(statement: ast.stmt, *, nested: bool) -> Anchor:
+def _anchor(statement: ast.stmt, depth: int) -> Anchor:
+    """``statement``'s anchor; its body's, where its statements are units of their
+    own: a class's at the top level, a function's at the top level or in a class."""
     decorators = getattr(statement, "decorator_list", None)
     first = decorators[0].lineno if decorators else statement.lineno
-    members = (
-        tuple(_anchor(s, nested=True) for s in statement.body)
-        if isinstance(statement, ast.ClassDef) and not nested
-        else ()
-    )
+    members: tuple[Anchor, ...] = ()
+    if (isinstance(statement, ast.ClassDef) and depth == 0) or (
+        isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and depth <= 1
+    ):
+        members = tuple(_anchor(s, depth + 1) for s in statement.body)
     return Anchor(statement.lineno, statement.col_offset, first, members)
 
 
@@ -204,10 +207,11 @@ def _computed(
 
 @dataclass(frozen=True)
 class _Unit:
-    """Statements whose positions are computed together: a top-level statement, or
-    one of a top-level class's (then the class's ``parts`` are those of its
-    statements); where the statement starts (``Anchor``); its ``first`` line, a
-    guess; the indentation it is in."""
+    """Statements whose positions are computed together: a top-level statement,
+    one of a top-level class's or one of a function's body at those levels (then
+    the class's or function's ``parts`` are those of its statements, and theirs);
+    where the statement starts (``Anchor``); its ``first`` line, a guess; the
+    indentation it is in."""
 
     node: cst.BaseStatement
     where: Anchor
@@ -239,7 +243,7 @@ def _units(module: cst.Module, where: Sequence[Anchor]) -> list[_Unit] | None:
             units.append(unit)
             if (
                 anchor.members
-                and isinstance(statement, cst.ClassDef)
+                and isinstance(statement, (cst.ClassDef, cst.FunctionDef))
                 and isinstance(statement.body, cst.IndentedBlock)
             ):
                 block = statement.body
@@ -258,15 +262,15 @@ def _units(module: cst.Module, where: Sequence[Anchor]) -> list[_Unit] | None:
 
 
 class Positions(Mapping[cst.CSTNode, CodeRange]):
-    """``positions_of``'s answer, computed a unit at a time (a top-level statement,
-    or a statement of a top-level class): the first time a node of a unit is
-    asked, that unit's. A unit's text starts a line, so its codegen started on its
-    first line, in its indentation, gives the positions the whole module's gives;
-    where the range it computes for the statement does not start where CPython's
-    parse says, the guess at its first line was wrong, and it is computed again
-    from the line the difference says. A class's own nodes (its name, its bases)
-    are computed with the whole class; a node of no unit (the module, or a node of
-    another tree), with the whole module."""
+    """``positions_of``'s answer, computed a unit at a time (``_Unit``): the first
+    time a node of a unit is asked, that unit's. A unit's text starts a line, so
+    its codegen started on its first line, in its indentation, gives the positions
+    the whole module's gives; where the range it computes for the statement does
+    not start where CPython's parse says, the guess at its first line was wrong,
+    and it is computed again from the line the difference says. A class's or a
+    function's own nodes (its name, its bases or parameters) are computed with the
+    whole of it; a node of no unit (the module, or a node of another tree), with
+    the whole module."""
 
     def __init__(self, module: cst.Module, units: Sequence[_Unit]) -> None:
         self._module = module
@@ -310,8 +314,23 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
         index = self._home.get(id(node))
         if index is None:
             self._compute_all()
-        elif index not in self._done:  # else: a node without a position
+        elif index in self._done:
+            return  # a node without a position
+        elif node is self._units[index].node and self._units[index].parts:
+            self._computed[node] = self._spanned(self._units[index])
+        else:
             self._unit(index)
+
+    def _spanned(self, unit: _Unit) -> CodeRange:
+        """A class's or a function's range, without its codegen: LibCST's starts at
+        its keyword, where CPython's parse puts it (after the indentation: the
+        column counts characters of whitespace), and ends where its block's last
+        statement ends."""
+        node = unit.node
+        assert isinstance(node, (cst.ClassDef, cst.FunctionDef))
+        assert isinstance(node.body, cst.IndentedBlock)
+        end = self[node.body.body[-1]].end
+        return CodeRange(CodePosition(unit.where.line, unit.where.column), end)
 
     def _unit(self, index: int) -> None:
         unit = self._units[index]
@@ -335,8 +354,8 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
 
 
 def _homes(units: Sequence[_Unit]) -> dict[int, int]:
-    """The unit each node is in, by the node's id: a class's statements are their
-    own units, the rest of the class is the class's."""
+    """The unit each node is in, by the node's id: a class's or a function's
+    statements are units of their own, the rest of it is its own unit's."""
     found: dict[int, int] = {}
     for index, unit in enumerate(units):
         parts = {id(units[part].node) for part in unit.parts}
