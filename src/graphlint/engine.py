@@ -111,7 +111,8 @@ def analyse_source(
     text (a statement or a function blanked: it may have held one); ``starts``:
     where a worker that keeps its parses' pieces cuts ``source`` (``keep_pieces``),
     read off CPython's parse; ``where``: where CPython's parse of ``source`` puts
-    its top-level statements (the positions are then computed when asked)."""
+    its statements (``facts.positions.anchors``: positions are then computed a
+    statement at a time, when asked)."""
     settings = settings or Settings()
     comments = scan(source)
     if whole_file is not None:
