@@ -5,9 +5,11 @@
 Runs the check of TREE in one new interpreter (the workers' jobs inline, as
 ``lint_source`` runs them), with no cache, and times each phase of the analysis:
 the reading and CPython pre-screening of the files a worker gets (with the
-statements nested too deeply taken out), LibCST's parse, the positions, the facts'
-walk and replays (scopes, regions, the set-up's replay, then host state and flow
-in one replay), the rules' replay, the module summaries and the project's reach.
+statements nested too deeply taken out), LibCST's parse, the positions (computed a
+statement at a time where a phase asks for them: counted as positions, not as that
+phase), the facts' walk and replays (scopes, regions, the set-up's replay, then host
+state and flow in one replay), the rules' replay, the module summaries and the
+project's reach.
 Each figure is the time spent in that phase itself: a summary made while reach
 resolves a call counts as a summary, not as reach. "other" is the rest of the run:
 collecting and screening the files, the configuration, merging the results. One
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import graphlint.engine as engine
 import graphlint.facts.analysis as analysis
+import graphlint.facts.positions as positions
 import graphlint.project.check as check
 import graphlint.project.reach as reach
 import graphlint.runner as runner
@@ -47,7 +50,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 PHASES: dict[str, list[tuple[object, str]]] = {
     "read and pre-screen": [(engine, "source_of"), (engine, "_skip_deep")],
     "parse (LibCST)": [(engine, "parse_module")],
-    "positions": [(engine, "positions_of")],
+    # computed when asked (``Positions._compute``), inside whichever phase asks
+    "positions": [(engine, "positions_of"), (positions.Positions, "_compute")],
     "facts: scopes": [(analysis, "walk")],
     "facts: regions": [(analysis, "find_regions")],
     "facts: state, set-up, flow": [
