@@ -22,6 +22,7 @@ it learns by node in the run of one file only.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -195,8 +196,8 @@ class Pieces:
             module = parse_module(source)
             self.parsed += len(source)
             return module, positions_of(module, anchors_of(source))
-        lines = [0]
-        for start, end in zip([0, *starts], starts, strict=False):
+        lines = [0]  # before each piece
+        for start, end in itertools.pairwise([0, *starts]):
             lines.append(lines[-1] + source.count("\n", start, end))
         return joined, _Joined(joined, pieces, lines)
 
