@@ -94,6 +94,17 @@ def join(modules: Sequence[cst.Module]) -> cst.Module | None:
     )
 
 
+def cpython_parse(source: str) -> ast.Module | None:
+    """CPython's parse of ``source`` (a SyntaxWarning is no error); None where it
+    does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def cuts(
     source: str, piece: int, statements: Sequence[ast.stmt] | None = None
 ) -> list[int]:
@@ -104,12 +115,10 @@ def cuts(
     if source.count("\r") != source.count("\r\n"):
         return []
     if statements is None:
-        try:
-            with warnings.catch_warnings():  # a SyntaxWarning is no error
-                warnings.simplefilter("ignore")
-                statements = ast.parse(source).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = cpython_parse(source)
+        if tree is None:
             return []
+        statements = tree.body
     lines = source.split("\n")
     offsets = [0]
     for line in lines:
@@ -152,4 +161,4 @@ def release_freed() -> None:
         trim(0)
 
 
-__all__ = ["PIECE", "cuts", "join", "parse_module", "release_freed"]
+__all__ = ["PIECE", "cpython_parse", "cuts", "join", "parse_module", "release_freed"]

@@ -22,7 +22,6 @@ for the statement is checked against the anchor.
 from __future__ import annotations
 
 import ast
-import warnings
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -38,6 +37,7 @@ from libcst.metadata import (
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from graphlint.facts.walk import children
+from graphlint.parsing import cpython_parse
 
 
 def _unasked() -> frozenset[type[cst.CSTNode]]:
@@ -148,12 +148,8 @@ def anchors(body: Sequence[ast.stmt]) -> list[Anchor]:
 
 def anchors_of(source: str) -> list[Anchor] | None:
     """``anchors`` of CPython's parse of ``source``; None where it does not parse."""
-    try:
-        with warnings.catch_warnings():  # a SyntaxWarning is no error
-            warnings.simplefilter("ignore")
-            return anchors(ast.parse(source).body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    tree = cpython_parse(source)
+    return None if tree is None else anchors(tree.body)
 
 
 def _anchor(statement: ast.stmt, depth: int) -> Anchor:
