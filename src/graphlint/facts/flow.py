@@ -347,9 +347,10 @@ class Flow(cst.CSTVisitor):
             self._grad_off.pop()
         elif kind in _LOOPS:
             self._loops[-1].pop()
-        elif original_node in self._grad_blocks:
+        elif kind is cst.With and original_node in self._grad_blocks:
             self._grad_off[-1] -= 1
-        if original_node in self._pushed_tests:
+        # a node's hash is a Python call (LibCST's): asked only of the types tested
+        if kind in self._tested and original_node in self._pushed_tests:
             self._pushed_tests.discard(original_node)
             self._tests.pop()
 
