@@ -410,12 +410,20 @@ def _rendered(node: cst.CSTNode, indent: str) -> str:
 def all_checks() -> dict[str, type[Check]]:
     """Every code graphlint knows, by code: discovered from ``graphlint.rules``, and
     graphlint's own GL0xx (``graphlint.tool_codes``)."""
+    _discover()
+    return dict(sorted(REGISTRY.items()))
+
+
+@functools.cache
+def _discover() -> None:
+    """Import every module of ``graphlint.rules`` (which registers its rules), once
+    a process: each analysis asks for the rules, and listing the package's folders
+    took it a few milliseconds."""
     import graphlint.rules as package  # noqa: PLC0415 - rules import this module
     import graphlint.tool_codes  # noqa: F401, PLC0415 - registers the GL0xx codes
 
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
-    return dict(sorted(REGISTRY.items()))
 
 
 def _visitor_names(kind: type[Rule]) -> tuple[tuple[str, Scope], ...]:
