@@ -433,3 +433,95 @@ def test_a_kept_pool_answers_an_edit_that_nothing_read_from_its_last_run(
         assert found == edit(other, open_[other], kept=False)
     finally:
         runs.close()
+
+
+# a region file that calls into two modules: a wrapper whose ``__init__`` keeps the
+# function it is given (a construction passes arguments while it is resolved), and
+# a layer whose parameter two calls pass different things
+_WRAPPER = """\
+class Wrapper:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, x):
+        return self.fn(x)
+"""
+_LAYERS = """\
+def scale(x):
+    return x * 2
+
+
+def plain(x):
+    return scale(x)
+
+
+def syncs(x):
+    return scale(x).sum().item()
+
+
+def apply(fn, x):
+    return fn(x)
+"""
+_TRAIN = """\
+import torch
+from pkg.layers import apply, plain, syncs
+from pkg.wrap import Wrapper
+
+x = torch.zeros(4, device="cuda")
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = Wrapper(plain)(x)
+    z = apply(plain, y)
+"""
+
+
+def test_a_kept_pool_takes_the_resolutions_an_edit_left_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where workers are kept, the calls that an edit left resolving as they did
+    are not resolved again (``graphlint.project.resolved``): each kept resolution
+    taken here is also made afresh and found the same (``CHECKED``), and each edit
+    (a call added that passes a parameter something new, a wrapper built with
+    another function, a call removed) finds what a check without kept
+    resolutions finds."""
+    from graphlint.project import resolve, resolved  # noqa: PLC0415
+
+    monkeypatch.setattr(resolve, "CHECKED", True)
+    kept = resolved.Resolutions()
+    taken: list[bool] = []
+    holds = resolve.Resolver._holds
+
+    def spy(self: resolve.Resolver, known: resolved.Resolution) -> bool:
+        taken.append(holds(self, known))
+        return taken[-1]
+
+    monkeypatch.setattr(resolve.Resolver, "_holds", spy)
+    runs = _Runs(monkeypatch, tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "wrap.py").write_text(_WRAPPER)
+    (tmp_path / "pkg" / "layers.py").write_text(_LAYERS)
+    train = tmp_path / "pkg" / "train.py"
+    train.write_text(_TRAIN)
+    edits = [
+        _TRAIN + "# edited\n",
+        _TRAIN + "    w = apply(syncs, z)\n",
+        _TRAIN + "    wrapped = Wrapper(syncs)\n    w = wrapped(z)\n",
+        _TRAIN.replace("    y = Wrapper(plain)(x)\n", "    y = x\n"),
+    ]
+
+    def check(text: str, *, keep: bool) -> list[tuple[str, int, str]]:
+        resolutions = kept if keep else resolved.Resolutions()
+        monkeypatch.setattr(resolve, "RESOLVED", resolutions)
+        return runs.check(train, text, kept=keep)
+
+    try:
+        check(_TRAIN, keep=True)
+        for text in edits:
+            taken.clear()
+            found = check(text, keep=True)
+            assert any(taken), text  # ``scale(x)``: the same in the same module
+            assert found == check(text, keep=False), text
+            assert any(code == "GL101" for code, _, _ in found) == ("(syncs" in text)
+    finally:
+        runs.close()

@@ -41,7 +41,7 @@ from graphlint.diagnostics import (
     RegionRef,
     Unfollowed,
 )
-from graphlint.library import Library, library_of
+from graphlint.library import Library
 from graphlint.project import dynamo
 from graphlint.project.index import Loader
 from graphlint.project.resolve import (
@@ -104,9 +104,8 @@ class Project(Settling):
             sources=sources,
             read=read,
             handoffs=handoffs,
+            library=library,
         )
-        # what library callables run of what they are given (``_library_runs``)
-        self.library = library if library is not None else library_of(())
         # how regions reach what could not be analysed, for its GL0xx: the calls
         # into each module that could not be summarised, by its file, and the
         # calls over the budget in reached code, by the file that makes them
@@ -236,13 +235,9 @@ class Project(Settling):
         if site.computed:
             why = Opaque(Reason.COMPUTED, "the callee is an expression")
         else:
-            library = (  # what a library's callable runs of what the call gives it
-                partial(self._library_runs, module, fn, call, path)
-                if call is not None
-                else None
-            )
+            # with ``call``: what a library's callable runs of what it is given
             targets, why = self.resolve_why(
-                module, fn, site.callee, (site.line, site.col), library=library
+                module, fn, site.callee, (site.line, site.col), call=call, path=path
             )
         kind = (
             how.kind

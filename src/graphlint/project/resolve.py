@@ -34,9 +34,20 @@ from graphlint.facts.torchapi import (
     TENSOR_METHODS,
 )
 from graphlint.files import is_test_module
+from graphlint.library import Library, library_of
 from graphlint.project import textsearch
 from graphlint.project.bindings import Bindings
 from graphlint.project.index import Loader, ModuleIndex
+from graphlint.project.resolved import (
+    CHECKED,
+    RESOLVED,
+    Hand,
+    Pass,
+    Read,
+    Resolution,
+    same,
+    same_passed,
+)
 from graphlint.project.summary import (
     Arguments,
     CallSite,
@@ -215,6 +226,11 @@ def is_opaque(value: object) -> bool:
 
 def _checked_at_call(value: Opaque) -> bool:
     return value.qualified.split(".", 1)[0] in _CHECKED_AT_CALL
+
+
+def _unsummarised_module(name: str, blocked: Path) -> Opaque:
+    detail = f"module `{name}` could not be summarised"
+    return Opaque(Reason.UNSUMMARISED, detail, blocked=blocked)
 
 
 @dataclass(frozen=True)
@@ -427,10 +443,16 @@ class Resolver:
         sources: Sequence[Path] = (),
         read: Callable[[Path], bytes | None] = lambda path: None,
         handoffs: bool = False,
+        library: Library | None = None,
     ) -> None:
         # the modules, found and summarised (``self.index.module(name)``)
         self.index = ModuleIndex(roots, load, prefetch, sources)
         self.handoffs = handoffs
+        # what library callables run of what they are given (``_library_runs``)
+        self.library = library if library is not None else library_of(())
+        # what the resolution under way reads and does, where it is to be kept
+        # (``graphlint.project.resolved``)
+        self._record: Resolution | None = None
         self.sources = sources
         self._read = read
         self._steps: int | None = None  # of the resolution under way
@@ -496,7 +518,7 @@ class Resolver:
         that the class's ``__init__`` (its own or inherited) stores a parameter in."""
         parts = name.split(".")
         for end in range(len(parts) - 1, 0, -1):
-            module = self.index.module(".".join(parts[:end]), prefer=near)
+            module = self._module(".".join(parts[:end]), prefer=near)
             if module is None:
                 continue
             found = self.function(module, ".".join(parts[end:]))
@@ -673,6 +695,9 @@ class Resolver:
         the values resolved where each call is made, or none when they are all
         values the summaries do not model."""
         key = (module.path, fn.path, name)
+        if self._record is not None:
+            held = tuple(self._passed.get(key, ()))
+            self._record.events.append(Read(key, held, module, fn))
         if self._reading is not None:
             self._asked(key, self._reading, module, fn)
         passed = self._passed.get(key)
@@ -709,6 +734,10 @@ class Resolver:
         call, where it hands code over to a capture."""
         if arguments is None:
             return
+        if self._record is not None:
+            self._record.events.append(
+                Pass(target, arguments, module, fn, chain, handoff)
+            )
         callee = target.fn
         named = [
             *zip(positional_params(callee), arguments.positional, strict=False),
@@ -764,11 +793,11 @@ class Resolver:
         it in Python: the attribute, not the module."""
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
-            found = self.index.module(".".join(parts[:cut]), near, prefer=prefer)
+            found = self._module(".".join(parts[:cut]), near, prefer=prefer)
             if found is not None:
                 values: list[object] = [Mod(found)]
                 package = (  # ``from pkg import grads``: the module, or not
-                    self.index.module(".".join(parts[: cut - 1]), near, prefer=prefer)
+                    self._module(".".join(parts[: cut - 1]), near, prefer=prefer)
                     if 1 < cut == len(parts)
                     else None
                 )
@@ -783,16 +812,31 @@ class Resolver:
                 return values
         for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
-            if prefix in self.index.unsummarised:
-                return [self._unsummarised_module(prefix)]
+            blocked = self._unsummarised(prefix)
+            if blocked is not None:
+                return [_unsummarised_module(prefix, blocked)]
         detail = f"module `{parts[0]}` is not under the source roots"
         return [Opaque(Reason.OUTSIDE, detail, name)]
 
-    def _unsummarised_module(self, name: str) -> Opaque:
-        detail = f"module `{name}` could not be summarised"
-        return Opaque(
-            Reason.UNSUMMARISED, detail, blocked=self.index.unsummarised[name]
-        )
+    # -- the index, as a kept resolution records what it asked -----------------------
+    def _module(
+        self,
+        name: str,
+        near: ModuleSummary | None = None,
+        prefer: Path | None = None,
+    ) -> ModuleSummary | None:
+        """``self.index.module``, recorded for a kept resolution."""
+        found = self.index.module(name, near, prefer=prefer)
+        if self._record is not None:
+            self._record.asked.append(("_module", (name, near, prefer), found))
+        return found
+
+    def _unsummarised(self, name: str) -> Path | None:
+        """The file of the module ``name``, where it could not be summarised."""
+        found = self.index.unsummarised.get(name)
+        if self._record is not None:
+            self._record.asked.append(("_unsummarised", (name,), found))
+        return found
 
     def refs(
         self,
@@ -1005,13 +1049,14 @@ class Resolver:
         """The calls, anywhere in the project, that make an instance of the
         dataclass ``cls`` (in preview: the files that name it are summarised);
         found once a run."""
+        if not self.handoffs:
+            return []
+        self._searches()
         key = (module.path, cls.name)
         known = self._built.get(key)
         if known is not None:
             return known
         self._built[key] = []  # a construction inside one of its own fields
-        if not self.handoffs:
-            return []
         saved, self._reading = self._reading, None  # the search captures nothing
         try:  # a union, not a trace: the first few
             found = list(islice(self._made_at(module, cls), MAX_PASSED))
@@ -1097,11 +1142,12 @@ class Resolver:
                 return self._global(module, attr, depth)
             if attr in module.imports:
                 return self._imported(module, attr, depth)
-            sub = self.index.module(f"{module.name}.{attr}", module)
+            sub = self._module(f"{module.name}.{attr}", module)
             if sub is not None:
                 return [Mod(sub)]
-            if f"{module.name}.{attr}" in self.index.unsummarised:  # ``pkg.big``
-                return [self._unsummarised_module(f"{module.name}.{attr}")]
+            blocked = self._unsummarised(f"{module.name}.{attr}")  # ``pkg.big``
+            if blocked is not None:
+                return [_unsummarised_module(f"{module.name}.{attr}", blocked)]
             detail = f"module `{module.name}` defines no `{attr}`"
             return [Opaque(Reason.ATTRIBUTE, detail)]
         if isinstance(value, (Cls, Super)):
@@ -1203,6 +1249,7 @@ class Resolver:
         """The project classes derived from the library class ``base``: those whose
         files name it in a class statement, and theirs (``subclasses``), breadth
         first, the first ``_MAX_DERIVED``."""
+        self._searches()
         known = self._library_subclasses.get(base)
         if known is not None:
             return known
@@ -1245,6 +1292,15 @@ class Resolver:
         return found
 
     def subclasses(
+        self, module: ModuleSummary, cls: ClassSummary, defining: str = ""
+    ) -> list[tuple[ModuleSummary, ClassSummary]]:
+        """``_subclasses_of``, recorded for a kept resolution."""
+        found = self._subclasses_of(module, cls, defining)
+        if self._record is not None:
+            self._record.asked.append(("subclasses", (module, cls, defining), found))
+        return found
+
+    def _subclasses_of(
         self, module: ModuleSummary, cls: ClassSummary, defining: str = ""
     ) -> list[tuple[ModuleSummary, ClassSummary]]:
         """The project classes that derive from ``cls``, nearest first: those of its
@@ -1378,14 +1434,17 @@ class Resolver:
         callee: str,
         at: tuple[int, int] = (1, 0),
         guard: bool = False,
-        library: Callable[[list[object]], list[Fn]] | None = None,
+        call: CallSite | None = None,
+        path: str = "",
     ) -> tuple[list[Fn], Opaque | None]:
         """``resolve``, and when it finds nothing to follow, why (None: nothing
         that counts as not followed, a call of PyTorch or of Python itself).
-        ``library``: what the call runs when the callee is a library's
-        (``_library_runs``), from the values it resolved to."""
+        ``call``: the summary's record of the call, made in the file ``path``,
+        where what the call runs when the callee is a library's counts
+        (``_library_runs``)."""
+        kept = self._steps is None and not self.handoffs  # not inside another
         return self._budgeted(
-            lambda: self._resolve(module, fn, callee, library),
+            lambda: self._resolve(module, fn, callee, call, path, kept=kept),
             Dropped(module.path, *at, callee, guard),
             lambda why: ([], why),
         )
@@ -1430,8 +1489,147 @@ class Resolver:
         module: ModuleSummary,
         fn: FunctionSummary | None,
         callee: str,
-        library: Callable[[list[object]], list[Fn]] | None = None,
+        call: CallSite | None,
+        path: str,
+        *,
+        kept: bool,
     ) -> tuple[list[Fn], Opaque | None]:
+        """What the call runs, and why nothing where it runs nothing to follow;
+        ``kept``: from a resolution kept (``graphlint.project.resolved``) where
+        it holds, and kept for later where it can be."""
+        if kept:
+            found, why = self._recalled(module, fn, callee, call, path)
+        else:
+            found, why = self._targets(module, fn, callee, call, path)
+        handed = tuple(hop for t in found for hop in t.handoff)
+        if handed:
+            self._hand(handed)
+        return found, why
+
+    def _hand(self, hops: tuple[Hop, ...]) -> None:
+        """The function being followed was reached through the hand-offs ``hops``
+        (each once, though targets are one)."""
+        if self._record is not None:  # a resolution inside the one recorded
+            self._record.events.append(Hand(hops))
+        if self._reading is not None:
+            known = self.handed.setdefault(self._reading, [])
+            known.extend(hop for hop in dict.fromkeys(hops) if hop not in known)
+
+    def _recalled(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        call: CallSite | None,
+        path: str,
+    ) -> tuple[list[Fn], Opaque | None]:
+        """``_targets``, from the resolution kept for this call where everything
+        it read holds (its reads and arguments passed done again), else resolved
+        and kept."""
+        key = RESOLVED.key(module, fn, callee, call, self._searching, self.library)
+        known = RESOLVED.get(key)
+        if (
+            known is not None
+            and known.module is module
+            and known.fn is fn
+            and known.call is call
+            and known.path == path
+            and self._holds(known)
+        ):
+            if not CHECKED:
+                self._replay(known)
+                return list(known.found), known.why
+            fresh = self._recorded(module, fn, callee, call, path)
+            if not known.agrees(fresh):
+                raise AssertionError(
+                    f"a kept resolution of {callee} in {path} differs from a new one"
+                )
+            return list(fresh.found), fresh.why
+        fresh = self._recorded(module, fn, callee, call, path)
+        if not fresh.searches:
+            RESOLVED.keep(key, fresh)
+        return list(fresh.found), fresh.why
+
+    def _recorded(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        call: CallSite | None,
+        path: str,
+    ) -> Resolution:
+        """``_targets``, with what it read and did recorded."""
+        record = self._record = Resolution(module, fn, call, path)
+        try:
+            record.found, record.why = self._targets(module, fn, callee, call, path)
+        finally:
+            self._record = None
+        return record
+
+    def _holds(self, known: Resolution) -> bool:
+        """Whether what the kept resolution read holds now: each parameter holds
+        what it held then, and each question to the index gets the same answer.
+        Asked outside the budget, reading no parameter for the reach."""
+        for event in known.events:
+            if isinstance(event, Read) and not same_passed(
+                event.held, self._passed.get(event.key, ())
+            ):
+                return False
+        saved = self._reading, self._steps, self._bindings
+        self._reading, self._steps = None, None
+        self._bindings = Bindings(is_opaque)
+        try:
+            return all(
+                same(answer, getattr(self, method)(*arguments))
+                for method, arguments, answer in known.asked
+            )
+        finally:
+            self._reading, self._steps, self._bindings = saved
+
+    def _replay(self, known: Resolution) -> None:
+        """What the kept resolution did besides its answer, done again in its
+        order: the parameters it read are read by the function being followed;
+        the arguments it passed are passed."""
+        for event in known.events:
+            if isinstance(event, Read):
+                if self._reading is not None:
+                    self._asked(event.key, self._reading, event.module, event.fn)
+            elif isinstance(event, Pass):
+                self.pass_arguments(*event)
+            else:
+                self._hand(event.hops)
+
+    def _library_runs(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        call: CallSite,
+        path: str,
+        values: list[object],
+    ) -> list[Fn]:
+        """The project functions ``call`` runs where its callee resolved to
+        ``values`` of a library whose callables run what they are given: none
+        here (the reach knows them)."""
+        return []
+
+    def _searches(self) -> None:
+        """The resolution under way searches the project's files: it is not kept."""
+        if self._record is not None:
+            self._record.searches = True
+
+    def _targets(
+        self,
+        module: ModuleSummary,
+        fn: FunctionSummary | None,
+        callee: str,
+        call: CallSite | None,
+        path: str,
+    ) -> tuple[list[Fn], Opaque | None]:
+        library = (  # what a library's callable runs of what the call gives it
+            partial(self._library_runs, module, fn, call, path)
+            if call is not None
+            else None
+        )
         values = self.dotted(module, fn, callee)
         found = [t for value in values for t in self.called(value)]
         if not found and library is not None:
@@ -1446,10 +1644,6 @@ class Resolver:
                 found = [t for t in installed if isinstance(t, Fn)]
                 if not found and library is not None:  # a library method installed
                     found = library([v for v in installed if isinstance(v, Opaque)])
-        handed = [hop for t in found for hop in t.handoff]
-        if handed and self._reading is not None:  # each, though targets are one
-            known = self.handed.setdefault(self._reading, [])
-            known.extend(hop for hop in dict.fromkeys(handed) if hop not in known)
         if found:
             return list(dict.fromkeys(found)), None
         return [], why
@@ -1464,6 +1658,7 @@ class Resolver:
         more than ``_MAX_INSTALLED`` callables (an attribute too common to tell)."""
         if not self.handoffs:
             return []
+        self._searches()
         found = self._installs.get(attribute)
         if found is not None:
             return found
@@ -1599,6 +1794,7 @@ class Resolver:
         constructions of a class) summarises no more."""
         if not names:
             return
+        self._searches()
         words = self._scan()[0]
         asked = {n.encode(): {w.encode() for w in ws} for n, ws in names.items()}
         hits: list[tuple[str, Path | None]] = []

@@ -28,6 +28,7 @@ from graphlint.diagnostics import (
     RegionRef,
 )
 from graphlint.facts import guards
+from graphlint.library import Library
 from graphlint.project import dynamo
 from graphlint.project.index import Loader
 from graphlint.project.resolve import (
@@ -117,6 +118,7 @@ class Settling(Resolver):
         sources: Sequence[Path] = (),
         read: Callable[[Path], bytes | None] = lambda path: None,
         handoffs: bool = False,
+        library: Library | None = None,
     ) -> None:
         super().__init__(
             roots,
@@ -125,6 +127,7 @@ class Settling(Resolver):
             sources=sources,
             read=read,
             handoffs=handoffs,
+            library=library,
         )
         self.eager = eager
         self.known = guards.CAPTURING_CHECKS | guards.TRUE_WHILE_CAPTURING | checks
