@@ -475,18 +475,19 @@ with torch.cuda.graph(g):
 """
 
 
+@pytest.mark.parametrize("checked", [False, True], ids=["taken", "checked"])
 def test_a_kept_pool_takes_the_resolutions_an_edit_left_as_they_were(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checked: bool
 ) -> None:
     """Where workers are kept, the calls that an edit left resolving as they did
-    are not resolved again (``graphlint.project.resolved``): each kept resolution
-    taken here is also made afresh and found the same (``CHECKED``), and each edit
+    are not resolved again (``graphlint.project.resolved``): with ``CHECKED``, each
+    kept resolution taken is also made afresh and found the same; and each edit
     (a call added that passes a parameter something new, a wrapper built with
     another function, a call removed) finds what a check without kept
     resolutions finds."""
     from graphlint.project import resolve, resolved  # noqa: PLC0415
 
-    monkeypatch.setattr(resolve, "CHECKED", True)
+    monkeypatch.setattr(resolve, "CHECKED", checked)
     kept = resolved.Resolutions()
     taken: list[bool] = []
     holds = resolve.Resolver._holds

@@ -42,9 +42,13 @@ from graphlint.project.resolved import (
     CHECKED,
     RESOLVED,
     Hand,
+    Module,
     Pass,
+    Question,
     Read,
     Resolution,
+    Subclasses,
+    Unsummarised,
     same,
     same_passed,
 )
@@ -74,6 +78,7 @@ _OVERRIDES = 8
 
 
 _MAX_DERIVED = 64  # project classes derived from one library class, at most
+_NOT_FOUND = object()  # a question this run has no answer to yet (``_answer``)
 
 
 class _OverBudget(Exception):
@@ -828,14 +833,14 @@ class Resolver:
         """``self.index.module``, recorded for a kept resolution."""
         found = self.index.module(name, near, prefer=prefer)
         if self._record is not None:
-            self._record.asked.append(("_module", (name, near, prefer), found))
+            self._record.asked.append((Module(name, near, prefer), found))
         return found
 
     def _unsummarised(self, name: str) -> Path | None:
         """The file of the module ``name``, where it could not be summarised."""
         found = self.index.unsummarised.get(name)
         if self._record is not None:
-            self._record.asked.append(("_unsummarised", (name,), found))
+            self._record.asked.append((Unsummarised(name), found))
         return found
 
     def refs(
@@ -1051,7 +1056,6 @@ class Resolver:
         found once a run."""
         if not self.handoffs:
             return []
-        self._searches()
         key = (module.path, cls.name)
         known = self._built.get(key)
         if known is not None:
@@ -1249,7 +1253,6 @@ class Resolver:
         """The project classes derived from the library class ``base``: those whose
         files name it in a class statement, and theirs (``subclasses``), breadth
         first, the first ``_MAX_DERIVED``."""
-        self._searches()
         known = self._library_subclasses.get(base)
         if known is not None:
             return known
@@ -1294,10 +1297,17 @@ class Resolver:
     def subclasses(
         self, module: ModuleSummary, cls: ClassSummary, defining: str = ""
     ) -> list[tuple[ModuleSummary, ClassSummary]]:
-        """``_subclasses_of``, recorded for a kept resolution."""
+        """``_subclasses_of``, recorded for a kept resolution. Found once a run, in
+        the resolution that first asks, whose bindings under way it may read: that
+        resolution is not kept, and a kept one that asks holds only where this
+        run has found the same (``_holds``)."""
+        if self._record is not None:
+            known = self._subclasses.get((module.path, cls.name, defining))
+            if known is None:
+                self._record.keep = False
         found = self._subclasses_of(module, cls, defining)
         if self._record is not None:
-            self._record.asked.append(("subclasses", (module, cls, defining), found))
+            self._record.asked.append((Subclasses(module, cls, defining), found))
         return found
 
     def _subclasses_of(
@@ -1546,7 +1556,7 @@ class Resolver:
                 )
             return list(fresh.found), fresh.why
         fresh = self._recorded(module, fn, callee, call, path)
-        if not fresh.searches:
+        if fresh.keep:
             RESOLVED.keep(key, fresh)
         return list(fresh.found), fresh.why
 
@@ -1568,28 +1578,37 @@ class Resolver:
 
     def _holds(self, known: Resolution) -> bool:
         """Whether what the kept resolution read holds now: each parameter holds
-        what it held then, and each question to the index gets the same answer.
-        Asked outside the budget, reading no parameter for the reach."""
+        what it held then, and each question gets the same answer (``_answer``:
+        asked of the index, or of what this run found; nothing read for the reach,
+        no step counted). The questions are asked in the resolution's order, up to
+        the first whose answer differs: those a new resolution would ask first."""
         for event in known.events:
             if isinstance(event, Read) and not same_passed(
                 event.held, self._passed.get(event.key, ())
             ):
                 return False
-        saved = self._reading, self._steps, self._bindings
-        self._reading, self._steps = None, None
-        self._bindings = Bindings(is_opaque)
-        try:
-            return all(
-                same(answer, getattr(self, method)(*arguments))
-                for method, arguments, answer in known.asked
-            )
-        finally:
-            self._reading, self._steps, self._bindings = saved
+        return all(
+            same(answer, self._answer(question)) for question, answer in known.asked
+        )
+
+    def _answer(self, question: Question) -> object:
+        """A kept resolution's question, answered now: the index's; a class's
+        subclasses as this run found them, where it has (``_NOT_FOUND`` where
+        not: the resolution that finds them reads its own bindings)."""
+        if isinstance(question, Subclasses):
+            module, cls, defining = question
+            found = self._subclasses.get((module.path, cls.name, defining))
+            return _NOT_FOUND if found is None else found
+        if isinstance(question, Module):
+            name, near, prefer = question
+            return self.index.module(name, near, prefer=prefer)
+        return self.index.unsummarised.get(question.name)
 
     def _replay(self, known: Resolution) -> None:
         """What the kept resolution did besides its answer, done again in its
         order: the parameters it read are read by the function being followed;
-        the arguments it passed are passed."""
+        the arguments it passed are passed; the hand-offs that resolutions inside
+        it met are met."""
         for event in known.events:
             if isinstance(event, Read):
                 if self._reading is not None:
@@ -1611,11 +1630,6 @@ class Resolver:
         ``values`` of a library whose callables run what they are given: none
         here (the reach knows them)."""
         return []
-
-    def _searches(self) -> None:
-        """The resolution under way searches the project's files: it is not kept."""
-        if self._record is not None:
-            self._record.searches = True
 
     def _targets(
         self,
@@ -1658,7 +1672,6 @@ class Resolver:
         more than ``_MAX_INSTALLED`` callables (an attribute too common to tell)."""
         if not self.handoffs:
             return []
-        self._searches()
         found = self._installs.get(attribute)
         if found is not None:
             return found
@@ -1794,7 +1807,6 @@ class Resolver:
         constructions of a class) summarises no more."""
         if not names:
             return
-        self._searches()
         words = self._scan()[0]
         asked = {n.encode(): {w.encode() for w in ws} for n, ws in names.items()}
         hits: list[tuple[str, Path | None]] = []

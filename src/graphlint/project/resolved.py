@@ -16,10 +16,17 @@ held then, and each question gets the same answer (asked again). Then the
 arguments are passed again and the parameters reported read again, and the answer
 is the one kept.
 
-Resolutions that search the project's files as text (in preview: hand-offs, the
-callables installed on attributes, the constructions of a dataclass, the classes
-derived from a library's) depend on every file, and are not kept. Nor is one over
-its budget, nor one inside another (its steps count towards the outer budget).
+In preview nothing is kept: resolution there searches the project's files as text
+(hand-offs, the callables installed on attributes, the constructions of a
+dataclass, the classes derived from a library's), which any edit may change. Nor
+is a resolution over its budget kept, nor one inside another (its steps count
+towards the outer budget), nor the one that first asks for a class's subclasses
+in a run: it finds them reading its own bindings under way, and the run keeps
+them for the others, so a kept resolution that asks for them holds only where the
+run has found the same (``Resolver._answer``).
+
+A kept resolution holds the summaries it read. Those of a file's earlier versions
+are let go when a resolution of its new version is kept (``Resolutions.keep``).
 
 ``GRAPHLINT_CHECK_RESOLVED=1`` resolves every call whose kept resolution holds
 afresh too, and fails where the two differ (the tests and the bench run with it).
@@ -81,10 +88,35 @@ class Hand(NamedTuple):
     hops: tuple[Hop, ...]
 
 
+class Module(NamedTuple):
+    """``ModuleIndex.module``'s question."""
+
+    name: str
+    near: ModuleSummary | None
+    prefer: Path | None
+
+
+class Unsummarised(NamedTuple):
+    """The file of the module ``name``, where it could not be summarised."""
+
+    name: str
+
+
+class Subclasses(NamedTuple):
+    """``Resolver.subclasses``'s question."""
+
+    module: ModuleSummary
+    cls: ClassSummary
+    defining: str
+
+
+Question = Module | Unsummarised | Subclasses
+
+
 @dataclass(slots=True)
 class Resolution:
     """What one resolution of a call read and did, in order (``events``), what it
-    asked the index and the other searches kept for a run (``asked``: the
+    asked the index and of the subclasses the run found (``asked``: the
     resolver's method, its arguments, the answer), and what it found."""
 
     module: ModuleSummary
@@ -92,10 +124,10 @@ class Resolution:
     call: CallSite | None  # the call's record, where a library's model may apply
     path: str
     events: list[Read | Pass | Hand] = field(default_factory=list)
-    asked: list[tuple[str, tuple[object, ...], object]] = field(default_factory=list)
+    asked: list[tuple[Question, object]] = field(default_factory=list)
     found: list[Fn] = field(default_factory=list)
     why: Opaque | None = None
-    searches: bool = False  # it searched the project's files: not kept
+    keep: bool = True  # False: it found what the run keeps for others (subclasses)
 
     def agrees(self, other: Resolution) -> bool:
         """Whether ``other``, a resolution of the same call, read, did and found
@@ -119,11 +151,14 @@ Key = tuple[int, int, str, int, bool, object]
 class Resolutions:
     """The resolutions kept, by the identity of the module and function summaries
     and of the call's record, the callee as written, whether the resolution
-    searched for callers (``Resolver.searching``) and the library models in force.
+    searched for callers (``Project.searching``) and the library models in force.
     A key's summaries are held by its resolution, so their identities stay theirs."""
 
     def __init__(self) -> None:
         self._kept: dict[Key, Resolution] = {}
+        # by module (file and name): the summary the kept resolutions are of, and
+        # their keys
+        self._modules: dict[tuple[str, str], tuple[ModuleSummary, list[Key]]] = {}
 
     @staticmethod
     def key(
@@ -140,12 +175,25 @@ class Resolutions:
         return self._kept.get(key)
 
     def keep(self, key: Key, resolution: Resolution) -> None:
+        """Keep ``resolution``; those of an earlier summary of its module (an
+        earlier version of the file) go: no resolution of that summary is asked
+        for again."""
         if len(self._kept) >= KEPT:
-            self._kept.clear()
+            self.clear()
+        module = resolution.module
+        held = self._modules.get((module.path, module.name))
+        if held is None or held[0] is not module:
+            for old in held[1] if held is not None else ():
+                self._kept.pop(old, None)
+            held = (module, [])
+            self._modules[(module.path, module.name)] = held
+        if key not in self._kept:
+            held[1].append(key)
         self._kept[key] = resolution
 
     def clear(self) -> None:
         self._kept.clear()
+        self._modules.clear()
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -207,10 +255,14 @@ __all__ = [
     "KEPT",
     "RESOLVED",
     "Hand",
+    "Module",
     "Pass",
+    "Question",
     "Read",
     "Resolution",
     "Resolutions",
+    "Subclasses",
+    "Unsummarised",
     "same",
     "same_passed",
 ]
