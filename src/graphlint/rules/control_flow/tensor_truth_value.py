@@ -95,7 +95,7 @@ class TensorTruthValue(Rule):
         ):
             self._done.add(expr)
             self.truth(expr.expression)
-        elif self.value(expr).on_device:
+        elif self.in_region_code(expr) and self.value(expr).on_device:
             region = self.region(expr)
             if region is not None:
                 fix = self.selection(owner) if owner is not None else []
