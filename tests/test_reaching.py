@@ -201,3 +201,89 @@ def test_nested_loops_settle(loops: int) -> None:
     got = seen(source)
     assert got[3 + loops, "x"] is not None
     assert got[4 + loops, "x"] is not None
+
+
+KEPT = '''\
+import torch
+
+
+def f(a):
+    x = a
+    for i in range(3):
+        x = x + i
+    return x
+
+
+class Model:
+    def forward(self, y):
+        z = y * 2
+        return z
+
+
+def g(b):
+    w = b
+    return w
+'''
+
+
+def answers(module: cst.Module) -> tuple[Reaching, dict[cst.Name, object]]:
+    """Each read's bindings in ``module``, as a set of (line, name) pairs."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    scopes = ScopeBuilder(None)
+    walk(module, scopes)
+    reaching = Reaching(module, scopes.scope_of)
+    found: dict[cst.Name, object] = {}
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            defs = reaching.of(node)
+            line = positions[node].start.line
+            found[node] = (
+                line,
+                node.value,
+                None if defs is None else sorted(positions[d].start.line for d in defs),
+            )
+
+    walk(module, Reads())
+    return reaching, found
+
+
+def test_a_kept_worker_takes_the_answers_of_the_functions_an_edit_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``keep`` (a language server's worker), a function whose parameters and
+    body are the very nodes an earlier analysis saw (the pieces an edit left alone,
+    ``graphlint.reparse``) takes that analysis's answers; the others are found
+    afresh, and every read sees what a fresh analysis finds."""
+    from graphlint.facts import reaching  # noqa: PLC0415
+    from graphlint.reparse import Pieces  # noqa: PLC0415
+
+    monkeypatch.setattr(reaching, "_RECENT", [])
+    monkeypatch.setattr(reaching, "_keeping", True)
+    found: list[str] = []  # the functions whose answers were found afresh
+    answer = Reaching._answer
+
+    def spy(self: Reaching, owner: object, *rest: object) -> object:
+        node = owner.node  # type: ignore[attr-defined]
+        found.append(node.name.value if isinstance(node, cst.FunctionDef) else "")
+        return answer(self, owner, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Reaching, "_answer", spy)
+    pieces = Pieces()
+    answers(pieces.parse(KEPT)[0])
+    assert sorted(found) == ["", "f", "forward", "g"]
+    edits = [
+        KEPT.replace("    w = b\n", "    w = b\n    w = w + 1\n"),  # g's body
+        "x = 1\n\n\n" + KEPT,  # a statement above: every line moves
+        KEPT.replace("z = y * 2", "z = 2"),  # the class
+    ]
+    afresh = [["", "g"], [""], ["", "forward"]]
+    for text, expected in zip(edits, afresh, strict=True):
+        found.clear()
+        module = pieces.parse(text)[0]
+        _, kept = answers(module)
+        assert sorted(found) == expected, text
+        monkeypatch.setattr(reaching, "_keeping", False)
+        _, whole = answers(module)
+        monkeypatch.setattr(reaching, "_keeping", True)
+        assert sorted(map(repr, kept.values())) == sorted(map(repr, whole.values()))

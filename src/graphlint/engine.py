@@ -30,6 +30,7 @@ from graphlint.diagnostics import (
     WarmupVerdict,
     shorten,
 )
+from graphlint.facts import reaching
 from graphlint.facts.analysis import FileFacts, TreeFacts, analyse
 from graphlint.facts.positions import Anchor, anchors, anchors_of, positions_of
 from graphlint.facts.region import Region
@@ -230,6 +231,7 @@ def keep_pieces() -> None:
     alone (``graphlint.reparse``): a worker that lives between runs."""
     if not _PIECES:
         _PIECES.append(Pieces())
+        reaching.keep()  # and the answers of the functions an edit leaves alone
 
 
 def _parsed(

@@ -14,6 +14,13 @@ changes, ``break``/``continue``/``return``/``raise`` end a path, a handler of a
 (unknown), and callers then keep their flow-insensitive answer: reads in nested
 functions, lambdas and generator expressions (they run later), names another scope
 declares ``global`` or ``nonlocal``, and a function whose loops do not settle.
+
+A function's answers are a function of its parameters and body alone: which names
+it owns is decided by what they bind and declare. A worker that keeps its parses'
+pieces (``keep``) keeps them from one analysis to the next, by those two nodes: an
+edit leaves the nodes of every top-level statement it did not change as they were
+(``graphlint.reparse``), so the next analysis of the file takes the answers of
+every function the edit left alone.
 """
 
 from __future__ import annotations
@@ -32,6 +39,28 @@ State: TypeAlias = "dict[str, frozenset[cst.CSTNode]] | None"
 _ROUNDS: Final = 8  # passes over a loop before its function is given up as unknown
 
 
+# a function's answers: each read's bindings, and what each binding binds
+Answers: TypeAlias = (
+    "tuple[dict[cst.Name, frozenset[cst.CSTNode] | None], "
+    "dict[cst.CSTNode, cst.BaseExpression]]"
+)
+# the parameters and body the answers are of: the key is their ids, which holding
+# them keeps from being reused
+_Kept: TypeAlias = (
+    "dict[tuple[int, int], tuple[cst.Parameters, cst.BaseSuite, Answers]]"
+)
+_RECENT: list[_Kept] = []  # the answers of the last analyses' trees, newest last
+_TREES = 16  # analyses whose answers are kept (``keep``)
+_keeping = False
+
+
+def keep() -> None:
+    """Keep functions' answers from one analysis to the next (a worker that lives
+    between runs and keeps its parses' pieces): those of the last ``_TREES`` trees."""
+    global _keeping
+    _keeping = True
+
+
 class _Unsettled(Exception):
     """A loop whose bindings kept growing past ``_ROUNDS`` passes."""
 
@@ -47,6 +76,12 @@ class Reaching:
         self._seen: dict[Scope, dict[cst.Name, frozenset[cst.CSTNode] | None]] = {}
         self._shared: set[tuple[int, str]] | None = None
         self._assigned: dict[cst.CSTNode, cst.BaseExpression] = {}
+        # the answers this tree's functions got, kept for the next analyses
+        self._kept: _Kept | None = None
+        if _keeping:
+            self._kept = {}
+            _RECENT.append(self._kept)
+            del _RECENT[:-_TREES]
 
     def of(self, name: cst.Name) -> frozenset[cst.CSTNode] | None:
         """The bindings a read of ``name`` can see, or None when unknown."""
@@ -72,12 +107,36 @@ class Reaching:
     def _analyse(self, owner: Scope) -> dict[cst.Name, frozenset[cst.CSTNode] | None]:
         node = owner.node
         if type(node) is cst.FunctionDef:
-            body: Sequence[cst.CSTNode] = _statements(node.body)
-            params = node.params
+            answers, assigned = self._function(owner, node)
         elif type(node) is cst.Module:
-            body, params = node.body, None
+            answers, assigned = self._answer(owner, node.body, None)
         else:  # a lambda or a comprehension: one expression, read in place
             return {}
+        self._assigned.update(assigned)
+        return answers
+
+    def _function(self, owner: Scope, node: cst.FunctionDef) -> Answers:
+        """A function's answers: those an earlier tree's analysis found for these
+        very parameters and body (``keep``), else its own."""
+        if self._kept is None:
+            return self._answer(owner, _statements(node.body), node.params)
+        key = (id(node.params), id(node.body))
+        for kept in reversed(_RECENT):
+            found = kept.get(key)
+            if found is not None and found[0] is node.params and found[1] is node.body:
+                answers = found[2]
+                break
+        else:
+            answers = self._answer(owner, _statements(node.body), node.params)
+        self._kept[key] = (node.params, node.body, answers)
+        return answers
+
+    def _answer(
+        self,
+        owner: Scope,
+        body: Sequence[cst.CSTNode],
+        params: cst.Parameters | None,
+    ) -> Answers:
         walker = _Walker(owner, self.scope_of)
         start: dict[str, frozenset[cst.CSTNode]] = {}
         for param in _every_param(params) if params is not None else ():
@@ -85,12 +144,12 @@ class Reaching:
         try:
             walker.block(body, start)
         except _Unsettled:
-            return {}
-        self._assigned.update(walker.assigned)
-        return {
+            return {}, {}
+        answers = {
             name: None if name in walker.unknown or not defs else defs
             for name, defs in walker.seen.items()
         }
+        return answers, walker.assigned
 
     def _declared_elsewhere(self) -> set[tuple[int, str]]:
         """(scope id, name) of names that an inner scope binds through ``global``
