@@ -47,6 +47,11 @@ SAMPLES = [
     "from a.cuda import (\n  x,  # to the end",
     "mode='max-autotune-no-cudagraphs'",
     "modes = ('max-autotune-no-cudagraphs', 'max-autotune')",
+    "graph = torch.accelerator.Graph()",
+    "from torch.accelerator import (\n    Graph,\n)",
+    "import networkx\ng = networkx.Graph()",
+    "from accelerate import Accelerator\naccelerator = Accelerator()",
+    "Graph = 1\n" + "x" * 5000 + "\n# the accelerator",
 ]
 
 
@@ -72,6 +77,10 @@ def test_prefilter_agrees_with_the_pattern(text: str) -> None:
         ("from torch.cuda import (CUDAGraph, graph)", True),
         ("mode = 'max-autotune-no-cudagraphs'", False),
         ("mode = 'max-autotune-no-cudagraphs' if x else 'max-autotune'", True),
+        # a graph library's ``Graph``, or Hugging Face's accelerator, alone
+        ("import networkx\ng = networkx.Graph()", False),
+        ("from accelerate import Accelerator\naccelerator = Accelerator()", False),
+        ("import torch.accelerator as acc\nwith acc.Graph():\n    pass", True),
     ],
 )
 def test_the_text_decides_without_a_parse(text: str, expected: bool) -> None:
@@ -100,6 +109,9 @@ MAKES_A_REGION = [
     "import graphlint\n@graphlint.capture_region\ndef step(x):\n    pass\n",
     "from graphlint import capture_region as mark\n@mark\ndef step(x):\n    pass\n",
     "# graphlint: capture-begin\ny = x + 1\n# graphlint: capture-end\n",
+    "import torch\ng = torch.accelerator.Graph()\nwith g:\n    pass\n",
+    "from torch.accelerator import (\n    Graph,\n)\nwith Graph():\n    pass\n",
+    "import torch.accelerator as acc\ng = acc.Graph()\nwith s, g:\n    pass\n",
 ]
 
 # text that names a region's API where no code uses it
@@ -112,6 +124,8 @@ ONLY_TEXT = [
     "if config.triton.cudagraphs:\n    log = getArtifactLogger(__name__, 'cudagraphs')\n",
     "from runner.cuda_graph_runner import (\n    CudaGraphRunner,\n)\n",
     "import torch\nfast = torch.compile(step, mode='max-autotune-no-cudagraphs')\n",
+    "# runs on the accelerator\nimport networkx\ng = networkx.DiGraph()\n",
+    "accelerator = Accelerator()\nlabel = 'Graph'\n",
 ]
 
 

@@ -4,8 +4,9 @@ LibCST's parse and analysis cost a hundred times CPython's parse, so pass one ha
 file to it only when the file may capture. Two tests, the cheap one first:
 
 1. the text names something every region needs (``torch.cuda.graph``,
-   ``capture_begin``, ``make_graphed_callables``, a CUDA-graph compile mode, a
-   marker): most files of a tree stop at a substring search;
+   ``torch.accelerator.Graph``, ``capture_begin``, ``make_graphed_callables``, a
+   CUDA-graph compile mode, a marker): most files of a tree stop at a substring
+   search;
 2. the code does, in CPython's tree, which the pre-screen has already made: names
    and calls, not comments, docstrings or longer identifiers
    (``make_graphed_callables_kwargs``, "# the graphs returned by
@@ -36,16 +37,18 @@ from graphlint.settings import Settings
 
 # Text that every capture region needs somewhere in its file (torch.cuda.graph, an
 # import of it under another name, also in parentheses over lines from a ``cuda``
-# module, x.graph(...), capture_begin, make_graphed_callables, a CUDA-graph compile
-# mode, a marker); ``fx``'s ``.graph`` attributes do not match. This pattern is the
-# definition; ``text_candidate`` finds the same files ten times faster (a test
-# compares them): no alternative here starts with a literal, so the pattern is tried
-# at every position of every file.
+# module, x.graph(...), torch.accelerator.Graph, capture_begin,
+# make_graphed_callables, a CUDA-graph compile mode, a marker); ``fx``'s ``.graph``
+# attributes do not match. This pattern is the definition; ``text_candidate`` finds
+# the same files ten times faster (a test compares them): no alternative here starts
+# with a literal, so the pattern is tried at every position of every file.
 _CANDIDATE = re.compile(
     r"cuda\.graph\b|\bimport\b[^\n]*\bgraph\b"
     r"|\bcuda[\w.]*[ \t]+import[ \t]*\((?:[^)#]|#[^\n]*\n)*?\bgraph\b"
     r"|\.graph\(|capture_begin|make_graphed_callables|graphlint|reduce-overhead"
     r"|max-autotune(?!-no-cudagraphs)|triton\.cudagraphs|[\"']cudagraphs[\"']"
+    # ``torch.accelerator.Graph``, however it is imported: both words, in any order
+    r"|accelerator(?s:.*)\bGraph\b|\bGraph\b(?s:.*)accelerator"
 )
 _LITERALS = ("capture_begin", "make_graphed_callables", "graphlint", "reduce-overhead")
 _AUTOTUNE = "max-autotune"  # a mode that captures, unless "-no-cudagraphs" follows
@@ -55,6 +58,8 @@ _CUDAGRAPHS_WORD = re.compile(r"cudagraphs")
 _IMPORT = re.compile(r"\bimport\b")
 _IMPORT_PAREN = re.compile(r"import[ \t]*\(")
 _GRAPH_WORD = re.compile(r"\bgraph\b")
+_ACCELERATOR = "accelerator"  # with the class ``Graph``: ``torch.accelerator.Graph``
+_GRAPH_CLASS = re.compile(r"\bGraph\b")
 # a span marked in comments: only the text shows it
 _PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
 # names a region is made with: graphed callables, manual capture
@@ -108,7 +113,17 @@ def text_candidate(source: str) -> bool:
         )
         if quoted or source[max(0, start - 7) : start] == "triton.":
             return True
-    return _names_graph(source) or _imports_from_cuda(source)
+    return (
+        _names_graph(source)
+        or _imports_from_cuda(source)
+        or _names_accelerator_graph(source)
+    )
+
+
+def _names_accelerator_graph(source: str) -> bool:
+    """Whether the text has both words of ``torch.accelerator.Graph``: however the
+    class or its module is imported, the file names both."""
+    return _ACCELERATOR in source and _GRAPH_CLASS.search(source) is not None
 
 
 def _names_graph(source: str) -> bool:
@@ -209,6 +224,8 @@ def may_capture(source: str, tree: ast.Module | None, markers: frozenset[str]) -
     if tree is None or _PRAGMA.search(source):
         return True
     names = _NAMES | {m.rsplit(".", 1)[-1] for m in BUILTIN_MARKERS | markers}
+    if _names_accelerator_graph(source):  # the class, by its own name
+        names |= {"Graph"}
     skipped: set[int] = set()  # ids of strings in calls that cannot switch anything
     for node in ast.walk(tree):  # breadth first: a call before its arguments
         if isinstance(node, ast.Call) and len(node.args) + len(node.keywords) < 3:

@@ -2,6 +2,7 @@
 of a file (a ``Recogniser``, which the region finder asks).
 
 - ``graph_block``: ``with torch.cuda.graph(g):``;
+- ``accelerator_graph``: ``with g:`` for ``g = torch.accelerator.Graph()``;
 - ``marked``: a marker on a ``with``, a function or a class;
 - ``graphed``: ``make_graphed_callables(fn, ...)``;
 - ``compiled``: ``torch.compile`` in a CUDA-graph mode, and its wrappers;
@@ -15,6 +16,7 @@ marker; a decorator a marker before a compile).
 
 from __future__ import annotations
 
+from graphlint.facts.kinds.accelerator_graph import AcceleratorGraph
 from graphlint.facts.kinds.base import Recogniser
 from graphlint.facts.kinds.begin_end import BeginEnd
 from graphlint.facts.kinds.compiled import Compiled
@@ -24,6 +26,7 @@ from graphlint.facts.kinds.marked import Marked
 
 RECOGNISERS: tuple[type[Recogniser], ...] = (
     GraphBlock,
+    AcceleratorGraph,
     Marked,
     Graphed,
     Compiled,

@@ -20,7 +20,9 @@ from graphlint.diagnostics import Confidence, RegionKind, RegionRef
 if TYPE_CHECKING:
     from graphlint.facts.regions import RegionFinder
 
-# a context that opens a capture: its kind, label, confidence and the graph
+# a context that opens a capture: its kind, label, confidence and the graph (the
+# call itself where the object it makes is the graph: the finder names it by the
+# ``with`` item, ``graph`` or ``self.graph``)
 Opened = tuple[RegionKind, str, Confidence, cst.BaseExpression | None]
 # a decorator that makes the function a region: its kind, label and confidence
 Decorated = tuple[RegionKind, str, Confidence]
