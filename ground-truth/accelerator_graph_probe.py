@@ -47,7 +47,12 @@ CAPTURES = {
 
 # name -> (what it is, capture, body, random)
 CASES: dict[str, tuple[str, str, str, bool]] = {
-    "stream_matmul": ("plain compute (control)", "stream", "return st['x'] @ st['w']", False),
+    "stream_matmul": (
+        "plain compute (control)",
+        "stream",
+        "return st['x'] @ st['w']",
+        False,
+    ),
     "stream_item": (
         ".item() in the region",
         "stream",
@@ -90,7 +95,12 @@ CASES: dict[str, tuple[str, str, str, bool]] = {
         "return (st['x'].cpu() * 2).to(dev)",
         False,
     ),
-    "bare_matmul": ("plain compute, the graph entered on the default stream", "bare", "return st['x'] @ st['w']", False),
+    "bare_matmul": (
+        "plain compute, the graph entered on the default stream",
+        "bare",
+        "return st['x'] @ st['w']",
+        False,
+    ),
     "as_matmul": (
         "plain compute, the graph made in the with statement and bound by as",
         "as",
@@ -100,6 +110,9 @@ CASES: dict[str, tuple[str, str, str, bool]] = {
 }
 
 RUNNER = r"""
+def said(e):
+    first = (str(e).strip().splitlines() or [""])[0]
+    return f"{type(e).__name__}: {first}"[:400]
 def main():
     if not hasattr(torch, "accelerator") or not hasattr(torch.accelerator, "Graph"):
         return {"outcome": "unavailable"}
@@ -121,8 +134,7 @@ def main():
 CAPTURE
         torch.cuda.synchronize()
     except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        return {"outcome": "capture-error", "error": f"{type(e).__name__}: {first}"[:400]}
+        return {"outcome": "capture-error", "error": said(e)}
     try:
         replays, diffs = [], []
         for k in (1, 2, 3):
@@ -136,8 +148,7 @@ CAPTURE
                 torch.cuda.synchronize()
                 diffs.append(float((r.float() - e.float()).abs().max()))
     except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        return {"outcome": "replay-error", "error": f"{type(e).__name__}: {first}"[:400]}
+        return {"outcome": "replay-error", "error": said(e)}
     if RANDOM:
         same = all(torch.equal(replays[0], r) for r in replays[1:])
         return {"outcome": "random-frozen" if same else "ok"}
