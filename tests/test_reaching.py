@@ -203,7 +203,7 @@ def test_nested_loops_settle(loops: int) -> None:
     assert got[4 + loops, "x"] is not None
 
 
-KEPT = '''\
+KEPT = """\
 import torch
 
 
@@ -223,7 +223,7 @@ class Model:
 def g(b):
     w = b
     return w
-'''
+"""
 
 
 def answers(module: cst.Module) -> tuple[Reaching, dict[cst.Name, object]]:
