@@ -50,7 +50,11 @@ _Kept: TypeAlias = (
     "dict[tuple[int, int], tuple[cst.Parameters, cst.BaseSuite, Answers]]"
 )
 _RECENT: list[_Kept] = []  # the answers of the last analyses' trees, newest last
-_TREES = 16  # analyses whose answers are kept (``keep``)
+# analyses whose answers are kept (``keep``): the answers hold their trees' nodes,
+# and a tree of Megatron-LM's ``cuda_graphs.py`` (148 KB) takes 12.7 MiB; an edit's
+# analyses in one worker are one or two, and an unchanged function's nodes are
+# shared by every version of its file the worker parsed since
+_TREES = 4
 _keeping = False
 
 
