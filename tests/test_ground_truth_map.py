@@ -27,6 +27,7 @@ MEASURED = [
     ROOT / "ground-truth" / "h200-torch2.11-checkpoint-rng.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-warmup.jsonl",
     ROOT / "ground-truth" / "h200-torch2.11-compile-train.jsonl",
+    ROOT / "ground-truth" / "h200-torch2.11-stream-object.jsonl",
     ROOT / "ground-truth" / "h100-torch2.11-compile.jsonl",
 ]
 
