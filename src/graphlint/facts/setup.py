@@ -15,8 +15,8 @@ from libcst.metadata import CodeRange
 from graphlint.facts.region import Region
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.syntax import keyword, positional
-from graphlint.facts.torchapi import STREAM_CONTEXTS
-from graphlint.facts.values import Values
+from graphlint.facts.torchapi import NEW_STREAMS, STREAM_CONTEXTS
+from graphlint.facts.values import Kind, Values
 
 STREAM_SWITCHES = frozenset({"torch.cuda.set_stream", "torch.cuda.stream"})
 AUTOCAST_CONTEXTS = frozenset(
@@ -87,19 +87,34 @@ class CaptureSetup(cst.CSTVisitor):
         for item in node.items:
             call = item.item
             if type(call) is not cst.Call:
+                if self._new_stream(call):  # ``with s:``, ``with self.side_stream:``
+                    self._side_stream(node)
                 continue
             q = self.values.qualify(call.func)
             if q in STREAM_CONTEXTS:
                 self._stream_items.add(call)
-                count, loop = first_warmup_loop(node)
-                self.side_streams.append(self.block(node, iterations=count, loop=loop))
-                self.stream_blocks.add(node)
+                self._side_stream(node)
+            elif q in NEW_STREAMS:  # ``with torch.cuda.Stream():``
+                self._side_stream(node)
             elif q in AUTOCAST_CONTEXTS:
                 cache = keyword(call, "cache_enabled")
                 disabled = type(cache) is cst.Name and cache.value == "False"
                 self.autocasts.append(
                     self.block(node, cache_enabled=not disabled, item=call)
                 )
+
+    def _side_stream(self, node: cst.With) -> None:
+        """``node`` runs its block on a side stream."""
+        count, loop = first_warmup_loop(node)
+        self.side_streams.append(self.block(node, iterations=count, loop=loop))
+        self.stream_blocks.add(node)
+
+    def _new_stream(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` (a name, an attribute) holds a stream made new, which a
+        ``with`` that enters it makes the current stream."""
+        value = self.values.of(expr)
+        made = value.origin if value.kind is Kind.OBJECT else None
+        return made is not None and self.values.qualify(made.func) in NEW_STREAMS
 
     def block(self, node: cst.With, **details: Any) -> Block:
         return Block(

@@ -16,6 +16,12 @@ TENSOR_TYPES: Final = frozenset(
 
 # ``with torch.cuda.stream(s):``: a block on a side stream (a warm-up, before a capture)
 STREAM_CONTEXTS: Final = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
+# constructors of a new stream: one entered as a context manager (``with s:``) is the
+# current stream in the block, as under ``torch.cuda.stream(s)`` (measured:
+# ``ground-truth/stream_object_probe.py``); ``torch.cuda.current_stream()`` is not one
+NEW_STREAMS: Final = frozenset(
+    {"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream"}
+)
 
 # Instances of these classes (besides torch.nn modules and torch.optim optimizers).
 OBJECT_FACTORIES: Final[dict[str, str]] = {
