@@ -15,7 +15,7 @@ from libcst.metadata import CodeRange
 from graphlint.facts.region import Region
 from graphlint.facts.state import HostState, Key
 from graphlint.facts.syntax import keyword, positional
-from graphlint.facts.torchapi import NEW_STREAMS, STREAM_CONTEXTS
+from graphlint.facts.torchapi import CURRENT_STREAMS, STREAM_CONTEXTS
 from graphlint.facts.values import Kind, Values
 
 STREAM_SWITCHES = frozenset({"torch.cuda.set_stream", "torch.cuda.stream"})
@@ -87,14 +87,14 @@ class CaptureSetup(cst.CSTVisitor):
         for item in node.items:
             call = item.item
             if type(call) is not cst.Call:
-                if self._new_stream(call):  # ``with s:``, ``with self.side_stream:``
+                if self._entered_stream(call):  # ``with s:``, ``with self.stream:``
                     self._side_stream(node)
                 continue
             q = self.values.qualify(call.func)
             if q in STREAM_CONTEXTS:
                 self._stream_items.add(call)
                 self._side_stream(node)
-            elif q in NEW_STREAMS:  # ``with torch.cuda.Stream():``
+            elif self._entered_stream(call):  # ``with torch.cuda.Stream():``
                 self._side_stream(node)
             elif q in AUTOCAST_CONTEXTS:
                 cache = keyword(call, "cache_enabled")
@@ -109,12 +109,16 @@ class CaptureSetup(cst.CSTVisitor):
         self.side_streams.append(self.block(node, iterations=count, loop=loop))
         self.stream_blocks.add(node)
 
-    def _new_stream(self, expr: cst.BaseExpression) -> bool:
-        """Whether ``expr`` (a name, an attribute) holds a stream made new, which a
-        ``with`` that enters it makes the current stream."""
+    def _entered_stream(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a stream that a ``with`` entering it makes the
+        current stream: any stream but the one in use already
+        (``torch.cuda.current_stream()``). One of unknown make (a parameter, what a
+        helper returns) counts: its code chose to run the block on it."""
         value = self.values.of(expr)
-        made = value.origin if value.kind is Kind.OBJECT else None
-        return made is not None and self.values.qualify(made.func) in NEW_STREAMS
+        if value.kind is not Kind.OBJECT or value.cls != "torch.cuda.Stream":
+            return False
+        made = value.origin
+        return made is None or self.values.qualify(made.func) not in CURRENT_STREAMS
 
     def block(self, node: cst.With, **details: Any) -> Block:
         return Block(

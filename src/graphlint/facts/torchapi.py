@@ -16,11 +16,15 @@ TENSOR_TYPES: Final = frozenset(
 
 # ``with torch.cuda.stream(s):``: a block on a side stream (a warm-up, before a capture)
 STREAM_CONTEXTS: Final = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
-# constructors of a new stream: one entered as a context manager (``with s:``) is the
-# current stream in the block, as under ``torch.cuda.stream(s)`` (measured:
-# ``ground-truth/stream_object_probe.py``); ``torch.cuda.current_stream()`` is not one
-NEW_STREAMS: Final = frozenset(
+# a stream entered as a context manager (``with s:``) is the current stream in the
+# block, as under ``torch.cuda.stream(s)`` (measured for new streams:
+# ``ground-truth/stream_object_probe.py``), except the stream in use already: one
+# these return, entered, changes nothing (measured: still the default stream)
+STREAM_TYPES: Final = frozenset(
     {"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream"}
+)
+CURRENT_STREAMS: Final = frozenset(
+    {"torch.cuda.current_stream", "torch.cuda.default_stream"}
 )
 
 # Instances of these classes (besides torch.nn modules and torch.optim optimizers).

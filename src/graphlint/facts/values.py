@@ -528,6 +528,8 @@ class Values:
         q = self.qualify(node)
         if q in api.TENSOR_TYPES:
             return TENSOR
+        if q in api.STREAM_TYPES:  # ``stream: torch.cuda.Stream``
+            return Value(Kind.OBJECT, cls="torch.cuda.Stream")
         if q is not None and api.is_module_class(q):
             return Value(Kind.MODULE, cls=q)
         name = dotted(node)
