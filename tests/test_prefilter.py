@@ -52,6 +52,9 @@ SAMPLES = [
     "import networkx\ng = networkx.Graph()",
     "from accelerate import Accelerator\naccelerator = Accelerator()",
     "Graph = 1\n" + "x" * 5000 + "\n# the accelerator",
+    "from .graphs import Graph\ng = Graph()",
+    "from . import graphs\ng = graphs.Graph()",
+    "from .graph import Graph",
 ]
 
 
@@ -81,6 +84,9 @@ def test_prefilter_agrees_with_the_pattern(text: str) -> None:
         ("import networkx\ng = networkx.Graph()", False),
         ("from accelerate import Accelerator\naccelerator = Accelerator()", False),
         ("import torch.accelerator as acc\nwith acc.Graph():\n    pass", True),
+        # PyTorch's own ``torch/accelerator/``: its ``graphs`` module, relatively
+        ("from .graphs import Graph\nwith Graph():\n    pass", True),
+        ("from .graph import Graph\ng = Graph()", False),
     ],
 )
 def test_the_text_decides_without_a_parse(text: str, expected: bool) -> None:

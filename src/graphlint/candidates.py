@@ -48,7 +48,10 @@ _CANDIDATE = re.compile(
     r"|\.graph\(|capture_begin|make_graphed_callables|graphlint|reduce-overhead"
     r"|max-autotune(?!-no-cudagraphs)|triton\.cudagraphs|[\"']cudagraphs[\"']"
     # ``torch.accelerator.Graph``, however it is imported: both words, in any order
+    # (in PyTorch's own package, ``graphs`` imported relatively for ``accelerator``)
     r"|accelerator(?s:.*)\bGraph\b|\bGraph\b(?s:.*)accelerator"
+    r"|from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)(?s:.*)\bGraph\b"
+    r"|\bGraph\b(?s:.*)from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)"
 )
 _LITERALS = ("capture_begin", "make_graphed_callables", "graphlint", "reduce-overhead")
 _AUTOTUNE = "max-autotune"  # a mode that captures, unless "-no-cudagraphs" follows
@@ -60,6 +63,8 @@ _IMPORT_PAREN = re.compile(r"import[ \t]*\(")
 _GRAPH_WORD = re.compile(r"\bgraph\b")
 _ACCELERATOR = "accelerator"  # with the class ``Graph``: ``torch.accelerator.Graph``
 _GRAPH_CLASS = re.compile(r"\bGraph\b")
+# ``from .graphs import Graph``, ``from . import graphs``: in ``torch/accelerator/``
+_RELATIVE_GRAPHS = re.compile(r"from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)")
 # a span marked in comments: only the text shows it
 _PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
 # names a region is made with: graphed callables, manual capture
@@ -122,8 +127,11 @@ def text_candidate(source: str) -> bool:
 
 def _names_accelerator_graph(source: str) -> bool:
     """Whether the text has both words of ``torch.accelerator.Graph``: however the
-    class or its module is imported, the file names both."""
-    return _ACCELERATOR in source and _GRAPH_CLASS.search(source) is not None
+    class or its module is imported, the file names both (or, in PyTorch's own
+    package, imports its ``graphs`` module relatively)."""
+    return (
+        _ACCELERATOR in source or _RELATIVE_GRAPHS.search(source) is not None
+    ) and _GRAPH_CLASS.search(source) is not None
 
 
 def _names_graph(source: str) -> bool:
