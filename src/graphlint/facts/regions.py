@@ -135,10 +135,9 @@ class RegionFinder(cst.CSTVisitor):
         self, expr: cst.BaseExpression, seen: set[cst.CSTNode]
     ) -> Opened | None:
         """What a context manager's expression opens: a call a kind recognises,
-        through a conditional expression (of medium confidence), a name bound to
-        one, or an attribute (``self.graph``) whose value one made. Where the
-        object the call makes is the graph, the graph is the name or attribute
-        that holds it (none for the call itself)."""
+        through a conditional expression (of medium confidence) or a name bound to
+        one; or an object that captures when entered (``with graph:``), whose
+        graph it is: named by the expression (none for a call)."""
         if expr in seen:
             return None
         seen.add(expr)
@@ -150,38 +149,30 @@ class RegionFinder(cst.CSTVisitor):
                 return found[0], found[1], Confidence.MEDIUM, found[3]
             return None
         if type(expr) is cst.Call:
-            opened = self._context_call(expr)
-            if opened is not None and opened[3] is expr:  # an unnamed graph
-                return opened[0], opened[1], opened[2], None
-            return opened
-        made: list[cst.BaseExpression] = []  # what the name or attribute holds
-        if type(expr) is cst.Name:
+            q = self.values.qualify(expr.func)
+            for kind in self.asked["context"]:
+                opened = kind.context(expr, q)
+                if opened is not None:
+                    return opened
+        elif type(expr) is cst.Name:
             scope = self.values.scope_of.get(expr)
             for binding in (scope.lookup(expr.value) or []) if scope else []:
                 if binding.how == "assign" and binding.value is not None:
-                    made.append(binding.value)
-        elif type(expr) is cst.Attribute:
-            origin = self.values.of(expr).origin
-            if origin is not None:
-                made.append(origin)
-        for value in made:
-            if type(value) is cst.Call:
-                opened = self._context_call(value)
-                if opened is not None and opened[3] is value:  # the object entered
-                    return opened[0], opened[1], opened[2], expr
-            else:
-                opened = self.capture_context(value, seen)
-            if opened is not None:
-                return opened
-        return None
+                    found = self.capture_context(binding.value, seen)
+                    if found is not None:
+                        return found
+        return self._entered(expr)
 
-    def _context_call(self, call: cst.Call) -> Opened | None:
-        """What the kinds make of a context manager's call."""
-        q = self.values.qualify(call.func)
-        for kind in self.asked["context"]:
-            opened = kind.context(call, q)
+    def _entered(self, expr: cst.BaseExpression) -> Opened | None:
+        """What an object that captures when entered opens, named by ``expr``."""
+        cls = self.values.held_object(expr).cls if self.asked["entered"] else None
+        if cls is None:
+            return None
+        for kind in self.asked["entered"]:
+            opened = kind.entered(cls)
             if opened is not None:
-                return opened
+                graph = None if type(expr) is cst.Call else expr
+                return opened[0], opened[1], opened[2], graph
         return None
 
     # -- decorators ----------------------------------------------------------------

@@ -20,9 +20,14 @@ STREAM_CONTEXTS: Final = frozenset({"torch.cuda.stream", "torch.cuda.StreamConte
 # block, as under ``torch.cuda.stream(s)`` (measured for new streams:
 # ``ground-truth/stream_object_probe.py``), except the stream in use already: one
 # these return, entered, changes nothing (measured: still the default stream)
-STREAM_TYPES: Final = frozenset(
-    {"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream"}
-)
+# classes a parameter annotated with holds an object of (by the class the values name)
+ANNOTATED_OBJECTS: Final[dict[str, str]] = {
+    "torch.cuda.Stream": "torch.cuda.Stream",
+    "torch.cuda.streams.Stream": "torch.cuda.Stream",
+    "torch.Stream": "torch.cuda.Stream",
+    "torch.accelerator.Graph": "torch.accelerator.Graph",
+    "torch.accelerator.graphs.Graph": "torch.accelerator.Graph",
+}
 CURRENT_STREAMS: Final = frozenset(
     {"torch.cuda.current_stream", "torch.cuda.default_stream"}
 )
@@ -30,6 +35,7 @@ CURRENT_STREAMS: Final = frozenset(
 # Instances of these classes (besides torch.nn modules and torch.optim optimizers).
 OBJECT_FACTORIES: Final[dict[str, str]] = {
     "torch.cuda.Stream": "torch.cuda.Stream",
+    "torch.cuda.streams.Stream": "torch.cuda.Stream",
     "torch.cuda.current_stream": "torch.cuda.Stream",
     "torch.cuda.default_stream": "torch.cuda.Stream",
     "torch.Stream": "torch.cuda.Stream",

@@ -382,6 +382,28 @@ class Values:
                 return join_all(self.of(value) for value, _ in cls.attrs[attr])
         return None
 
+    def held_object(self, expr: cst.BaseExpression) -> Value:
+        """The object ``expr`` holds, as ``of`` says, where that is an object of a
+        known class; for ``self.attr``, also where the class binds it to ``None``
+        besides (a placeholder: ``self.graph = None`` in ``__init__``, the graph
+        made before use). Anything else is unknown."""
+        value = self.of(expr)
+        if value.kind is Kind.OBJECT and value.cls is not None:
+            return value
+        if type(expr) is not cst.Attribute:
+            return UNKNOWN
+        owner = self.of(expr.value)
+        info = owner.local if owner.kind in (Kind.MODULE, Kind.OBJECT) else None
+        if info is None or owner.is_class:
+            return UNKNOWN
+        for cls in self.bases(info):
+            stored = cls.attrs.get(expr.attr.value, [])
+            made = [value for value, _ in stored if not is_none(value)]
+            if made:
+                found = join_all(self.of(value) for value in made)
+                return found if found.kind is Kind.OBJECT else UNKNOWN
+        return UNKNOWN
+
     def class_attribute(self, info: ClassInfo, attr: str) -> Value:
         """``Cls.attr``: the join of what the class body and ``Cls.attr = value``
         anywhere in the file bind to it, in the class or its bases, when that is an
@@ -528,8 +550,8 @@ class Values:
         q = self.qualify(node)
         if q in api.TENSOR_TYPES:
             return TENSOR
-        if q in api.STREAM_TYPES:  # ``stream: torch.cuda.Stream``
-            return Value(Kind.OBJECT, cls="torch.cuda.Stream")
+        if q in api.ANNOTATED_OBJECTS:  # ``stream: torch.cuda.Stream``
+            return Value(Kind.OBJECT, cls=api.ANNOTATED_OBJECTS[q])
         if q is not None and api.is_module_class(q):
             return Value(Kind.MODULE, cls=q)
         name = dotted(node)

@@ -8,22 +8,17 @@ graph nothing names (``as`` binds None: ``__enter__`` returns nothing)."""
 
 from __future__ import annotations
 
-import libcst as cst
-
 from graphlint.diagnostics import Confidence, RegionKind
 from graphlint.facts.kinds.base import Opened, Recogniser
 
-ACCELERATOR_GRAPHS = frozenset(
-    {"torch.accelerator.Graph", "torch.accelerator.graphs.Graph"}
-)
-LABEL = "torch.accelerator.Graph"
+LABEL = "torch.accelerator.Graph"  # the class, as the values name its objects
 
 
 class AcceleratorGraph(Recogniser):
-    def context(self, call: cst.Call, qualified: str | None) -> Opened | None:
-        if qualified in ACCELERATOR_GRAPHS:  # the object the call makes is the graph
-            return RegionKind.MANUAL, LABEL, Confidence.HIGH, call
+    def entered(self, cls: str) -> Opened | None:
+        if cls == LABEL:
+            return RegionKind.MANUAL, LABEL, Confidence.HIGH, None
         return None
 
 
-__all__ = ["ACCELERATOR_GRAPHS", "LABEL", "AcceleratorGraph"]
+__all__ = ["LABEL", "AcceleratorGraph"]

@@ -20,9 +20,7 @@ from graphlint.diagnostics import Confidence, RegionKind, RegionRef
 if TYPE_CHECKING:
     from graphlint.facts.regions import RegionFinder
 
-# a context that opens a capture: its kind, label, confidence and the graph (the
-# call itself where the object it makes is the graph: the finder names it by the
-# ``with`` item, ``graph`` or ``self.graph``)
+# a context that opens a capture: its kind, label, confidence and the graph
 Opened = tuple[RegionKind, str, Confidence, cst.BaseExpression | None]
 # a decorator that makes the function a region: its kind, label and confidence
 Decorated = tuple[RegionKind, str, Confidence]
@@ -56,6 +54,12 @@ class Recogniser:
         stack) that captures what runs under it."""
         return None
 
+    def entered(self, cls: str) -> Opened | None:
+        """An object of class ``cls`` (qualified) that a ``with`` or an exit stack
+        enters, and that captures what runs under it: the object is the graph, which
+        the finder names by the expression entered."""
+        return None
+
     def decorator(
         self, expression: cst.BaseExpression, qualified: str | None
     ) -> Decorated | None:
@@ -82,6 +86,7 @@ QUESTIONS = (
     "entering",
     "leaving",
     "context",
+    "entered",
     "decorator",
     "decorated_class",
     "call",
