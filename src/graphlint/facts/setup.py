@@ -112,13 +112,36 @@ class CaptureSetup(cst.CSTVisitor):
     def _entered_stream(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a stream that a ``with`` entering it makes the
         current stream: any stream but the one in use already
-        (``torch.cuda.current_stream()``). One of unknown make (a parameter, what a
-        helper returns) counts: its code chose to run the block on it."""
+        (``torch.cuda.current_stream()``, a ``Stream(stream_id=...)`` that may wrap
+        it). One of unknown make (a parameter, what a helper returns) counts: its
+        code chose to run the block on it."""
         value = self.values.of(expr)
         if value.kind is not Kind.OBJECT or value.cls != "torch.cuda.Stream":
             return False
-        made = value.origin
-        return made is None or self.values.qualify(made.func) not in CURRENT_STREAMS
+        made = [value.origin] if value.origin is not None else self._made(expr)
+        return not any(self._in_use(call) for call in made)
+
+    def _in_use(self, call: cst.Call) -> bool:
+        """Whether ``call`` may give the stream in use rather than a new one."""
+        q = self.values.qualify(call.func)
+        return q in CURRENT_STREAMS or keyword(call, "stream_id") is not None
+
+    def _made(self, expr: cst.BaseExpression) -> list[cst.Call]:
+        """The calls a name's bindings make (both sides of a conditional), for a
+        stream whose value joins several."""
+        found: list[cst.Call] = []
+        if type(expr) is not cst.Name:
+            return found
+        scope = self.values.scope_of.get(expr)
+        bindings = (scope.lookup(expr.value) or []) if scope is not None else []
+        todo = [b.value for b in bindings if b.how == "assign" and b.value is not None]
+        while todo:
+            value = todo.pop()
+            if type(value) is cst.IfExp:
+                todo.extend((value.body, value.orelse))
+            elif type(value) is cst.Call:
+                found.append(value)
+        return found
 
     def block(self, node: cst.With, **details: Any) -> Block:
         return Block(
