@@ -16,6 +16,12 @@ import sys
 from collections.abc import Callable, Sequence
 
 _MARK = "RESULT "
+# for a program: an error as its record says it (its type and first line)
+SAID = """
+def said(e):
+    first = (str(e).strip().splitlines() or [""])[0]
+    return f"{type(e).__name__}: {first}"[:400]
+"""
 
 
 def outcome(program: str, timeout: float = 300) -> dict[str, object]:

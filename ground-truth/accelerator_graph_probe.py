@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import textwrap
 
-from _probe import outcome, report
+from _probe import SAID, outcome, report
 
 PRELUDE = """
 import json, random
@@ -110,9 +110,7 @@ CASES: dict[str, tuple[str, str, str, bool]] = {
 }
 
 RUNNER = r"""
-def said(e):
-    first = (str(e).strip().splitlines() or [""])[0]
-    return f"{type(e).__name__}: {first}"[:400]
+SAID
 def main():
     if not hasattr(torch, "accelerator") or not hasattr(torch.accelerator, "Graph"):
         return {"outcome": "unavailable"}
@@ -159,7 +157,9 @@ print("RESULT " + json.dumps(main()))
 
 
 def program(capture: str, body: str, random: bool) -> str:
-    runner = RUNNER.replace("CAPTURE", textwrap.indent(CAPTURES[capture], " " * 8))
+    runner = RUNNER.replace("SAID", SAID).replace(
+        "CAPTURE", textwrap.indent(CAPTURES[capture], " " * 8)
+    )
     return (
         PRELUDE
         + f"RANDOM = {random}\n"

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import textwrap
 
-from _probe import outcome, report
+from _probe import SAID, outcome, report
 
 PROGRAM = """
 import json
 import torch
 x = torch.randn(64, device="cuda")
-def said(e):
-    first = (str(e).strip().splitlines() or [""])[0]
-    return f"{type(e).__name__}: {first}"[:400]
+SAID
 def main():
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -49,27 +47,33 @@ print("RESULT " + json.dumps(main()))
 
 SPAN = "g.capture_begin()\ny = x * 2\ng.capture_end()"
 
+
+def under(context: str) -> str:
+    """The capture under ``with context:``."""
+    return f"with {context}:\n" + textwrap.indent(SPAN, "    ")
+
+
 # name -> (what it is, the capture under its context)
 CASES: dict[str, tuple[str, str]] = {
     "stream_object_entered": (
         "with s: (a torch.cuda.Stream entered as a context manager)",
-        "with s:\n" + textwrap.indent(SPAN, "    "),
+        under("s"),
     ),
     "torch_stream_object_entered": (
         "with t: where t = torch.Stream() (the device-generic stream)",
-        "t = torch.Stream()\nwith t:\n" + textwrap.indent(SPAN, "    "),
+        "t = torch.Stream()\n" + under("t"),
     ),
     "stream_made_in_with": (
         "with torch.cuda.Stream(): (a new stream made and entered)",
-        "with torch.cuda.Stream():\n" + textwrap.indent(SPAN, "    "),
+        under("torch.cuda.Stream()"),
     ),
     "current_stream_entered": (
         "with torch.cuda.current_stream(): (the default stream entered)",
-        "with torch.cuda.current_stream():\n" + textwrap.indent(SPAN, "    "),
+        under("torch.cuda.current_stream()"),
     ),
     "stream_context": (
         "with torch.cuda.stream(s): (control)",
-        "with torch.cuda.stream(s):\n" + textwrap.indent(SPAN, "    "),
+        under("torch.cuda.stream(s)"),
     ),
     "no_stream": ("no stream at all (control)", SPAN),
 }
@@ -77,7 +81,9 @@ CASES: dict[str, tuple[str, str]] = {
 
 def run_case(name: str) -> dict[str, object]:
     note, capture = CASES[name]
-    program = PROGRAM.replace("CAPTURE", textwrap.indent(capture, " " * 8))
+    program = PROGRAM.replace("SAID", SAID).replace(
+        "CAPTURE", textwrap.indent(capture, " " * 8)
+    )
     return {"case": name, "note": note, **outcome(program)}
 
 
