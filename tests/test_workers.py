@@ -3,6 +3,7 @@ limit), and a pool kept between runs (the language server's)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -526,3 +527,30 @@ def test_a_kept_pool_takes_the_resolutions_an_edit_left_as_they_were(
             assert any(code == "GL101" for code, _, _ in found) == ("(syncs" in text)
     finally:
         runs.close()
+
+
+@pytest.mark.parametrize(
+    ("counts", "busy", "collected"),
+    [
+        ((5_000, 3, 4), False, [0]),  # the young generation, as its threshold would
+        ((5_000, 100, 4), False, [1]),  # the middle one is due: it goes with it
+        ((5_000, 100, 100), False, [2]),  # and the old one after as many of those
+        ((0, 0, 0), False, []),  # nothing allocated since the last collection
+        ((5_000, 100, 100), True, []),  # a next job waits: it is not held up
+    ],
+)
+def test_a_worker_collects_between_jobs_what_is_due(
+    monkeypatch: pytest.MonkeyPatch,
+    counts: tuple[int, int, int],
+    busy: bool,
+    collected: list[int],
+) -> None:
+    """A worker idle after a job collects there, not inside the next job; each
+    older generation when as many collections of the younger one as its threshold
+    have run, as CPython's collector decides."""
+    calls: list[int] = []
+    monkeypatch.setattr(gc, "get_count", lambda: counts)
+    monkeypatch.setattr(gc, "get_threshold", lambda: (200_000, 100, 100))
+    monkeypatch.setattr(gc, "collect", lambda generation: calls.append(generation))
+    runner.collect_between_jobs(lambda: busy)
+    assert calls == collected
