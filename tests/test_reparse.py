@@ -192,3 +192,113 @@ def test_a_memory_error_while_moving_a_position_leaves_nothing_wrong(
     assert isinstance(expected, cst.FunctionDef)
     assert positions[last.body] == positions_of(whole)[expected.body]
     assert_whole(pieces, moved)
+
+
+CLASS = (
+    "import torch\n\n\n@dataclass\nclass Runner(Base):\n    '''doc'''\n\n"
+    + "".join(
+        f"    def step_{n}(self, x):\n        y = x + {n}\n        return y * 2\n\n"
+        for n in range(6)
+    )
+    + "\ndef after():\n    pass\n"
+)
+
+
+def members(module: cst.Module) -> list[cst.BaseStatement]:
+    found = [s for s in module.body if isinstance(s, cst.ClassDef)]
+    assert len(found) == 1 and isinstance(found[0].body, cst.IndentedBlock)
+    return list(found[0].body.body)
+
+
+@pytest.mark.parametrize("step", [0, 3, 5])
+def test_an_edit_in_a_method_parses_that_method_alone(step: int) -> None:
+    """The class is parsed again a member at a time: the edited method alone, in
+    a class of its own; the others keep their nodes (and what the analysis kept
+    for them)."""
+    pieces = Pieces()
+    before = members(assert_whole(pieces, CLASS))
+    parsed = pieces.parsed
+    edit = CLASS.replace(f"x + {step}\n", f"x + {step} + 1\n")
+    after = members(assert_whole(pieces, edit))
+    # the member: from the empty line before it to the next one's (the last: to
+    # the next top-level statement)
+    start = edit.index(f"\n    def step_{step}")
+    end = (
+        edit.index("def after")
+        if step == 5
+        else edit.index(f"\n    def step_{step + 1}")
+    )
+    assert pieces.parsed - parsed == end - start
+    for index, (old, new) in enumerate(zip(before, after, strict=True)):
+        assert (new is old) == (index != step + 1), index  # the docstring is first
+
+
+def test_an_edit_in_the_head_keeps_the_members() -> None:
+    pieces = Pieces()
+    before = members(assert_whole(pieces, CLASS))
+    after = members(assert_whole(pieces, CLASS.replace("'''doc'''", "'''docs'''")))
+    assert after[0] is not before[0]
+    assert all(new is old for old, new in zip(before[1:], after[1:], strict=True))
+
+
+def test_a_class_renamed_is_parsed_again() -> None:
+    pieces = Pieces()
+    before = members(assert_whole(pieces, CLASS))
+    after = members(assert_whole(pieces, CLASS.replace("(Base)", "(Base, Mixin)")))
+    assert all(new is old for old, new in zip(before[1:], after[1:], strict=True))
+    renamed = members(assert_whole(pieces, CLASS.replace("Runner", "Stepper")))
+    assert all(new is not old for old, new in zip(before, renamed, strict=True))
+
+
+def test_both_versions_of_a_class_in_one_source() -> None:
+    """A version of a class made of an earlier one's members, and that earlier
+    one, in one source: no node is in two places."""
+    pieces = Pieces()
+    assert_whole(pieces, CLASS)
+    edit = CLASS.replace("x + 2\n", "x + 2 + 1\n")
+    assert_whole(pieces, edit)
+    assert_whole(pieces, CLASS + "\n\n" + edit)
+    assert_whole(pieces, edit + "\n\n" + CLASS)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        CLASS.replace("\n", "\r\n"),
+        CLASS.replace("    def step_3", "    # a comment between\n    def step_3"),
+        CLASS.replace("        return y * 2\n", "        return y * 2  # end\n"),
+        CLASS.replace("\n\ndef after():\n    pass\n", ""),  # the class ends the file
+        CLASS.replace("\n\ndef after():\n    pass\n", "    # the end\n"),
+        CLASS.replace("    '''doc'''", "    '''doc'''; x = 1"),
+        CLASS.replace(
+            "    def step_4", "    class Inner:\n        a = 1\n\n    def step_4"
+        ),
+        CLASS.replace("    ", "\t"),
+        "class A:\n  x = 1\n\n  def f(self):\n      pass\n\n  y = 2\n",
+        "if True:\n  pass\n\n\nclass A:\n    x = 1\n\n    y = 2\n",  # indents differ
+    ],
+)
+def test_edits_in_odd_classes(source: str) -> None:
+    pieces = Pieces()
+    assert_whole(pieces, source)
+    for version in edited(source, seed=len(source)):
+        if compiles(version):
+            assert_whole(pieces, version)
+    lines = source.splitlines(keepends=True)
+    for at in range(len(lines)):  # a line added inside, at each line's indentation
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" \t"))]
+        version = "".join([*lines[:at], f"{indent}z_edit = 2\n", *lines[at:]])
+        if compiles(version):
+            assert_whole(pieces, version)
+            assert_whole(pieces, source)
+
+
+def test_a_version_made_of_members_another_in_the_source_has() -> None:
+    """A class made of the members of its last parse, which shares members with
+    an earlier version that the same source holds: parsed again."""
+    pieces = Pieces()
+    assert_whole(pieces, CLASS)
+    assert_whole(pieces, CLASS.replace("x + 2\n", "x + 2 + 1\n"))
+    third = CLASS.replace("x + 4\n", "x + 4 + 1\n")
+    assert_whole(pieces, third + "\n\n" + CLASS)
+    assert_whole(pieces, CLASS + "\n\n" + third)
