@@ -5,7 +5,8 @@
 For a small file (a model function that a region in another file captures), a
 generated 5,000-line file with a region and a hazard, and, with ``--megatron``, a
 Megatron-LM model file that a region elsewhere reaches, the file of its regions
-(``cuda_graphs.py``, which calls its own functions) and a module no region reaches
+(``cuda_graphs.py``, which calls its own functions; edited at its end, then inside
+its largest method, as typing there does) and a module no region reaches
 (``blended_dataset.py``), and a short training step added to it whose region
 calls Megatron-LM's ``permute`` and ``unpermute`` (the file an ML engineer edits
 most, in a large project): the time from ``didOpen`` to its diagnostics, with an
@@ -27,12 +28,14 @@ over stdio; the client is the tests' (``tests/lsp_client.py``).
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -138,8 +141,39 @@ HAZARD = "\nimport torch\n\n\ndef _bench(x):\n    return x.item()\n"
 PLAIN = "\n\ndef _bench(x):\n    return x + 1\n"
 
 
+def appended(added: str) -> Callable[[str, int], str]:
+    """Edits at the end of the file: a comment, and ``added`` every other one."""
+    return lambda text, version: (
+        text + f"\n# edit {version}\n" + (added if version % 2 else "")
+    )
+
+
+def inside(text: str, version: int) -> str:
+    """An edit inside the largest method of the largest class: a statement added
+    before its first one (after its docstring), as typing there does."""
+    tree = ast.parse(text)
+    classes = [c for c in tree.body if isinstance(c, ast.ClassDef)]
+    largest = max(classes, key=lambda c: (c.end_lineno or 0) - c.lineno)
+    methods = [f for f in largest.body if isinstance(f, ast.FunctionDef)]
+    method = max(methods, key=lambda f: (f.end_lineno or 0) - f.lineno)
+    body = method.body
+    docstring = isinstance(body[0], ast.Expr) and isinstance(
+        body[0].value, ast.Constant
+    )
+    first = body[1] if docstring and len(body) > 1 else body[0]
+    lines = text.splitlines(keepends=True)
+    indent = " " * first.col_offset
+    at = first.lineno - 1
+    return "".join([*lines[:at], f"{indent}_edit = {version}\n", *lines[at:]])
+
+
 def measure(
-    name: str, root: Path, path: Path, repeat: int, cache: Path, added: str = HAZARD
+    name: str,
+    root: Path,
+    path: Path,
+    repeat: int,
+    cache: Path,
+    edit: Callable[[str, int], str],
 ) -> str:
     os.environ["GRAPHLINT_CACHE_DIR"] = str(cache)
     text = path.read_text()
@@ -157,7 +191,7 @@ def measure(
     changes = []
     for version in range(2, repeat + 2):
         # new text at every change, as typing makes: nothing is in the cache
-        edited = text + f"\n# edit {version}\n" + (added if version % 2 else "")
+        edited = edit(text, version)
         start = time.perf_counter()
         client.change(uri, edited, version)
         client.diagnostics(uri, version=version, timeout=600)
@@ -247,21 +281,23 @@ def main() -> None:
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
-        cases: list[tuple[str, Path, Path, str]] = [
-            ("small", *small(scratch / "small"), HAZARD),
-            ("5,000 lines", *large(scratch / "large"), HAZARD),
+        hazard, plain = appended(HAZARD), appended(PLAIN)
+        cases: list[tuple[str, Path, Path, Callable[[str, int], str]]] = [
+            ("small", *small(scratch / "small"), hazard),
+            ("5,000 lines", *large(scratch / "large"), hazard),
         ]
         if args.megatron is not None:
             copy, reached, captures, aside, step = megatron(args.megatron, scratch)
-            cases.append(("Megatron-LM moe_utils.py", copy, reached, HAZARD))
-            cases.append(("Megatron-LM cuda_graphs.py", copy, captures, HAZARD))
-            cases.append(("Megatron-LM blended_dataset.py", copy, aside, PLAIN))
-            cases.append(("Megatron-LM + a training step", copy, step, HAZARD))
-        for name, root, path, added in cases:
+            cases.append(("Megatron-LM moe_utils.py", copy, reached, hazard))
+            cases.append(("Megatron-LM cuda_graphs.py", copy, captures, hazard))
+            cases.append(("cuda_graphs.py, in a method", copy, captures, inside))
+            cases.append(("Megatron-LM blended_dataset.py", copy, aside, plain))
+            cases.append(("Megatron-LM + a training step", copy, step, hazard))
+        for name, root, path, edit in cases:
             if not path.exists():  # the training step
                 path.write_text(STEP)
             cache = scratch / f"cache-{name}"
-            print(measure(name, root, path, args.repeat, cache, added), flush=True)
+            print(measure(name, root, path, args.repeat, cache, edit), flush=True)
         root = scratch / "small"
         print()
         print(f"Start to the answer to initialize: {started(root, args.repeat)}.")
@@ -270,7 +306,7 @@ def main() -> None:
         edited = across(root, args.repeat, scratch / "cache-across")
         print(f"An unsaved edit to a callee until its caller's file updates: {edited}.")
         if args.megatron is not None:
-            opened = [case[2] for case in cases[2:]]
+            opened = list(dict.fromkeys(case[2] for case in cases[2:]))
             warm = scratch / f"cache-{cases[-1][0]}"  # the last case's: all of them
             each = one_after_another(copy, opened, warm)
             print(f"Megatron-LM's files opened one after another: {each}.")
