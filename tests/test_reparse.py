@@ -302,3 +302,28 @@ def test_a_version_made_of_members_another_in_the_source_has() -> None:
     third = CLASS.replace("x + 4\n", "x + 4 + 1\n")
     assert_whole(pieces, third + "\n\n" + CLASS)
     assert_whole(pieces, CLASS + "\n\n" + third)
+
+
+def test_another_class_of_the_same_name_is_parsed_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A class whose last parse by that name has fewer than half of its members
+    (another file's ``class Config``) is parsed in one parse, not a member at a
+    time."""
+    pieces = Pieces()
+    assert_whole(pieces, CLASS)
+    parses: list[str] = []
+    real = cst.parse_module
+
+    def counted(source: str) -> cst.Module:
+        parses.append(source)
+        return real(source)
+
+    monkeypatch.setattr(cst, "parse_module", counted)
+    assert_whole(pieces, CLASS.replace("x + 2\n", "x + 2 + 1\n"))
+    assert len(parses) == 2  # the member alone, and the test's whole parse
+    parses.clear()
+    other = CLASS.replace("y = x +", "y = x -")
+    assert_whole(pieces, other)
+    class_piece = other[other.index("@dataclass") : other.index("def after")]
+    assert parses == [class_piece, other]

@@ -376,12 +376,22 @@ def _rebuilt(text: str, last: _Piece) -> tuple[_Piece, int] | None:
     """The piece of a class whose text is ``text``, made of the members of its
     ``last`` parse that it still has, those it does not parsed alone, in a class
     of their own, and the characters parsed; None where ``text`` is not a class cut
-    inside or the pieces do not agree on the indentation."""
+    inside, ``last`` has fewer than half of its members (another class of that
+    name: parsed whole, in one parse rather than one a member), or the pieces do
+    not agree on the indentation."""
     tree = cpython_parse(text)
     split = _split(text, tree)
     kept = last.members()
     earlier = last.split()
     if tree is None or split is None or earlier is None or not kept:
+        return None
+    ends_at = [*split.starts[1:], len(text)]
+    final = len(split.starts) - 1
+    wanted = [
+        (text[start:end], index == final)
+        for index, (start, end) in enumerate(zip(split.starts, ends_at, strict=True))
+    ]
+    if 2 * sum(key in kept for key in wanted) < len(wanted):
         return None
     head = text[: split.starts[0]]
     parsed = 0
@@ -395,18 +405,14 @@ def _rebuilt(text: str, last: _Piece) -> tuple[_Piece, int] | None:
         return None
     statements = list(block.body[: split.counts[0]])
     newline = base.default_newline
-    bounds = zip(split.starts, [*split.starts[1:], len(text)], strict=True)
     # what follows the last member: as it was, where it is kept (the members of
     # ``last`` come from one body)
     kept_block = _class_body(last.module)
     assert kept_block is not None
     ends = (last.module.footer, kept_block.footer, last.module.has_trailing_newline)
-    for index, ((start, end), count) in enumerate(
-        zip(bounds, split.counts[1:], strict=True)
-    ):
-        member = text[start:end]
-        final = index == len(split.starts) - 1
-        found = kept.pop((member, final), None)
+    for key, count in zip(wanted, split.counts[1:], strict=True):
+        member, is_final = key
+        found = kept.pop(key, None)
         if found is None:
             alone = cst.parse_module(f"class _:{newline}{member}")
             parsed += len(member)
@@ -418,7 +424,7 @@ def _rebuilt(text: str, last: _Piece) -> tuple[_Piece, int] | None:
             ):
                 return None
             found = tuple(own.body)
-            if final:
+            if is_final:
                 ends = (alone.footer, own.footer, alone.has_trailing_newline)
         statements.extend(found)
     footer, block_footer, trailing = ends
