@@ -88,6 +88,22 @@ def _private_config(
         monkeypatch.delenv(variable, raising=False)
 
 
+@pytest.fixture
+def libcst_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts handed to LibCST's ``parse_module`` from here on, in order."""
+    import libcst as cst  # noqa: PLC0415 - only the tests that count parses
+
+    texts: list[str] = []
+    real = cst.parse_module
+
+    def recording(text: str) -> cst.Module:
+        texts.append(text)
+        return real(text)
+
+    monkeypatch.setattr(cst, "parse_module", recording)
+    return texts
+
+
 def lint(source: str, *codes: str) -> list[Diagnostic]:
     """Lint a dedented snippet with only ``codes`` enabled (all when none given)."""
     enabled = frozenset(codes) if codes else Settings().enabled

@@ -23,20 +23,12 @@ def assert_same(source: str, piece: int = 1) -> None:
         assert getattr(pieces, field) == getattr(whole, field), field
 
 
-def parsed_pieces(
-    monkeypatch: pytest.MonkeyPatch, source: str, piece: int = 1
-) -> list[str]:
-    """The texts ``parse_module(source, piece=piece)`` hands LibCST."""
-    texts: list[str] = []
-    real = cst.parse_module
-
-    def recording(text: str) -> cst.Module:
-        texts.append(text)
-        return real(text)
-
-    monkeypatch.setattr(cst, "parse_module", recording)
+def parsed_pieces(parses: list[str], source: str, piece: int = 1) -> list[str]:
+    """The texts ``parse_module(source, piece=piece)`` hands LibCST (``parses``:
+    the ``libcst_parses`` fixture's record)."""
+    parses.clear()
     assert parse_module(source, piece=piece).code == source
-    return texts
+    return list(parses)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -113,25 +105,25 @@ def test_case_in_pieces(name: str) -> None:
 
 
 def test_cuts_only_before_statements_after_empty_lines(
-    monkeypatch: pytest.MonkeyPatch,
+    libcst_parses: list[str],
 ) -> None:
     source = "import torch\n\nx = 1\n# about y\ny = 2\n\n\n@d\ndef f():\n    pass\n"
-    assert parsed_pieces(monkeypatch, source) == [
+    assert parsed_pieces(libcst_parses, source) == [
         "import torch\n\n",
         "x = 1\n# about y\ny = 2\n\n\n",
         "@d\ndef f():\n    pass\n",
     ]
 
 
-def test_piece_size(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_piece_size(libcst_parses: list[str]) -> None:
     """Pieces end at the first cut after ``piece`` characters; a file no longer
     than ``piece`` is parsed whole."""
     unit = "def f{}():\n    return 1\n\n"
     source = "".join(unit.format(i) for i in range(100, 200))
-    texts = parsed_pieces(monkeypatch, source, 500)
+    texts = parsed_pieces(libcst_parses, source, 500)
     assert len(texts) == 5
     assert all(500 <= len(text) < 500 + len(unit) for text in texts[:-1])
-    assert parsed_pieces(monkeypatch, source, len(source)) == [source]
+    assert parsed_pieces(libcst_parses, source, len(source)) == [source]
 
 
 def test_syntax_error_as_the_whole_parse() -> None:
@@ -158,7 +150,7 @@ def test_a_piece_libcst_rejects_falls_back_to_the_whole_parse(
     assert parse_module(source, piece=1).deep_equals(real(source))
 
 
-def test_warnings_do_not_keep_a_file_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warnings_do_not_keep_a_file_whole(libcst_parses: list[str]) -> None:
     """CPython warns of ``"\\d"`` (pytest makes warnings errors): still cut."""
     source = 'x = "\\d"\n\ny = 1\n'
-    assert parsed_pieces(monkeypatch, source) == ['x = "\\d"\n\n', "y = 1\n"]
+    assert parsed_pieces(libcst_parses, source) == ['x = "\\d"\n\n', "y = 1\n"]

@@ -305,25 +305,18 @@ def test_a_version_made_of_members_another_in_the_source_has() -> None:
 
 
 def test_another_class_of_the_same_name_is_parsed_whole(
-    monkeypatch: pytest.MonkeyPatch,
+    libcst_parses: list[str],
 ) -> None:
     """A class whose last parse by that name has fewer than half of its members
     (another file's ``class Config``) is parsed in one parse, not a member at a
     time."""
     pieces = Pieces()
     assert_whole(pieces, CLASS)
-    parses: list[str] = []
-    real = cst.parse_module
-
-    def counted(source: str) -> cst.Module:
-        parses.append(source)
-        return real(source)
-
-    monkeypatch.setattr(cst, "parse_module", counted)
+    libcst_parses.clear()
     assert_whole(pieces, CLASS.replace("x + 2\n", "x + 2 + 1\n"))
-    assert len(parses) == 2  # the member alone, and the test's whole parse
-    parses.clear()
+    assert len(libcst_parses) == 2  # the member alone, and the test's whole parse
+    libcst_parses.clear()
     other = CLASS.replace("y = x +", "y = x -")
     assert_whole(pieces, other)
     class_piece = other[other.index("@dataclass") : other.index("def after")]
-    assert parses == [class_piece, other]
+    assert libcst_parses == [class_piece, other]
