@@ -320,3 +320,15 @@ def test_another_class_of_the_same_name_is_parsed_whole(
     assert_whole(pieces, other)
     class_piece = other[other.index("@dataclass") : other.index("def after")]
     assert libcst_parses == [class_piece, other]
+
+
+def test_a_class_with_lone_carriage_returns() -> None:
+    """A lone carriage return ends a line for CPython, not for ``str.split``: such
+    a class is parsed whole (no piece is cut in such a file). LibCST's own parse
+    drops a last lone one from the code, so the trees are compared."""
+    pieces = Pieces()
+    alone = "class A(B):\r    x = 1\r\r    def f(self):\r        return 1\r"
+    for version in (alone, alone.replace("x = 1", "x = 2"), alone):
+        module, positions = pieces.parse(version)
+        assert module.deep_equals(cst.parse_module(version))
+        assert positions[module.body[0]].start.line == 1

@@ -69,8 +69,11 @@ def _split(text: str, tree: ast.Module | None) -> _Split | None:
     cut: before each statement of its body that only empty lines separate from
     the one before it, where the cut takes them (they lead the statement, as in the
     whole parse); None where the piece is not one class whose body starts on a line
-    of its own and is followed by empty lines only, or nothing is cut."""
+    of its own and is followed by empty lines only, or nothing is cut (or where
+    CPython ends a line that ``str.split`` does not: a lone carriage return)."""
     if tree is None or len(tree.body) != 1 or type(tree.body[0]) is not ast.ClassDef:
+        return None
+    if text.count("\r") != text.count("\r\n"):
         return None
     body = tree.body[0].body
     lines = text.split("\n")
