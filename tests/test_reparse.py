@@ -332,3 +332,44 @@ def test_a_class_with_lone_carriage_returns() -> None:
         module, positions = pieces.parse(version)
         assert module.deep_equals(cst.parse_module(version))
         assert positions[module.body[0]].start.line == 1
+
+
+@pytest.mark.parametrize(
+    "versions",
+    [
+        # the class's first newline changes: kept members wrote theirs against it
+        [
+            "class A:\r\n    x = 1\r\n\r\n    y = 2\r\n",
+            "class A:\n    x = 1\r\n\r\n    y = 2\r\n",
+        ],
+        [
+            "import os\n\n\nclass A:\r\n    x = 1\n\n    y = 2\n",
+            "import os\n\n\nclass A:\n    x = 1\n\n    y = 2\n",
+        ],
+        # a backslash ends a member: the empty line after it is that line's
+        [
+            "class A:\n    x = 1\n\n    y = 2\\\n\n    z = 3\n",
+            "class A:\n    x = 1\n\n    y = 2\\\n\n    z = 4\n",
+        ],
+        [
+            "class A:\n    x = 1\n\n    y = 2\\\n\n    z = 3\n",
+            "class A:\n    x = 1\n\n    y = 5\n\n    z = 3\n",
+            "class A:\n    x = 9\n\n    y = 5\n\n    z = 3\n",
+        ],
+    ],
+)
+def test_versions_whose_members_do_not_carry_over(versions: list[str]) -> None:
+    pieces = Pieces()
+    for version in versions:
+        assert_whole(pieces, version)
+
+
+def test_a_form_feed_in_the_first_indentation_raises_as_the_whole_parse() -> None:
+    """The members of the last parse were written against its indentation."""
+    pieces = Pieces()
+    assert_whole(pieces, "class A:\n    x = 1\n\n    def f(self):\n        pass\n")
+    edit = "class A:\n\x0c    x = 1\n\n    def f(self):\n        pass\n"
+    with pytest.raises(cst.ParserSyntaxError):
+        cst.parse_module(edit)
+    with pytest.raises(cst.ParserSyntaxError):
+        pieces.parse(edit)

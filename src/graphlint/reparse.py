@@ -92,7 +92,13 @@ def _split(text: str, tree: ast.Module | None) -> _Split | None:
         decorators = getattr(statement, "decorator_list", None)
         first = decorators[0].lineno if decorators else statement.lineno
         last = before.end_lineno or before.lineno
-        if first > last and all(line in ("", "\r") for line in lines[last : first - 1]):
+        if (
+            first > last
+            # a backslash ending a statement's last line takes the empty line after
+            # it into that line's whitespace, in LibCST's tree
+            and not lines[last - 1].rstrip("\r").endswith("\\")
+            and all(line in ("", "\r") for line in lines[last : first - 1])
+        ):
             starts.append(offsets[last])
             counts.append(1)
         else:
@@ -381,7 +387,7 @@ def _rebuilt(text: str, last: _Piece) -> tuple[_Piece, int] | None:
     of their own, and the characters parsed; None where ``text`` is not a class cut
     inside, ``last`` has fewer than half of its members (another class of that
     name: parsed whole, in one parse rather than one a member), or the pieces do
-    not agree on the indentation."""
+    not agree on the first newline or indentation."""
     tree = cpython_parse(text)
     split = _split(text, tree)
     kept = last.members()
@@ -405,6 +411,11 @@ def _rebuilt(text: str, last: _Piece) -> tuple[_Piece, int] | None:
         parsed += len(head)
     block = _class_body(base)
     if block is None or len(block.body) < split.counts[0]:
+        return None
+    # a member's newlines and indentation are written as they differ from its
+    # module's first: the kept ones' module must have the same
+    detected = (base.default_newline, base.default_indent)
+    if detected != (last.module.default_newline, last.module.default_indent):
         return None
     statements = list(block.body[: split.counts[0]])
     newline = base.default_newline
