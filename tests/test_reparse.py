@@ -373,3 +373,13 @@ def test_a_form_feed_in_the_first_indentation_raises_as_the_whole_parse() -> Non
         cst.parse_module(edit)
     with pytest.raises(cst.ParserSyntaxError):
         pieces.parse(edit)
+
+
+def test_a_line_of_two_statements_keeps_the_members() -> None:
+    """``x = 1; y = 2`` is two statements in CPython's tree and one line in
+    LibCST's: the members are still counted, and kept."""
+    source = CLASS.replace("    def step_1", "    a = 1; b = 2\n\n    def step_1")
+    pieces = Pieces()
+    before = members(assert_whole(pieces, source))
+    after = members(assert_whole(pieces, source.replace("x + 4\n", "x + 4 + 1\n")))
+    assert sum(new is old for old, new in zip(before, after, strict=True)) == 7

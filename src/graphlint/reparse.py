@@ -58,7 +58,8 @@ _CLASS_NAME = re.compile(r"^class\s+(\w+)", re.MULTILINE)
 class _Split(NamedTuple):
     """Where a piece that is one class is cut inside (``_split``): the offsets its
     members start at (the first after the class's header and the first statements
-    of its body), and how many statements the head and each member hold."""
+    of its body), and how many statements of LibCST's tree the head and each
+    member hold."""
 
     starts: tuple[int, ...]
     counts: tuple[int, ...]
@@ -101,7 +102,7 @@ def _split(text: str, tree: ast.Module | None) -> _Split | None:
         ):
             starts.append(offsets[last])
             counts.append(1)
-        else:
+        elif statement.lineno > last:  # ``x = 1; y = 2`` is one line of LibCST's
             counts[-1] += 1
     return _Split(tuple(starts), tuple(counts)) if starts else None
 
