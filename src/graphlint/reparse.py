@@ -118,7 +118,7 @@ class _Piece:
     _nodes: list[int] | None = None  # the ids of its statements' nodes
     # where CPython puts its statements, and where it is cut inside: read once
     _anchors: list[Anchor] | None = None
-    _split: _Split | None = None
+    _inside: _Split | None = None
     _read: bool = False
 
     def positions(self) -> Ranges:
@@ -128,14 +128,14 @@ class _Piece:
 
     def split(self) -> _Split | None:
         """Where the piece is cut inside, if it is a class (``_split``)."""
-        return self._read_text()._split
+        return self._read_text()._inside
 
     def _read_text(self) -> _Piece:
         """The piece, its anchors and cuts inside read off CPython's parse."""
         if not self._read:
             tree = cpython_parse(self.text)
             self._anchors = None if tree is None else anchors(tree.body)
-            self._split = _split(self.text, tree)
+            self._inside = _split(self.text, tree)
             self._read = True
         return self
 
@@ -451,7 +451,7 @@ def _rebuilt(text: str, last: _Piece) -> tuple[_Piece, int] | None:
         footer=footer,
         has_trailing_newline=trailing,
     )
-    piece = _Piece(text, module, _anchors=anchors(tree.body), _split=split, _read=True)
+    piece = _Piece(text, module, _anchors=anchors(tree.body), _inside=split, _read=True)
     return piece, parsed
 
 
