@@ -55,6 +55,11 @@ SAMPLES = [
     "from .graphs import Graph\ng = Graph()",
     "from . import graphs\ng = graphs.Graph()",
     "from .graph import Graph",
+    # the letters "graph" absent: the test of the other alternatives ends there
+    "g = torch.accelerator.Graph()",
+    "import torch.accelerator as acc\nwith acc.Graph():\n    pass",
+    "g.capture_begin(pool=p)",
+    "from torch.cuda import (\n    Graph,\n)",
 ]
 
 

@@ -53,7 +53,6 @@ _CANDIDATE = re.compile(
     r"|from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)(?s:.*)\bGraph\b"
     r"|\bGraph\b(?s:.*)from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)"
 )
-_LITERALS = ("capture_begin", "make_graphed_callables", "graphlint", "reduce-overhead")
 _AUTOTUNE = "max-autotune"  # a mode that captures, unless "-no-cudagraphs" follows
 _NO_CUDAGRAPHS = "-no-cudagraphs"
 _GRAPH = re.compile(r"graph\b")  # a literal first: found by a fast scan
@@ -107,8 +106,20 @@ def _autotunes(source: str) -> bool:
 
 def text_candidate(source: str) -> bool:
     """Whether ``source``'s text names something a capture region needs
-    (``_CANDIDATE``)."""
-    if any(w in source for w in _LITERALS) or _autotunes(source):
+    (``_CANDIDATE``). Every alternative but three (``capture_begin`` and two
+    modes) holds the letters ``graph`` or ``Graph``: a text without either, most
+    of a tree, is settled by five substring searches."""
+    if "capture_begin" in source or "reduce-overhead" in source or _autotunes(source):
+        return True
+    if "graph" in source and _names_a_graph(source):
+        return True
+    return "Graph" in source and _names_accelerator_graph(source)
+
+
+def _names_a_graph(source: str) -> bool:
+    """``text_candidate`` for a text that holds ``graph``: the alternatives of
+    ``_CANDIDATE`` that hold that word."""
+    if "make_graphed_callables" in source or "graphlint" in source:
         return True
     for match in _CUDAGRAPHS_WORD.finditer(source):
         start, end = match.span()
@@ -118,11 +129,7 @@ def text_candidate(source: str) -> bool:
         )
         if quoted or source[max(0, start - 7) : start] == "triton.":
             return True
-    return (
-        _names_graph(source)
-        or _imports_from_cuda(source)
-        or _names_accelerator_graph(source)
-    )
+    return _names_graph(source) or ("cuda" in source and _imports_from_cuda(source))
 
 
 def _names_accelerator_graph(source: str) -> bool:
@@ -130,7 +137,8 @@ def _names_accelerator_graph(source: str) -> bool:
     class or its module is imported, the file names both (or, in PyTorch's own
     package, imports its ``graphs`` module relatively)."""
     return (
-        _ACCELERATOR in source or _RELATIVE_GRAPHS.search(source) is not None
+        _ACCELERATOR in source
+        or ("graphs" in source and _RELATIVE_GRAPHS.search(source) is not None)
     ) and _GRAPH_CLASS.search(source) is not None
 
 
