@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,40 @@ def _large(path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs RLIMIT_AS")
+def test_a_streamed_job_runs_while_the_next_ones_are_found(tmp_path: Path) -> None:
+    """``Pool.stream`` hands each job to a worker as it comes: here the next job is
+    found only once the outcome of the one before is told, which a pool that
+    waited for every job before starting any would never tell. Outcomes are told
+    by index, the jobs ``queued`` first; ``Inline.stream`` runs the jobs alike."""
+    files = [tmp_path / f"f{i}.py" for i in range(3)]
+    for i, path in enumerate(files):
+        path.write_text(REGION + ("    z = y.item()\n" if i == 1 else ""))
+    deadline = time.monotonic() + 300  # a hang fails, not a slow machine
+
+    def streamed(pool: runner.Workers) -> dict[int, str]:
+        told: dict[int, str] = {}
+
+        def found() -> Iterator[Job | None]:
+            yield None
+            yield Job(files[1])
+            while 1 not in told:  # the job found first, told while finding goes on
+                assert time.monotonic() < deadline
+                yield None
+            yield Job(files[2])
+
+        def tell(index: int, result: runner.Outcome) -> None:
+            assert isinstance(result, FileResult)
+            told[index] = result.path
+
+        pool.stream(found(), tell, queued=[Job(files[0])])
+        return told
+
+    with runner.Pool(1, Settings()) as pool:
+        told = streamed(pool)
+    assert told == {i: str(path) for i, path in enumerate(files)}
+    assert streamed(runner.Inline(Settings())) == told
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_the_memory_limit_is_named_when_the_parser_aborts(
     tmp_path: Path, method: str
@@ -281,6 +316,23 @@ class _Runs:
             behind.clear()
             return runner.run_files(pool, jobs, *besides)
 
+        def streamed(
+            pool: runner.Workers, jobs: Iterable[Job | None], *besides: Any
+        ) -> list[FileResult]:
+            found: list[Job] = []
+
+            def passing() -> Iterator[Job | None]:
+                for job in jobs:
+                    found.extend([job] if job is not None else [])
+                    yield job
+
+            results = runner.stream_files(pool, passing(), *besides)
+            self.batches.append(
+                ([*kinds(found), *behind], len(besides[0]) if besides else 0)
+            )
+            behind.clear()
+            return results
+
         started = runner.Pool.start
 
         def start(pool: runner.Pool, jobs: Sequence[runner.Work], *rest: Any) -> None:
@@ -288,6 +340,7 @@ class _Runs:
             started(pool, jobs, *rest)
 
         monkeypatch.setattr(check, "run_files", recorded)
+        monkeypatch.setattr(check, "stream_files", streamed)
         monkeypatch.setattr(runner.Pool, "start", start)
 
     def check(

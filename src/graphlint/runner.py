@@ -32,6 +32,7 @@ import contextlib
 import faulthandler
 import functools
 import gc
+import itertools
 import multiprocessing as mp
 import os
 import signal
@@ -41,7 +42,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -78,6 +79,9 @@ class SummaryJob:
 
 
 Work = Job | SummaryJob
+# seconds between two looks at the workers while jobs are being found
+# (``Pool.stream``): a look costs a system call, finding a job a file's screening
+POLL = 0.002
 Outcome = FileResult | ModuleSummary
 
 
@@ -555,16 +559,44 @@ class Pool:
         """Run ``jobs`` and wait for them; ``on_result`` is told each one's outcome
         (by its index). Jobs ``start`` gave run too, on workers these leave idle."""
         left = [len(jobs)]
-
-        def told(index: int) -> Callable[[Outcome], None]:
-            def done(outcome: Outcome) -> None:
-                left[0] -= 1
-                on_result(index, outcome)
-
-            return done
-
+        told = _counting(left, on_result)
         queues = self._queues([_Task(job, told(i)) for i, job in enumerate(jobs)])
         self.asked += len(jobs)
+        self._drive(queues, lambda: left[0] > 0)
+
+    def stream(
+        self,
+        jobs: Iterable[Work | None],
+        on_result: Callable[[int, Outcome], None],
+        *,
+        queued: Sequence[Work] = (),
+    ) -> None:
+        """``run`` for jobs found one at a time (``None``: none found yet), after
+        ``queued``: each job goes to an idle worker as it comes, and finished ones
+        are collected while the rest are found (at most every ``POLL`` seconds
+        between two jobs), so that the workers are not idle meanwhile. Those still
+        waiting when the last has come start largest first. ``on_result`` is told
+        each one's outcome, by its index: ``queued`` first, then ``jobs``."""
+        left = [0]
+        told = _counting(left, on_result)
+        queues = self._queues([])
+        given = 0
+        polled = time.monotonic()
+        for job in itertools.chain(queued, jobs):
+            if job is not None:
+                task = _Task(job, told(given))
+                queues.setdefault(self._queue_of(job), deque()).append(task)
+                given += 1
+                left[0] += 1
+                self.asked += 1
+                if given <= len(queued):
+                    continue  # handed out with the first job found
+            elif time.monotonic() - polled < POLL:
+                continue
+            self._drive(queues, lambda: left[0] > 0, block=False)
+            polled = time.monotonic()
+        for pid, queue in queues.items():  # the summaries after the files, as ``run``
+            queues[pid] = deque(sorted(queue, key=_largest_file_first))
         self._drive(queues, lambda: left[0] > 0)
 
     def start(
@@ -588,10 +620,15 @@ class Pool:
         )
 
     def _drive(
-        self, queues: dict[int, deque[_Task]], waiting: Callable[[], bool]
+        self,
+        queues: dict[int, deque[_Task]],
+        waiting: Callable[[], bool],
+        *,
+        block: bool = True,
     ) -> None:
         """Give jobs to idle workers (``queues`` first, then those ``start``
-        gave) and tell their outcomes, while ``waiting()``."""
+        gave) and tell their outcomes, while ``waiting()``; not ``block``: only
+        those of the workers done now."""
         timeout = self.settings.timeout
         while True:
             for worker in self.workers:
@@ -610,8 +647,10 @@ class Pool:
             deadline = min(w.started for w in busy) + timeout
             ready = wait(
                 [w.conn for w in busy] + [w.process.sentinel for w in busy],
-                timeout=max(0.0, deadline - time.monotonic()),
+                timeout=max(0.0, deadline - time.monotonic()) if block else 0.0,
             )
+            if not ready and not block and time.monotonic() < deadline:
+                return
             now = time.monotonic()
             for worker in busy:
                 running = worker.task
@@ -647,14 +686,15 @@ class Pool:
     def _queues(self, tasks: Sequence[_Task]) -> dict[int, deque[_Task]]:
         """The tasks by the pid of the live worker that had their file before (it
         keeps the parsed tree), in order; 0: no such worker."""
-        alive = {w.process.pid for w in self.workers}
         queues: dict[int, deque[_Task]] = {0: deque()}
         for task in tasks:
-            job = task.job
-            pid = self._seen.get(job.path, 0) if isinstance(job, Job) else 0
-            pid = pid if pid in alive else 0
-            queues.setdefault(pid, deque()).append(task)
+            queues.setdefault(self._queue_of(task.job), deque()).append(task)
         return queues
+
+    def _queue_of(self, job: Work) -> int:
+        """The pid of the live worker that had the job's file before; 0: none."""
+        pid = self._seen.get(job.path, 0) if isinstance(job, Job) else 0
+        return pid if any(w.process.pid == pid for w in self.workers) else 0
 
     def _next(self, queues: dict[int, deque[_Task]], worker: _Worker) -> _Task:
         """The next task for ``worker``: a file it had before, else one no worker
@@ -720,6 +760,18 @@ class Inline:
         self, jobs: Sequence[Work], on_result: Callable[[int, Outcome], None]
     ) -> None:
         for index, job in enumerate(jobs):
+            on_result(index, self.call(job))
+
+    def stream(
+        self,
+        jobs: Iterable[Work | None],
+        on_result: Callable[[int, Outcome], None],
+        *,
+        queued: Sequence[Work] = (),
+    ) -> None:
+        """``Pool.stream``: each job as it comes, after ``queued``."""
+        found = (job for job in itertools.chain(queued, jobs) if job is not None)
+        for index, job in enumerate(found):
             on_result(index, self.call(job))
 
     def start(
@@ -847,6 +899,49 @@ def run_files(
     order = sorted(range(len(work)), key=lambda i: -_size(work[i].path))
     pool.run([*(work[i] for i in order), *besides], keep)
     return [r for r in results if r is not None]
+
+
+def stream_files(
+    pool: Workers,
+    jobs: Iterable[Job | None],
+    besides: Sequence[SummaryJob] = (),
+    made: Callable[[int, Outcome], None] = lambda index, outcome: None,
+) -> list[FileResult]:
+    """``run_files`` for jobs found one at a time (``None``: none yet), each
+    started as it comes (``Pool.stream``); results come back in their order."""
+    results: dict[int, FileResult] = {}
+
+    def keep(index: int, result: Outcome) -> None:
+        if index < len(besides):
+            made(index, result)
+            return
+        assert isinstance(result, FileResult)
+        results[index - len(besides)] = result
+
+    pool.stream(jobs, keep, queued=besides)
+    return [results[i] for i in range(len(results))]
+
+
+def _counting(
+    left: list[int], on_result: Callable[[int, Outcome], None]
+) -> Callable[[int], Callable[[Outcome], None]]:
+    """What tells a job's outcome, by its index, and counts it off ``left``."""
+
+    def told(index: int) -> Callable[[Outcome], None]:
+        def done(outcome: Outcome) -> None:
+            left[0] -= 1
+            on_result(index, outcome)
+
+        return done
+
+    return told
+
+
+def _largest_file_first(task: _Task) -> tuple[bool, int]:
+    job = task.job
+    if isinstance(job, SummaryJob):
+        return True, -len(job.data)
+    return False, -_size(job.path)
 
 
 def _size(path: Path) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
 from functools import partial
@@ -73,6 +73,7 @@ from graphlint.runner import (
     keep_ready,
     open_pool,
     run_files,
+    stream_files,
     workers_kept,
 )
 from graphlint.settings import Job, Setter, Settings
@@ -140,19 +141,7 @@ class _Results:
         keys = [self._key(job) for job in jobs]
         found = [self._known(job, key) for job, key in zip(jobs, keys, strict=True)]
         missing = [i for i, result in enumerate(found) if result is None]
-        guessed = self._guessed(
-            first if first is not None else [jobs[i] for i in missing]
-        )
-        if guessed:  # on the workers the jobs leave idle: the reach starts sooner
-            self.behind = True
-
-            def ahead(index: int, result: Outcome) -> None:
-                assert isinstance(result, FileResult)
-                job, key = guessed[index]
-                self._keep(key, result)
-                self.ahead.append((job, result))
-
-            self.pool.start([job for job, _ in guessed], ahead)
+        self._guess(first if first is not None else [jobs[i] for i in missing])
         ran = [(jobs[i], keys[i]) for i in missing]
         fresh = run_files(self.pool, [job for job, _ in ran], *(besides or ()))
         for (_, key), result in zip(ran, fresh, strict=True):
@@ -160,6 +149,56 @@ class _Results:
         for index, result in zip(missing, fresh, strict=True):
             found[index] = result
         return [r for r in found if r is not None]
+
+    def stream(
+        self,
+        jobs: Iterable[Job | None],
+        first: Sequence[Job],
+        besides: tuple[list[SummaryJob], Callable[[int, Outcome], None]] | None = None,
+    ) -> list[FileResult]:
+        """``run`` for jobs found one at a time (None: none found yet), as pass
+        one screens the files: each starts as it comes, after the summaries
+        ``besides``, so that the workers check the files found while the others
+        are screened; the guesses of ``first`` start behind them."""
+        self.finish()
+        self._guess(first)
+        found: list[FileResult | None] = []
+        ran: list[tuple[int, str | None]] = []
+
+        def missing() -> Iterator[Job | None]:
+            for job in jobs:
+                known = key = None
+                if job is not None:
+                    key = self._key(job)
+                    known = self._known(job, key)
+                    found.append(known)
+                if job is None or known is not None:
+                    yield None
+                    continue
+                ran.append((len(found) - 1, key))
+                yield job
+
+        fresh = stream_files(self.pool, missing(), *(besides or ()))
+        for (index, key), result in zip(ran, fresh, strict=True):
+            self._keep(key, result)
+            found[index] = result
+        return [r for r in found if r is not None]
+
+    def _guess(self, jobs: Sequence[Job]) -> None:
+        """Start the guessed project-pass jobs of the pass-one ``jobs``, on the
+        workers the jobs leave idle: the reach starts sooner."""
+        guessed = self._guessed(jobs)
+        if not guessed:
+            return
+        self.behind = True
+
+        def ahead(index: int, result: Outcome) -> None:
+            assert isinstance(result, FileResult)
+            job, key = guessed[index]
+            self._keep(key, result)
+            self.ahead.append((job, result))
+
+        self.pool.start([job for job, _ in guessed], ahead)
 
     def finish(self) -> None:
         """Wait for the guesses still running."""
@@ -740,22 +779,32 @@ def _pass_one(
     settings_written: list[Path] = []
     screens = Screens(checked.cache, settings, stamps, memory=workers_kept())
     seen_of: dict[int, Screened] = {}
-    for index, job in enumerate(work):
-        if job.declared:
-            continue
-        seen = seen_of[index] = screens.screen(job.path)
-        found[index] = seen.result
-        if seen.compiles:
-            settings_written.append(job.path)
-        if seen.parsable:
-            settled.append(index)
-    screens.save()
-    todo = [i for i, result in enumerate(found) if result is None]
-    if not whole or (settings_written and wrappers(settings_written)):
-        todo.extend(settled)
+    todo: list[int] = []  # analysed, in the order they were found
+
+    def screened() -> Iterator[Job | None]:
+        """The jobs to analyse, each as the screening finds it (None: a file
+        settled)."""
+        for index, job in enumerate(work):
+            if not job.declared:
+                seen = seen_of[index] = screens.screen(job.path)
+                found[index] = seen.result
+                if seen.compiles:
+                    settings_written.append(job.path)
+                if seen.parsable:
+                    settled.append(index)
+                if seen.result is not None and (whole or not seen.parsable):
+                    yield None
+                    continue
+            todo.append(index)
+            yield job
+        screens.save()
+
     # beside them: the guessed project pass of every file (also of one settled by
     # its text: a file reached from regions elsewhere) and ``besides``
-    done = checked.run([work[i] for i in todo], first=work, besides=besides)
+    done = checked.stream(screened(), first=work, besides=besides)
+    if whole and settings_written and wrappers(settings_written):
+        done.extend(checked.run([work[i] for i in settled]))
+        todo.extend(settled)
     for index, result in zip(todo, done, strict=True):
         found[index] = result
     if inert is not None:
