@@ -3,6 +3,7 @@ limit), and a pool kept between runs (the language server's)."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 import subprocess
@@ -607,3 +608,33 @@ def test_a_worker_collects_between_jobs_what_is_due(
     monkeypatch.setattr(gc, "collect", lambda generation: calls.append(generation))
     runner.collect_between_jobs(lambda: busy)
     assert calls == collected
+
+
+def test_a_worker_parses_a_text_with_cpython_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's summary, its pass one and its project pass, run in one worker, take
+    the tree CPython gave the first of them; an edited text is parsed again."""
+    from graphlint import read  # noqa: PLC0415
+
+    monkeypatch.setattr(read, "_TREES", {})
+    parsed: list[str] = []
+    parse = ast.parse
+
+    def counted(source: str, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(source)
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counted)
+    path = tmp_path / "train.py"
+    path.write_text(HELPERS)
+    settings = Settings()
+    summary = runner.SummaryJob("train", str(path), HELPERS.encode())
+    assert isinstance(runner._summarize(summary, settings), ModuleSummary)
+    first = runner.check_file(Job(path), settings)
+    regions = first.entries[0].region
+    runner.check_file(Job(path, {"train.sync": regions}), settings)
+    assert parsed.count(HELPERS) == 1
+    path.write_text(HELPERS + "# edited\n")
+    runner.check_file(Job(path), settings)
+    assert parsed.count(HELPERS + "# edited\n") == 1

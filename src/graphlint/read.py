@@ -372,6 +372,13 @@ def decode(data: bytes, path: str) -> str | Diagnostic:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+# CPython's trees of the last texts parsed (a file's summary, pass one and project
+# pass, in one worker: the same text), by text and target, most recently used last,
+# up to ``_TREES_KEPT`` characters of text (a tree takes about 30 bytes a character)
+_TREES: dict[tuple[str, Version], ast.Module] = {}
+_TREES_KEPT = 1 << 20
+
+
 def prescreen(
     source: str, display: str, target: Version = RUNNING
 ) -> ast.Module | Diagnostic | None:
@@ -381,7 +388,27 @@ def prescreen(
     Returns the tree, or the file's GL001/GL005 outcome. A target older than this
     interpreter is checked with ``feature_version``; for a newer one, code this
     interpreter rejects is not called broken when LibCST parses it (None: valid, but
-    no CPython tree)."""
+    no CPython tree). A tree is the last one of the same text where it is kept: no
+    reader changes a tree."""
+    key = (source, target)
+    tree = _TREES.pop(key, None)
+    if tree is None:
+        found = _cpython(source, display, target)
+        if not isinstance(found, ast.Module):
+            return found
+        tree = found
+    _TREES[key] = tree
+    kept = sum(len(text) for text, _ in _TREES)
+    while kept > _TREES_KEPT and len(_TREES) > 1:
+        oldest = next(iter(_TREES))
+        kept -= len(oldest[0])
+        del _TREES[oldest]
+    return tree
+
+
+def _cpython(
+    source: str, display: str, target: Version
+) -> ast.Module | Diagnostic | None:
     try:
         with warnings.catch_warnings():  # a SyntaxWarning is no error, whatever -W says
             warnings.simplefilter("ignore")
