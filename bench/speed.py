@@ -2,20 +2,22 @@
 
     python bench/speed.py --megatron ~/rw-trees/megatron-lm --torch /path/to/torch
 
-For each tree (Megatron-LM and torch's site-packages when given, CPython's standard
-library, an empty folder) it runs, as separate processes from a fresh cache folder:
-``graphlint check`` cold (empty cache), warm (nothing changed) and, on a copy of the
-tree, warm after one file a region reaches was edited, and that file named alone (as
-the pre-commit hook names it); then ``ruff check --no-cache``
-with its default rules and with ``--select ALL``, as the anchor. Each figure is the
-wall time and the CPU time of the whole process tree (``resource.RUSAGE_CHILDREN``),
-the best of ``--repeat`` runs, and for cold runs the peak memory of the process tree
+For each tree (Megatron-LM and torch's site-packages when given, each tree of the
+``--trees`` folder, CPython's standard library, an empty folder) it runs, as
+separate processes from a fresh cache folder: ``graphlint check`` cold (empty
+cache), warm (nothing changed) and, for Megatron-LM and torch, on a copy of the
+tree, warm after one file a region reaches was edited, and that file named alone
+(as the pre-commit hook names it); then ``ruff check --no-cache`` with its default
+rules and with ``--select ALL``, as the anchor. Each figure is the wall time and
+the CPU time of the whole process tree (``resource.RUSAGE_CHILDREN``), the best of
+``--repeat`` runs, and for cold runs the peak memory of the process tree
 (proportional set sizes summed, sampled from /proc); the output is a Markdown table
-with the ratios of graphlint cold and warm to ruff's default run. The output of every
-graphlint run is compared with a cold ``--no-cache`` run on the same tree; any
-difference fails the command. Trees are obtained
-as in ../shared/realworld/README.md. ``--curve 1000,10000,100000`` adds cold runs on
-generated projects of those sizes.
+with the ratios of graphlint cold and warm to ruff's default run. The output of
+every graphlint run is compared with a cold ``--no-cache`` run on the same tree;
+any difference fails the command. Trees are obtained as in
+../shared/realworld/README.md (``--trees ~/rw-trees``: its eight, whose slowest
+issue #28 bounds). ``--curve 1000,10000,100000`` adds cold runs on generated
+projects of those sizes.
 """
 
 from __future__ import annotations
@@ -224,6 +226,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megatron", type=Path, help="a Megatron-LM checkout")
     parser.add_argument("--torch", type=Path, help="an installed torch package")
+    parser.add_argument(
+        "--trees",
+        type=Path,
+        help="a folder of trees, a row each: ../shared/realworld's (get_trees.sh)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs per figure")
     parser.add_argument(
         "--curve",
@@ -238,7 +245,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         bench = Bench(args.repeat, Path(scratch))
         if not args.no_trees:
-            table(bench, args.megatron, args.torch)
+            table(bench, args.megatron, args.torch, args.trees)
         if args.curve:
             curve([int(size) for size in args.curve.split(",")], bench)
         if bench.differs:
@@ -249,7 +256,9 @@ def main() -> None:
         print("\nEvery cold, warm and edited run said what a --no-cache run says.")
 
 
-def table(bench: Bench, megatron: Path | None, torch: Path | None) -> None:
+def table(
+    bench: Bench, megatron: Path | None, torch: Path | None, folder: Path | None
+) -> None:
     print(
         "| tree | graphlint cold (peak memory) | warm | warm, one reached file edited "
         "| that file named alone | ruff | ruff --select ALL | cold / ruff "
@@ -268,6 +277,11 @@ def table(bench: Bench, megatron: Path | None, torch: Path | None) -> None:
     trees = [
         ("Megatron-LM", megatron, True),
         ("torch", torch, True),
+        *(
+            (tree.name, tree, False)
+            for tree in sorted(folder.iterdir() if folder else [])
+            if tree.is_dir() and tree.resolve() != (megatron and megatron.resolve())
+        ),
         ("CPython stdlib", stdlib, False),
         ("empty folder", empty, False),
     ]
