@@ -276,3 +276,40 @@ def test_the_files_layout_is_asked_once_while_paths_are_current(
     assert check._source_roots(files) == [(tmp_path / "other" / "pkg").resolve()]
     assert check._whole(files, [], [tmp_path / "other"])
     assert asked == ["whole"] * 4
+
+
+def test_a_name_a_package_reexports_is_summarised_ahead(tmp_path: Path) -> None:
+    """A callee imported from a package that imports it from a module of its own
+    (``from top import helper``; ``top/__init__.py``: ``from .mid import helper``,
+    and ``mid`` from ``.impl``): each module on the way is summarised ahead of
+    the resolver, a hop per batch, where the resolver would load each alone."""
+    (tmp_path / "top" / "mid").mkdir(parents=True)
+    (tmp_path / "top" / "__init__.py").write_text("from .mid import helper\n")
+    (tmp_path / "top" / "mid" / "__init__.py").write_text("from .impl import helper\n")
+    (tmp_path / "top" / "mid" / "impl.py").write_text("def helper(x):\n    return x\n")
+    (tmp_path / "train.py").write_text("from top import helper\n")
+    made: dict[Path, ModuleSummary] = {}
+    batches: list[list[str]] = []
+    alone: list[str] = []
+
+    def summary(path: Path, name: str) -> ModuleSummary:
+        found = summarize_source(path.read_bytes(), name, str(path))
+        assert isinstance(found, ModuleSummary)
+        return found
+
+    def prefetch(modules: list[tuple[Path, str]]) -> None:
+        batches.append([name for _, name in modules])
+        made.update((path, summary(path, name)) for path, name in modules)
+
+    def load(path: Path, name: str) -> ModuleSummary:
+        if path not in made:
+            alone.append(name)
+        return made.get(path) or summary(path, name)
+
+    index = ModuleIndex([tmp_path], load, prefetch=prefetch)
+    train = index.module("train")
+    assert train is not None
+    index.prefetch_calls([(train, "helper")])
+    assert batches == [["top"], ["top.mid"], ["top.mid.impl"]]
+    assert index.module("top.mid.impl") is not None
+    assert alone == ["train"]

@@ -23,6 +23,23 @@ from graphlint.read import module_of, overlay_contents, real_path, source_root
 Loader = Callable[[Path, str], ModuleSummary | None]
 
 
+_HOPS = 2  # packages re-exporting a name, followed ahead of the resolver
+
+
+def _splits(prefix: str, rest: str) -> list[tuple[str, str, str]]:
+    """Where the dotted name ``prefix.rest`` may be imported again, of the two
+    modules ``_near(prefix)`` has summarised: (a module, the name looked up
+    there, the rest after it), ``prefix`` itself first, then its package."""
+    found: list[tuple[str, str, str]] = []
+    if rest:
+        head, _, tail = rest.partition(".")
+        found.append((prefix, head, tail))
+    package, _, last = prefix.rpartition(".")
+    if package:
+        found.append((package, last, rest))
+    return found
+
+
 class ModuleIndex:
     """The modules under ``roots``, summarised by ``load(path, module_name)`` when
     first asked for; ``prefetch`` has a batch of files summarised at once; the
@@ -150,16 +167,19 @@ class ModuleIndex:
         first = [(e.module, self.root_of_file(e.path)) for e in entries]
         self._prefetch([m for name, root in first for m in self._next_load(name, root)])
         then: list[tuple[Path, str]] = []
+        calls: list[tuple[ModuleSummary, str]] = []
         for entry, (name, root) in zip(entries, first, strict=True):
             module = self.module(name, prefer=root)  # summarised just now
             if module is not None:
                 then.extend(self._callee_modules(module, entry.callee))
+                calls.append((module, entry.callee))
         for site in sites:
             parts = site.compiler.split(".")
             near = self.root_of_file(site.path)
             for end in range(len(parts), 0, -1):
                 then.extend(self._next_load(".".join(parts[:end]), near))
         self._prefetch(then)
+        self._reexports(calls)
 
     def prefetch_calls(self, calls: Iterable[tuple[ModuleSummary, str]]) -> None:
         """Have the modules that ``calls`` (a module, and a callee as written there)
@@ -168,6 +188,7 @@ class ModuleIndex:
         one worker."""
         if self._prefetch is None:
             return
+        calls = list(calls)
         wanted = [
             found
             for module, callee in calls
@@ -175,6 +196,32 @@ class ModuleIndex:
         ]
         if wanted:
             self._prefetch(wanted)
+        self._reexports(calls)
+
+    def _reexports(self, calls: Sequence[tuple[ModuleSummary, str]]) -> None:
+        """Have summarised, a hop at a time, the modules that a package just
+        summarised for ``calls`` (``_callee_modules``) imports a callee's name from
+        (``from pkg import f`` where ``pkg/__init__.py`` has ``from .impl import
+        f``): the resolver would load each alone, waiting for one worker."""
+        if self._prefetch is None:
+            return
+        names = [
+            name for module, callee in calls for name in self._named_in(module, callee)
+        ]
+        for _ in range(_HOPS):
+            hops = [hop for name in names for hop in self._reexported(*name)]
+            wanted = [
+                found
+                for qualified, _, near in hops
+                for found in self._near(qualified, near)
+            ]
+            if wanted:
+                self._prefetch(wanted)
+            names = [
+                (*split, near)
+                for qualified, rest, near in hops
+                for split in _splits(qualified, rest)
+            ]
 
     def prefetch_named(self, modules: Iterable[tuple[str, Path | None]]) -> None:
         """Have ``modules`` (a name, and the root to prefer) summarised together."""
@@ -192,11 +239,40 @@ class ModuleIndex:
         base = module.imports.get(callee.partition(".")[0])
         if base is None:
             return []
-        near = self._root_of.get(id(module))
+        return self._near(base, self._root_of.get(id(module)))
+
+    def _near(self, qualified: str, near: Path | None) -> list[tuple[Path, str]]:
+        """The files resolving the dotted name ``qualified`` would summarise
+        first: its module, or its package's."""
         return [
-            *self._next_load(base, near),
-            *self._next_load(base.rpartition(".")[0], near),
+            *self._next_load(qualified, near),
+            *self._next_load(qualified.rpartition(".")[0], near),
         ]
+
+    def _named_in(
+        self, module: ModuleSummary, callee: str
+    ) -> list[tuple[str, str, str, Path | None]]:
+        """Where ``callee`` (dotted, as written in ``module``) may be imported
+        again, in a module ``_callee_modules`` had summarised: (that module, the
+        name looked up there, the rest of the callee, the root to prefer)."""
+        first, _, rest = callee.partition(".")
+        base = module.imports.get(first)
+        if base is None:
+            return []
+        near = self._root_of.get(id(module))
+        return [(*split, near) for split in _splits(base, rest)]
+
+    def _reexported(
+        self, package: str, name: str, rest: str, near: Path | None
+    ) -> list[tuple[str, str, Path | None]]:
+        """What ``name`` stands for where the module ``package`` (summarised by the
+        last prefetch, or before) imports it: the name it is imported from, the
+        rest of the dotted name, and the root to prefer."""
+        summary = self.module(package, prefer=near)
+        target = summary.imports.get(name) if summary is not None else None
+        if summary is None or target is None:
+            return []
+        return [(target, rest, self._root_of.get(id(summary)))]
 
     def _next_load(self, name: str, prefer: Path | None) -> list[tuple[Path, str]]:
         """The file ``module(name, prefer=...)`` would summarise next, if any."""
