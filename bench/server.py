@@ -149,14 +149,24 @@ def appended(added: str) -> Callable[[str, int], str]:
 
 
 def inside(text: str, version: int) -> str:
-    """An edit inside the largest method of the largest class: a statement added
-    before its first one (after its docstring), as typing there does."""
+    """An edit inside the largest method of the largest class with methods (in a
+    file without one, the largest function): a statement added before its first
+    one (after its docstring), as typing there does."""
     tree = ast.parse(text)
-    classes = [c for c in tree.body if isinstance(c, ast.ClassDef)]
-    largest = max(classes, key=lambda c: (c.end_lineno or 0) - c.lineno)
-    methods = [f for f in largest.body if isinstance(f, ast.FunctionDef)]
-    method = max(methods, key=lambda f: (f.end_lineno or 0) - f.lineno)
-    body = method.body
+
+    def span(node: ast.stmt) -> int:
+        return (node.end_lineno or 0) - node.lineno
+
+    def functions(body: list[ast.stmt]) -> list[ast.FunctionDef]:
+        return [f for f in body if isinstance(f, ast.FunctionDef)]
+
+    classes = [
+        c for c in tree.body if isinstance(c, ast.ClassDef) and functions(c.body)
+    ]
+    largest = max(classes, key=span).body if classes else tree.body
+    if not functions(largest):
+        raise SystemExit("no function to edit inside")
+    body = max(functions(largest), key=span).body
     docstring = isinstance(body[0], ast.Expr) and isinstance(
         body[0].value, ast.Constant
     )
