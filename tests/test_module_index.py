@@ -313,3 +313,35 @@ def test_a_name_a_package_reexports_is_summarised_ahead(tmp_path: Path) -> None:
     assert batches == [["top"], ["top.mid"], ["top.mid.impl"]]
     assert index.module("top.mid.impl") is not None
     assert alone == ["train"]
+
+
+def test_a_region_calls_module_is_summarised_ahead_through_a_local(
+    tmp_path: Path,
+) -> None:
+    """A region's call of a local bound before it (``model = build()``, then
+    ``model.step()`` under capture) has the module ``build`` is imported from
+    summarised with the region calls' own, not alone when the call is resolved."""
+    from graphlint.diagnostics import Entry, RegionKind, RegionRef  # noqa: PLC0415
+
+    (tmp_path / "models.py").write_text("def build():\n    return 1\n")
+    (tmp_path / "train.py").write_text(
+        "from models import build\n\n\ndef run(g):\n    model = build()\n"
+        "    with torch.cuda.graph(g):\n        model.step()\n"
+    )
+    batches: list[list[str]] = []
+
+    def prefetch(modules: list[tuple[Path, str]]) -> None:
+        batches.append([name for _, name in modules])
+
+    def load(path: Path, name: str) -> ModuleSummary:
+        found = summarize_source(path.read_bytes(), name, str(path))
+        assert isinstance(found, ModuleSummary)
+        return found
+
+    index = ModuleIndex([tmp_path], load, prefetch=prefetch)
+    region = RegionRef(RegionKind.MANUAL, 6, "torch.cuda.graph")
+    entry = Entry(
+        str(tmp_path / "train.py"), "train", "run", 7, 8, "model.step", region
+    )
+    index.prefetch([entry], [])
+    assert batches == [["train"], ["models"]]

@@ -40,6 +40,20 @@ def _splits(prefix: str, rest: str) -> list[tuple[str, str, str]]:
     return found
 
 
+def _bound(module: ModuleSummary, function: str | None, callee: str) -> list[str]:
+    """``callee`` (dotted, as a region's code in ``function`` of ``module`` writes
+    it) as the module's imports may name it: itself, and where its first name is a
+    local of the function, that name written as what each of its bindings names
+    (``model = build(cfg)`` before the region, ``model.step()`` in it:
+    ``build.step``), which ``_callee_modules`` finds the files of."""
+    first, dot, rest = callee.partition(".")
+    summary = module.functions.get(function) if function is not None else None
+    if summary is None or first in module.imports:
+        return [callee]
+    named = (ref.target for ref in summary.names.get(first, ()))
+    return [callee, *(f"{target}{dot}{rest}" for target in named if target)]
+
+
 class ModuleIndex:
     """The modules under ``roots``, summarised by ``load(path, module_name)`` when
     first asked for; ``prefetch`` has a batch of files summarised at once; the
@@ -170,9 +184,11 @@ class ModuleIndex:
         calls: list[tuple[ModuleSummary, str]] = []
         for entry, (name, root) in zip(entries, first, strict=True):
             module = self.module(name, prefer=root)  # summarised just now
-            if module is not None:
-                then.extend(self._callee_modules(module, entry.callee))
-                calls.append((module, entry.callee))
+            if module is None:
+                continue
+            for callee in _bound(module, entry.function, entry.callee):
+                then.extend(self._callee_modules(module, callee))
+                calls.append((module, callee))
         for site in sites:
             parts = site.compiler.split(".")
             near = self.root_of_file(site.path)
