@@ -610,6 +610,48 @@ def test_a_worker_collects_between_jobs_what_is_due(
     assert calls == collected
 
 
+def test_jobs_started_behind_wait_for_the_jobs_streamed(tmp_path: Path) -> None:
+    """A job ``start`` gave runs behind those a stream finds, however long the
+    finding takes before the first: the pool's looks at the workers between two
+    found jobs hand out only found ones."""
+    found, behind = tmp_path / "found.py", tmp_path / "behind.py"
+    found.write_text(REGION)
+    behind.write_text(REGION)
+    told: list[str] = []
+
+    def finding() -> Iterator[Job | None]:
+        start = time.monotonic()
+        while time.monotonic() - start < 20 * runner.POLL:  # looks at the workers
+            yield None
+        yield Job(found)
+
+    with runner.Pool(1, Settings()) as pool:
+        pool.start([Job(behind)], lambda _, result: told.append(result.path))
+        pool.stream(finding(), lambda _, result: told.append(result.path))
+        pool.finish()
+    assert told == [str(found), str(behind)]
+
+
+def test_only_a_project_pass_waits_for_the_guesses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of pass-one jobs (a second one: the files compile wrappers make
+    parsed) runs beside the guessed project-pass jobs still running; a batch of
+    project-pass jobs waits for them first, as one of them may be its own."""
+    from graphlint.project import check  # noqa: PLC0415
+
+    path = tmp_path / "train.py"
+    path.write_text(HELPERS)
+    finished: list[int] = []
+    monkeypatch.setattr(check._Results, "finish", lambda self: finished.append(1))
+    checked = check._Results(runner.Inline(Settings()), Settings(), None)
+    checked.run([Job(path)])
+    assert not finished
+    region = checked.run([Job(path)])[0].entries[0].region
+    checked.run([Job(path, {"train.sync": region})])
+    assert finished == [1]
+
+
 def test_a_worker_parses_a_text_with_cpython_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -638,3 +680,19 @@ def test_a_worker_parses_a_text_with_cpython_once(
     path.write_text(HELPERS + "# edited\n")
     runner.check_file(Job(path), settings)
     assert parsed.count(HELPERS + "# edited\n") == 1
+
+
+def test_a_text_larger_than_the_trees_kept_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CPython's tree of a text over the size kept is not kept: it would outgrow
+    what the worker means to keep until its next parse."""
+    from graphlint import read  # noqa: PLC0415
+
+    monkeypatch.setattr(read, "_TREES", {})
+    monkeypatch.setattr(read, "_TREES_KEPT", len(HELPERS) - 1)
+    first = read.prescreen(HELPERS, "train.py")
+    assert read._TREES == {}
+    assert read.prescreen(HELPERS, "train.py") is not first
+    small = read.prescreen("x = 1\n", "small.py")
+    assert read.prescreen("x = 1\n", "small.py") is small

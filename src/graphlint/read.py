@@ -395,7 +395,7 @@ def prescreen(
     tree = _TREES.pop(key, None)
     if tree is None:
         found = _cpython(source, display, target)
-        if not isinstance(found, ast.Module):
+        if not isinstance(found, ast.Module) or len(source) > _TREES_KEPT:
             return found
         tree = found
     _TREES[key] = tree

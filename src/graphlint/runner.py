@@ -593,7 +593,7 @@ class Pool:
                     continue  # handed out with the first job found
             elif time.monotonic() - polled < POLL:
                 continue
-            self._drive(queues, lambda: left[0] > 0, block=False)
+            self._drive(queues, lambda: left[0] > 0, block=False, later=False)
             polled = time.monotonic()
         for pid, queue in queues.items():  # the summaries after the files, as ``run``
             queues[pid] = deque(sorted(queue, key=_largest_file_first))
@@ -625,16 +625,18 @@ class Pool:
         waiting: Callable[[], bool],
         *,
         block: bool = True,
+        later: bool = True,
     ) -> None:
-        """Give jobs to idle workers (``queues`` first, then those ``start``
-        gave) and tell their outcomes, while ``waiting()``; not ``block``: only
-        those of the workers done now."""
+        """Give jobs to idle workers (``queues`` first, then, with ``later``, those
+        ``start`` gave) and tell their outcomes, while ``waiting()``; not
+        ``block``: only those of the workers done now."""
         timeout = self.settings.timeout
+        behind = self._later if later else deque()
         while True:
             for worker in self.workers:
-                if worker.task is None and (any(queues.values()) or self._later):
+                if worker.task is None and (any(queues.values()) or behind):
                     worker = self._current(worker)
-                    worker.task = task = self._next(queues, worker)
+                    worker.task = task = self._next(queues, worker, behind)
                     worker.started = time.monotonic()
                     with contextlib.suppress(OSError):  # dead already: seen below
                         if worker.context != self.context:
@@ -696,16 +698,18 @@ class Pool:
         pid = self._seen.get(job.path, 0) if isinstance(job, Job) else 0
         return pid if any(w.process.pid == pid for w in self.workers) else 0
 
-    def _next(self, queues: dict[int, deque[_Task]], worker: _Worker) -> _Task:
+    def _next(
+        self, queues: dict[int, deque[_Task]], worker: _Worker, behind: deque[_Task]
+    ) -> _Task:
         """The next task for ``worker``: a file it had before, else one no worker
-        had, else another worker's, else one ``start`` gave. Each file's first
-        worker is remembered."""
+        had, else another worker's, else one ``start`` gave (``behind``). Each
+        file's first worker is remembered."""
         pid = worker.process.pid or 0
         queue = (
             queues.get(pid)
             or queues[0]
             or next((q for q in queues.values() if q), None)
-            or self._later
+            or behind
         )
         task = queue.popleft()
         if isinstance(task.job, Job):

@@ -137,7 +137,8 @@ class _Results:
         each) run in the same batch; the guesses of the pass-one jobs ``first`` (by
         default, of those of ``jobs`` that run) start behind it, and run on after
         it until the next ``run`` or ``finish`` (``Pool.start``)."""
-        self.finish()  # a guess may be one of them
+        if any(job.external is not None for job in jobs):
+            self.finish()  # a guess may be one of them
         keys = [self._key(job) for job in jobs]
         found = [self._known(job, key) for job, key in zip(jobs, keys, strict=True)]
         missing = [i for i, result in enumerate(found) if result is None]
@@ -160,7 +161,6 @@ class _Results:
         one screens the files: each starts as it comes, after the summaries
         ``besides``, so that the workers check the files found while the others
         are screened; the guesses of ``first`` start behind them."""
-        self.finish()
         self._guess(first)
         found: list[FileResult | None] = []
         ran: list[tuple[int, str | None]] = []
