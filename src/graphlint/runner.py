@@ -574,9 +574,10 @@ class Pool:
         """``run`` for jobs found one at a time (``None``: none found yet), after
         ``queued``: each job goes to an idle worker as it comes, and finished ones
         are collected while the rest are found (at most every ``POLL`` seconds
-        between two jobs), so that the workers are not idle meanwhile. Those still
-        waiting when the last has come start largest first. ``on_result`` is told
-        each one's outcome, by its index: ``queued`` first, then ``jobs``."""
+        between two jobs), so that the workers are not idle meanwhile; the jobs
+        ``start`` gave wait until the last has come. Those still waiting then start
+        largest first. ``on_result`` is told each one's outcome, by its index:
+        ``queued`` first, then ``jobs``."""
         left = [0]
         told = _counting(left, on_result)
         queues = self._queues([])
@@ -590,7 +591,7 @@ class Pool:
                 left[0] += 1
                 self.asked += 1
                 if given <= len(queued):
-                    continue  # handed out with the first job found
+                    continue  # handed out at the next look at the workers
             elif time.monotonic() - polled < POLL:
                 continue
             self._drive(queues, lambda: left[0] > 0, block=False, later=False)

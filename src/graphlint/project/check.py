@@ -136,7 +136,8 @@ class _Results:
         """The results of ``jobs``. The summaries ``besides`` (with what keeps
         each) run in the same batch; the guesses of the pass-one jobs ``first`` (by
         default, of those of ``jobs`` that run) start behind it, and run on after
-        it until the next ``run`` or ``finish`` (``Pool.start``)."""
+        it until a ``run`` of project-pass jobs, which may be one of them, or
+        ``finish`` (``Pool.start``)."""
         if any(job.external is not None for job in jobs):
             self.finish()  # a guess may be one of them
         keys = [self._key(job) for job in jobs]
