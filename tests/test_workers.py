@@ -645,9 +645,8 @@ def test_only_a_project_pass_waits_for_the_guesses(
     finished: list[int] = []
     monkeypatch.setattr(check._Results, "finish", lambda self: finished.append(1))
     checked = check._Results(runner.Inline(Settings()), Settings(), None)
-    checked.run([Job(path)])
-    assert not finished
     region = checked.run([Job(path)])[0].entries[0].region
+    assert not finished
     checked.run([Job(path, {"train.sync": region})])
     assert finished == [1]
 
