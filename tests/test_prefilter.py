@@ -60,6 +60,9 @@ SAMPLES = [
     "import torch.accelerator as acc\nwith acc.Graph():\n    pass",
     "g.capture_begin(pool=p)",
     "from torch.cuda import (\n    Graph,\n)",
+    # ``graphs`` in the import of ``Graph`` itself
+    "from . import Graph, graphs",
+    "from . import graphs, Graph",
 ]
 
 

@@ -47,11 +47,11 @@ _CANDIDATE = re.compile(
     r"|\bcuda[\w.]*[ \t]+import[ \t]*\((?:[^)#]|#[^\n]*\n)*?\bgraph\b"
     r"|\.graph\(|capture_begin|make_graphed_callables|graphlint|reduce-overhead"
     r"|max-autotune(?!-no-cudagraphs)|triton\.cudagraphs|[\"']cudagraphs[\"']"
-    # ``torch.accelerator.Graph``, however it is imported: both words, in any order
-    # (in PyTorch's own package, ``graphs`` imported relatively for ``accelerator``)
-    r"|accelerator(?s:.*)\bGraph\b|\bGraph\b(?s:.*)accelerator"
-    r"|from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)(?s:.*)\bGraph\b"
-    r"|\bGraph\b(?s:.*)from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b)"
+    # ``torch.accelerator.Graph``, however it is imported: both words, anywhere in
+    # the text (in PyTorch's own package, ``graphs`` imported relatively for
+    # ``accelerator``, also in the import of ``Graph``: ``from . import Graph, graphs``)
+    r"|\A(?s:(?=.*\bGraph\b)"
+    r"(?=.*(?:accelerator|from\s+\.+\s*(?:graphs\b|import\b[^\n]*\bgraphs\b))))"
 )
 _AUTOTUNE = "max-autotune"  # a mode that captures, unless "-no-cudagraphs" follows
 _NO_CUDAGRAPHS = "-no-cudagraphs"
