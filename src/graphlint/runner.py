@@ -48,13 +48,16 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING, TypeAlias
 
 from graphlint.diagnostics import FileResult
-from graphlint.project.summary import ModuleSummary, summarize_source
 from graphlint.read import forget_paths, overlay_contents, set_overlay, tool_diagnostic
 from graphlint.serving import keep_between_runs, kept_between_runs
 from graphlint.settings import Job, Settings
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
+
+if TYPE_CHECKING:
+    from graphlint.project.summary import ModuleSummary
 
 _STACK_SIZE = 256 * 1024 * 1024  # deep but legal code must not overflow the C stack
 _RECURSION_LIMIT = 20_000
@@ -82,7 +85,9 @@ Work = Job | SummaryJob
 # seconds between two looks at the workers while jobs are being found
 # (``Pool.stream``): a look costs a system call, finding a job a file's screening
 POLL = 0.002
-Outcome = FileResult | ModuleSummary
+# a job's outcome; the summaries' module is imported where one is made or read,
+# not where the language server starts its first worker
+Outcome: TypeAlias = "FileResult | ModuleSummary"
 
 
 def _display(job: Work) -> str:
@@ -96,6 +101,11 @@ def _failed(job: Work, settings: Settings, detail: str) -> FileResult:
 
 
 def _summarize(job: SummaryJob, settings: Settings) -> Outcome:
+    from graphlint.project.summary import (  # noqa: PLC0415 - see Outcome
+        ModuleSummary,
+        summarize_source,
+    )
+
     found = summarize_source(job.data, job.module, job.display, settings.target)
     return (
         found if isinstance(found, ModuleSummary) else FileResult(job.display, (found,))
@@ -631,6 +641,8 @@ class Pool:
         """Give jobs to idle workers (``queues`` first, then, with ``later``, those
         ``start`` gave) and tell their outcomes, while ``waiting()``; not
         ``block``: only those of the workers done now."""
+        from graphlint.project.summary import ModuleSummary  # noqa: PLC0415 - Outcome
+
         timeout = self.settings.timeout
         behind = self._later if later else deque()
         while True:

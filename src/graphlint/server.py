@@ -101,6 +101,7 @@ LATER = (
     "graphlint.files",
     "graphlint.lint",
     "graphlint.output.lsp",
+    "graphlint.project.summary",
 )
 
 DEBOUNCE = 0.25  # seconds without a change before a changed document is checked
