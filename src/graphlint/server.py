@@ -65,7 +65,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInvalidRequest,
@@ -86,6 +85,7 @@ from graphlint.read import overlay, real_path
 from graphlint.runner import keep_workers
 
 if TYPE_CHECKING:
+    from cattrs import Converter
     from pygls.protocol.json_rpc import MsgId
     from pygls.server import ServerErrors
 
@@ -166,6 +166,12 @@ class Protocol(LanguageServerProtocol):
     """pygls's protocol, answering the messages that pygls drops without an answer,
     as JSON-RPC 2.0 and LSP say to answer them."""
 
+    @property
+    def converter(self) -> Converter:
+        """lsprotocol's converter, the one pygls made for the protocol (making one
+        takes 10-30 ms of the server's start)."""
+        return self._converter
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
@@ -242,7 +248,6 @@ class GraphlintServer(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.published_version: dict[str, int | None] = {}  # of each document's
         self.one_at_a_time = asyncio.Lock()
-        self.converter = get_converter()
         self.said: set[str] = set()  # errors shown to the user already
         # each check's plan (its configuration and files), by the files checked,
         # while the client tells of every file made, removed or renamed
@@ -452,7 +457,7 @@ class GraphlintServer(LanguageServer):
 
         item: dict[str, Any] = diagnostic_to_lsp(d, utf16=False)
         item["message"] = d.describe()
-        found = self.converter.structure(item, types.Diagnostic)
+        found = self.protocol.converter.structure(item, types.Diagnostic)
         assert isinstance(found, types.Diagnostic)
         codec = document.position_codec
         found.range = codec.range_to_client_units(_lines(document), found.range)
