@@ -654,11 +654,17 @@ def test_only_a_project_pass_waits_for_the_guesses(
 def test_a_worker_parses_a_text_with_cpython_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A file's summary, its pass one and its project pass, run in one worker, take
-    the tree CPython gave the first of them; an edited text is parsed again."""
+    """A file's summary, its pass one and its project pass, run in one language
+    server's worker, take the tree CPython gave the first of them; an edited text is
+    parsed again. A command line's worker keeps no tree."""
     from graphlint import read  # noqa: PLC0415
 
     monkeypatch.setattr(read, "_TREES", {})
+    path = tmp_path / "train.py"
+    path.write_text(HELPERS)
+    runner.check_file(Job(path), Settings())  # a command line's worker
+    assert read._TREES == {}
+    monkeypatch.setattr(read, "_TREES_KEPT", 1 << 18)  # a language server's
     parsed: list[str] = []
     parse = ast.parse
 
@@ -667,8 +673,6 @@ def test_a_worker_parses_a_text_with_cpython_once(
         return parse(source, *args, **kwargs)
 
     monkeypatch.setattr(ast, "parse", counted)
-    path = tmp_path / "train.py"
-    path.write_text(HELPERS)
     settings = Settings()
     summary = runner.SummaryJob("train", str(path), HELPERS.encode())
     assert isinstance(runner._summarize(summary, settings), ModuleSummary)

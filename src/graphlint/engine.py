@@ -42,6 +42,7 @@ from graphlint.parsing import cuts, parse_module
 from graphlint.project.sites import compile_sites
 from graphlint.read import (
     deep_outcome,
+    keep_trees,
     module_of,
     package_of,
     prescreen,
@@ -232,6 +233,7 @@ def keep_pieces() -> None:
     if not _PIECES:
         _PIECES.append(Pieces())
         reaching.keep()  # and the answers of the functions an edit leaves alone
+        keep_trees()  # and CPython's trees of the last texts
 
 
 def _parsed(
