@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from graphlint import candidates
 from graphlint.diagnostics import Confidence, RegionKind
-from graphlint.facts import regions
+from graphlint.facts import kinds
 from graphlint.facts.analysis import FileFacts, analyse
-from graphlint.facts.kinds import RECOGNISERS
-from graphlint.facts.kinds.base import QUESTIONS, Opened, Recogniser, asks
+from graphlint.facts.kinds.base import QUESTIONS, Opened, Recogniser, Screen, asks
 from graphlint.facts.kinds.compiled import Compiled
 from graphlint.facts.kinds.graph_block import GraphBlock
 from graphlint.facts.values import Device, Kind
@@ -316,8 +317,20 @@ def test_region_kinds() -> None:
     assert lines == {5: RegionKind.COMPILE, 7: RegionKind.GRAPHED}
 
 
+class _TracerScreen(Screen):
+    """Files that name the module ``tracer`` may capture."""
+
+    letters = ("tracer",)
+    pattern = "tracer"
+
+    def names(self, source: str) -> frozenset[str]:
+        return frozenset({"tracer"})
+
+
 class _Tracer(Recogniser):
     """A kind of region a test adds: ``with tracer.capture():`` captures."""
+
+    screen = _TracerScreen
 
     def context(self, call: cst.Call, qualified: str | None) -> Opened | None:
         if qualified == "tracer.capture":
@@ -325,24 +338,44 @@ class _Tracer(Recogniser):
         return None
 
 
-def test_a_new_kind_of_region_is_one_recogniser(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The region finder asks every registered kind, in order; a kind added to
-    ``RECOGNISERS`` opens regions with nothing else changed, and the kinds
-    before it are asked first (a graph block before a marker, a marker before a
-    compile decorator)."""
-    source = """
-        import torch
-        import tracer
-        with tracer.capture():
-            a = 1
-        b = 2
-        """
-    assert region_lines(source) == {}
-    monkeypatch.setattr(regions, "RECOGNISERS", (*RECOGNISERS, _Tracer))
-    assert region_lines(source) == {5: RegionKind.MANUAL}
-    names = [kind.__name__ for kind in RECOGNISERS]
+@pytest.fixture
+def with_tracer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``_Tracer`` registered as ``kinds.RECOGNISERS``'s last kind, and nothing
+    else changed (the screens of the kinds are made again)."""
+    monkeypatch.setattr(kinds, "RECOGNISERS", (*kinds.RECOGNISERS, _Tracer))
+    candidates.screens.cache_clear()
+    yield
+    candidates.screens.cache_clear()
+
+
+TRACED = """
+    import torch
+    import tracer
+    with tracer.capture():
+        a = 1
+        torch.cuda.synchronize()
+    b = 2
+    """
+
+
+def test_a_new_kind_of_region_is_one_module() -> None:
+    """Without the kind, ``with tracer.capture():`` is no region: the screen
+    rejects the file, and the finder opens none."""
+    assert not candidates.text_candidate(textwrap.dedent(TRACED))
+    assert region_lines(TRACED) == {}
+    assert not lint(TRACED)
+
+
+@pytest.mark.usefixtures("with_tracer")
+def test_a_kind_added_to_the_recognisers_opens_regions() -> None:
+    """A kind's module (its screen and recogniser) and its entry in
+    ``RECOGNISERS``: the screen takes the file, the finder opens the region, the
+    rules see it; the kinds before it are asked first (a graph block before a
+    marker, a marker before a compile decorator)."""
+    assert candidates.text_candidate(textwrap.dedent(TRACED))
+    assert region_lines(TRACED) == {5: RegionKind.MANUAL, 6: RegionKind.MANUAL}
+    assert [(d.code, d.line) for d in lint(TRACED)] == [("GL103", 6)]
+    names = [kind.__name__ for kind in kinds.RECOGNISERS]
     assert names.index("GraphBlock") < names.index("Marked") < names.index("Compiled")
 
 

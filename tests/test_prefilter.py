@@ -5,12 +5,17 @@ file with a region."""
 from __future__ import annotations
 
 import ast
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from graphlint import candidates
 from graphlint.engine import analyse_source
+from graphlint.facts.kinds import RECOGNISERS, Recogniser
 from tests.conftest import FIXTURES, ROOT
 
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -74,7 +79,41 @@ SAMPLES = [
     ],
 )
 def test_prefilter_agrees_with_the_pattern(text: str) -> None:
-    assert candidates.text_candidate(text) == bool(candidates._CANDIDATE.search(text))
+    assert candidates.text_candidate(text) == bool(
+        candidates._definition().search(text)
+    )
+
+
+@pytest.mark.parametrize("kind", RECOGNISERS, ids=lambda k: k.__name__)
+def test_a_kinds_screen_agrees_with_its_pattern(kind: type[Recogniser]) -> None:
+    """Each kind's screen: its text test is its pattern, and a text its pattern
+    matches holds one of its letters (the only texts it is asked about)."""
+    screen = kind.screen(frozenset())
+    fixtures = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))]
+    for text in [*SAMPLES, *fixtures]:
+        matched = re.search(screen.pattern, text) is not None
+        if any(letter in text for letter in screen.letters):
+            assert screen.text(text) == matched, text
+        else:
+            assert not matched, text
+
+
+def test_the_screen_loads_no_libcst() -> None:
+    """The process that screens a project's files imports every kind's module,
+    and LibCST is not loaded (``graphlint.lazy``): its import costs more than a
+    warm check."""
+    code = (
+        "import json, sys\n"
+        "from graphlint import candidates\n"
+        "assert candidates.text_candidate('with torch.cuda.graph(g):')\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = json.loads(out)
+    assert not [m for m in loaded if m.startswith("libcst")]
+    assert "graphlint.facts.kinds.compiled" in loaded
 
 
 @pytest.mark.parametrize(

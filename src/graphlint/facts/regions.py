@@ -20,8 +20,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from graphlint.diagnostics import Confidence, RegionKind, RegionRef
-from graphlint.facts import guards
-from graphlint.facts.kinds import RECOGNISERS
+from graphlint.facts import guards, kinds
 from graphlint.facts.kinds.base import QUESTIONS, Decorated, Opened, asks
 from graphlint.facts.region import Region
 from graphlint.facts.scopes import ClassInfo, Scope, ScopeBuilder
@@ -79,10 +78,10 @@ class RegionFinder(cst.CSTVisitor):
         # what makes a CUDA-graph-compiled callable: the compile call, or the
         # function a compile decorator replaces
         self.compiled: dict[cst.CSTNode, Region] = {}
-        kinds = [kind(self) for kind in RECOGNISERS]
+        recognisers = [kind(self) for kind in kinds.RECOGNISERS]
         # the kinds that answer each question, in their order
         self.asked = {
-            question: [k for k in kinds if asks(type(k), question)]
+            question: [k for k in recognisers if asks(type(k), question)]
             for question in QUESTIONS
         }
 

@@ -277,6 +277,35 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         _walk(node, on_visit, on_leave)
 
 
+class _Returns(cst.CSTVisitor):
+    """The values a function body returns, not those of functions nested in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.values.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def returns(body: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The values the ``return`` statements of a function's body return, in order:
+    not those of functions, lambdas and classes nested in it."""
+    collector = _Returns()
+    walk(body, collector)
+    return collector.values
+
+
 Events = list[cst.CSTNode | None]
 """A walk of every node, in order: each node where the walk enters it, and None
 where it leaves the node last entered and not left (its subtree is done)."""
@@ -508,6 +537,7 @@ __all__ = [
     "replay",
     "replay_batched",
     "replay_together",
+    "returns",
     "subscribed",
     "visited",
     "walk",

@@ -1,5 +1,7 @@
-"""The kinds of capture region, one module each: how each shows in LibCST's tree
-of a file (a ``Recogniser``, which the region finder asks).
+"""The kinds of capture region, one module each: which files may hold one (a
+``Screen``, asked before any parse), and how each shows in LibCST's tree of a file
+(a ``Recogniser``, which the region finder asks). The modules import no LibCST
+until a recogniser runs (``graphlint.lazy``).
 
 - ``graph_block``: ``with torch.cuda.graph(g):``;
 - ``accelerator_graph``: ``with g:`` for ``g = torch.accelerator.Graph()``;
@@ -17,7 +19,7 @@ marker; a decorator a marker before a compile).
 from __future__ import annotations
 
 from graphlint.facts.kinds.accelerator_graph import AcceleratorGraph
-from graphlint.facts.kinds.base import Recogniser
+from graphlint.facts.kinds.base import Recogniser, Screen
 from graphlint.facts.kinds.begin_end import BeginEnd
 from graphlint.facts.kinds.compiled import Compiled
 from graphlint.facts.kinds.graph_block import GraphBlock
@@ -33,4 +35,4 @@ RECOGNISERS: tuple[type[Recogniser], ...] = (
     BeginEnd,
 )
 
-__all__ = ["RECOGNISERS", "Recogniser"]
+__all__ = ["RECOGNISERS", "Recogniser", "Screen"]

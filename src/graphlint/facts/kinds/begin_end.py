@@ -8,20 +8,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
+from graphlint import lazy
 from graphlint.diagnostics import Confidence, RegionKind, RegionRef
-from graphlint.facts.kinds.base import Recogniser
-from graphlint.facts.region import Region
-from graphlint.facts.syntax import source
+from graphlint.facts.kinds.base import Recogniser, Screen
 
 if TYPE_CHECKING:
+    import libcst as cst
+
+    from graphlint.facts import region, syntax
     from graphlint.facts.regions import RegionFinder
+else:
+    cst = lazy.module("libcst")
+    region = lazy.module("graphlint.facts.region")
+    syntax = lazy.module("graphlint.facts.syntax")
 
 _STACK_CLOSES = ("close", "__exit__")  # what ends an exit stack's contexts
+_BEGIN = "capture_begin"
+
+
+class BeginEndScreen(Screen):
+    """``capture_begin``, in the text and in the code (a capture context entered on
+    an exit stack is ``torch.cuda.graph``'s: ``graph_block``'s screen sees it)."""
+
+    letters = (_BEGIN,)
+    pattern = _BEGIN
+
+    def names(self, source: str) -> frozenset[str]:
+        return frozenset({_BEGIN})
 
 
 class BeginEnd(Recogniser):
+    screen = BeginEndScreen
+
     def statements(self, module: cst.Module) -> None:
         """The spans of the module's statements, then of each function's."""
         scanner = BeginEndScanner(self.finder)
@@ -101,9 +119,9 @@ class BeginEndScanner:
         func = call.func
         if type(func) is not cst.Attribute:
             return False
-        receiver = source(func.value)
+        receiver = syntax.source(func.value)
         method = func.attr.value
-        if method == "capture_begin":
+        if method == _BEGIN:
             self.open.setdefault(receiver, _Span(small, func.value))
             return True
         if method == "enter_context" and call.args:
@@ -131,7 +149,7 @@ class BeginEndScanner:
         nodes = span.nodes
         last = end if end is not None else (nodes[-1] if nodes else span.begin)
         graph = span.graph
-        region = Region(
+        found = region.Region(
             RegionRef(
                 span.kind,
                 self.finder.line(span.begin),
@@ -140,13 +158,13 @@ class BeginEndScanner:
             ),
             end_line=self.finder.end(last),
             root=span.begin,
-            graph=source(graph) if graph is not None else None,
+            graph=syntax.source(graph) if graph is not None else None,
             graph_expr=graph,
             begin_end=span.begin_end,
             open=end is None,
         )
         for node in nodes:
-            self.finder.spans.setdefault(node, region)
+            self.finder.spans.setdefault(node, found)
 
 
 def headers(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -181,4 +199,4 @@ def blocks(node: cst.CSTNode) -> list[cst.BaseSuite]:
     return found
 
 
-__all__ = ["BeginEnd", "BeginEndScanner", "blocks", "headers"]
+__all__ = ["BeginEnd", "BeginEndScanner", "BeginEndScreen", "blocks", "headers"]

@@ -3,27 +3,34 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
-import libcst as cst
-
+from graphlint import lazy
 from graphlint.diagnostics import Confidence, RegionKind, RegionRef
-from graphlint.facts.kinds.base import Decorated, Made, Recogniser
-from graphlint.facts.region import FULLGRAPH
-from graphlint.facts.scopes import ClassInfo
-from graphlint.facts.syntax import dotted, first_arg, is_true, keyword, source
+from graphlint.facts.kinds.base import Decorated, Looker, Made, Recogniser, Screen
 from graphlint.facts.torchapi import (
+    CUDAGRAPH_COMPILE_MODES,
     CUDAGRAPHS_OPTION,
     CUDAGRAPHS_SWITCH,
     cudagraph_keyword,
 )
-from graphlint.facts.values import Kind, Values
-from graphlint.facts.walk import walk
 
 if TYPE_CHECKING:
+    import libcst as cst
+
+    from graphlint.facts import region, syntax, values, walk
     from graphlint.facts.regions import RegionFinder
+    from graphlint.facts.scopes import ClassInfo
+else:
+    cst = lazy.module("libcst")
+    region = lazy.module("graphlint.facts.region")
+    syntax = lazy.module("graphlint.facts.syntax")
+    values = lazy.module("graphlint.facts.values")
+    walk = lazy.module("graphlint.facts.walk")
 
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})
@@ -39,13 +46,99 @@ _COMPILER_DEPTH = 6  # helpers returning helpers returning a compiler
 _COMPILER_STEPS = 20_000  # compile-wrapper questions one file may ask
 
 # a helper's parameters -> the arguments a call passes
-Env = Mapping[str, cst.BaseExpression]
+Env: TypeAlias = "Mapping[str, cst.BaseExpression]"
 _NO_ENV: Env = MappingProxyType({})
-Label = tuple[str, Confidence]  # a CUDA-graph compile's label, and how sure
-Bound = cst.BaseExpression | cst.FunctionDef  # what a name stands for
+Label: TypeAlias = tuple[str, Confidence]  # a CUDA-graph compile's label, and how sure
+Bound: TypeAlias = "cst.BaseExpression | cst.FunctionDef"  # what a name stands for
+Callable: TypeAlias = "cst.FunctionDef | cst.Lambda"
 
 
-Callable = cst.FunctionDef | cst.Lambda
+_AUTOTUNE = "max-autotune"  # a mode that captures, unless "-no-cudagraphs" follows
+_NO_CUDAGRAPHS = "-no-cudagraphs"
+_CUDAGRAPHS_WORD = re.compile(r"cudagraphs")
+# Inductor's CUDA-graph switch written out (an option, the backend, an assignment)
+_CUDAGRAPHS = re.compile(
+    r"triton\.cudagraphs|[\"']cudagraphs[\"']|\bcudagraphs\s*=[^=]"
+)
+# strings that make torch.compile capture, written out: modes, the backend, the
+# Inductor option (in ``options``, ``config.patch``, ``patch.object``)
+_SETTINGS = CUDAGRAPH_COMPILE_MODES | {
+    CUDAGRAPHS_FLAG,
+    CUDAGRAPHS_OPTION,
+    CUDAGRAPHS_SWITCH,
+}
+
+
+class CompiledScreen(Screen):
+    """A CUDA-graph mode written out (``max-autotune``, not
+    ``max-autotune-no-cudagraphs``), the ``cudagraphs`` backend, Inductor's
+    ``triton.cudagraphs``; in the code, the strings, or the switch assigned."""
+
+    letters = ("reduce-overhead", _AUTOTUNE, "graph")
+    pattern = (
+        r"reduce-overhead|max-autotune(?!-no-cudagraphs)"
+        r"|triton\.cudagraphs|[\"']cudagraphs[\"']"
+    )
+    looks_at = (ast.Call, ast.Attribute, ast.Constant)
+
+    def text(self, source: str) -> bool:
+        if "reduce-overhead" in source or _autotunes(source):
+            return True
+        for match in _CUDAGRAPHS_WORD.finditer(source):
+            start, end = match.span()
+            if source[start - 1 : start] in ("'", '"') and source[end : end + 1] in (
+                "'",
+                '"',
+            ):
+                return True
+            if source[max(0, start - 7) : start] == "triton.":
+                return True
+        return False
+
+    def looker(self, source: str) -> Looker | None:
+        skipped: set[int] = set()  # strings in calls that cannot switch anything
+
+        def shows(node: ast.AST) -> bool:
+            if isinstance(node, ast.Call) and len(node.args) + len(node.keywords) < 3:
+                # "cudagraphs" alone names Inductor's switch as the attribute of a
+                # patch or setattr (three arguments), or as a backend (a keyword);
+                # passed to a call of two arguments it is something else (a
+                # logger's name): the tree is walked breadth first, a call before
+                # its arguments
+                skipped.update(
+                    id(arg)
+                    for arg in node.args
+                    if isinstance(arg, ast.Constant) and arg.value == CUDAGRAPHS_FLAG
+                )
+            elif isinstance(node, ast.Attribute):
+                # Inductor's switch, set (read, it makes none)
+                return node.attr == CUDAGRAPHS_FLAG and isinstance(node.ctx, ast.Store)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                return node.value in _SETTINGS and id(node) not in skipped
+            return False
+
+        return shows
+
+
+def writes_compile_setting(source: str) -> bool:
+    """Whether the text may set a compile mode that captures CUDA graphs (a mode, the
+    backend, Inductor's switch): a project with none anywhere compiles nothing so
+    through a wrapper."""
+    if "reduce-overhead" in source or _autotunes(source):
+        return True
+    return "cudagraphs" in source and bool(_CUDAGRAPHS.search(source))
+
+
+def _autotunes(source: str) -> bool:
+    """Whether the text names the mode ``max-autotune``, which captures, and not
+    only ``max-autotune-no-cudagraphs``, which does not."""
+    at = source.find(_AUTOTUNE)
+    while at >= 0:
+        end = at + len(_AUTOTUNE)
+        if not source.startswith(_NO_CUDAGRAPHS, end):
+            return True
+        at = source.find(_AUTOTUNE, end)
+    return False
 
 
 class Compiled(Recogniser):
@@ -53,6 +146,8 @@ class Compiled(Recogniser):
     the ``cudagraphs`` backend, Inductor's ``triton.cudagraphs`` switched on (for
     the module, or patched on around the code), through compile wrappers
     (``functools.partial(torch.compile, mode=...)``, helpers that return one)."""
+
+    screen = CompiledScreen
 
     def __init__(self, finder: RegionFinder) -> None:
         super().__init__(finder)
@@ -103,13 +198,13 @@ class Compiled(Recogniser):
         func = call.func
         if qualified == "torch.compile":  # torch.compile(fn, mode=...)
             label = self.cudagraph_label(call)
-            target = first_arg(call, "model")
+            target = syntax.first_arg(call, "model")
             if label is None:
                 return target, None
             return target, self.region(call, label)
         if type(func) is cst.Call and self.values.qualify(func.func) == "torch.compile":
             label = self.cudagraph_label(func)  # torch.compile(mode=...)(fn)
-            target = first_arg(call, "model")
+            target = syntax.first_arg(call, "model")
             if label is None:
                 return target, None
             return target, self.region(call, label)
@@ -119,9 +214,9 @@ class Compiled(Recogniser):
             # arguments tell its compile from ``re.compile``, not a switch
             label = (
                 self.cudagraph_label(call)
-                if kind is Kind.MODULE
+                if kind is values.Kind.MODULE
                 else compile_label(call)
-                if kind is Kind.UNKNOWN
+                if kind is values.Kind.UNKNOWN
                 else None
             )
             if label is None:
@@ -131,7 +226,7 @@ class Compiled(Recogniser):
         if found is None:
             return None
         label, confidence = found
-        return first_arg(call, "model"), self.region(call, label, confidence)
+        return syntax.first_arg(call, "model"), self.region(call, label, confidence)
 
     def region(
         self, call: cst.Call, label: str, confidence: Confidence = Confidence.HIGH
@@ -147,9 +242,11 @@ class Compiled(Recogniser):
         the enclosing scope."""
         found = compile_label(call, env) if call is not None else None
         if found is None and (self.switched or self._patched):
-            full = call is not None and is_true(keyword(call, "fullgraph"))
+            full = call is not None and syntax.is_true(
+                syntax.keyword(call, "fullgraph")
+            )
             return (
-                f"torch.compile({FULLGRAPH}, triton.cudagraphs on)"
+                f"torch.compile({region.FULLGRAPH}, triton.cudagraphs on)"
                 if full
                 else ("torch.compile (triton.cudagraphs on)")
             )
@@ -182,11 +279,11 @@ class Compiled(Recogniser):
         if type(expr) is cst.Call:
             q = self.values.qualify(expr.func)
             if q == "torch.compile":
-                if first_arg(expr, "model") is not None:
+                if syntax.first_arg(expr, "model") is not None:
                     return None  # torch.compile(fn, ...) is the compiled function
                 return _sure(self.cudagraph_label(expr, env))
             if q in PARTIAL:
-                wrapped = first_arg(expr, "func")
+                wrapped = syntax.first_arg(expr, "func")
                 if wrapped is None or self.values.qualify(wrapped) != "torch.compile":
                     return None
                 return _sure(self.cudagraph_label(expr, env))
@@ -265,7 +362,7 @@ class Compiled(Recogniser):
 
     def compiles(self, call: cst.Call, param: str, depth: int) -> Label | None:
         """Whether ``call`` compiles the parameter ``param`` in a CUDA-graph mode."""
-        target = first_arg(call, "model")
+        target = syntax.first_arg(call, "model")
         if not (type(target) is cst.Name and target.value == param):
             return None
         if self.values.qualify(call.func) == "torch.compile":
@@ -329,10 +426,8 @@ class Compiled(Recogniser):
             return [fn.body]
         if fn in self._returns:
             return self._returns[fn]
-        collector = _Returns()
-        walk(fn.body, collector)
         found: list[Bound] = []
-        for value in collector.values:
+        for value in walk.returns(fn.body):
             if type(value) is cst.Name:
                 scope = self.values.scope_of.get(value)
                 bindings = scope.lookup(value.value) if scope is not None else None
@@ -365,19 +460,19 @@ class Compiled(Recogniser):
             return (
                 len(values) >= 2
                 and _is_string(values[0], CUDAGRAPHS_SWITCH)
-                and is_true(values[1])
+                and syntax.is_true(values[1])
             )
         if q in MOCK_PATCH_OBJECT:
             return (
                 len(values) >= 3
                 and self.values.qualify(values[0]) == TRITON_CONFIG
                 and _is_string(values[1], CUDAGRAPHS_FLAG)
-                and is_true(values[2])
+                and syntax.is_true(values[2])
             )
         if q not in INDUCTOR_PATCH:
             return False
         if len(values) == 2 and _is_string(values[0], CUDAGRAPHS_OPTION):
-            return is_true(values[1])
+            return syntax.is_true(values[1])
         return any(
             type(value) is cst.Dict and _dict_switches_on(value) for value in values
         )
@@ -421,8 +516,8 @@ class Compiled(Recogniser):
         for small in statements:
             if type(small) is cst.Assign:
                 if self.switches_on(small.value):
-                    patchers.update(source(t.target) for t in small.targets)
-                elif is_true(small.value) and any(
+                    patchers.update(syntax.source(t.target) for t in small.targets)
+                elif syntax.is_true(small.value) and any(
                     self.values.qualify(t.target) == CUDAGRAPHS_SWITCH
                     for t in small.targets
                 ):
@@ -435,10 +530,14 @@ class Compiled(Recogniser):
             if type(func) is not cst.Attribute:
                 continue
             method = func.attr.value
-            entered = first_arg(call, "cm") if method == "enter_context" else func.value
+            entered = (
+                syntax.first_arg(call, "cm")
+                if method == "enter_context"
+                else func.value
+            )
             if method in ("enter_context", "__enter__", "start") and (
                 entered is not None
-                and (self.switches_on(entered) or source(entered) in patchers)
+                and (self.switches_on(entered) or syntax.source(entered) in patchers)
             ):
                 return True
         return False
@@ -449,16 +548,16 @@ class Compiled(Recogniser):
             self._patched -= 1
 
 
-def switched_on(module: cst.Module, values: Values) -> bool:
+def switched_on(module: cst.Module, known: values.Values) -> bool:
     """Whether module code sets ``torch._inductor.config.triton.cudagraphs = True``:
     every CUDA-graph-less ``torch.compile`` of the module then captures."""
     for statement in module.body:
         if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
-            if type(small) is cst.Assign and is_true(small.value):
+            if type(small) is cst.Assign and syntax.is_true(small.value):
                 for target in small.targets:
-                    if values.qualify(target.target) == CUDAGRAPHS_SWITCH:
+                    if known.qualify(target.target) == CUDAGRAPHS_SWITCH:
                         return True
     return False
 
@@ -486,33 +585,12 @@ def _calls_super(small: cst.BaseSmallStatement, name: str) -> bool:
         type(func) is cst.Attribute
         and func.attr.value == name
         and type(func.value) is cst.Call
-        and dotted(func.value.func) == "super"
+        and syntax.dotted(func.value.func) == "super"
     )
 
 
 def _is_string(expr: cst.BaseExpression, text: str) -> bool:
     return type(expr) is cst.SimpleString and expr.evaluated_value == text
-
-
-class _Returns(cst.CSTVisitor):
-    """The values a function body returns, not those of functions nested in it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.values: list[cst.BaseExpression] = []
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.values.append(node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
 
 def _sure(label: str | None) -> Label | None:
@@ -535,7 +613,7 @@ def _dict_switches_on(value: cst.Dict) -> bool:
         type(element) is cst.DictElement
         and type(element.key) is cst.SimpleString
         and element.key.evaluated_value == CUDAGRAPHS_OPTION
-        and is_true(element.value)
+        and syntax.is_true(element.value)
         for element in value.elements
     )
 
@@ -545,9 +623,9 @@ def compile_label(call: cst.Call, env: Env = _NO_ENV) -> str | None:
     ``env`` gives the arguments that a helper's parameters (``mode=mode``) stand for.
     ``fullgraph=True`` is part of it: a graph break is then an error."""
     found = _cudagraph_setting(call, env)
-    if found is None or not is_true(keyword(call, "fullgraph")):
+    if found is None or not syntax.is_true(syntax.keyword(call, "fullgraph")):
         return found
-    return f"{found[:-1]}, {FULLGRAPH})"
+    return f"{found[:-1]}, {region.FULLGRAPH})"
 
 
 def _cudagraph_setting(call: cst.Call, env: Env) -> str | None:
@@ -573,4 +651,10 @@ def _cudagraph_setting(call: cst.Call, env: Env) -> str | None:
     return None
 
 
-__all__ = ["Compiled", "compile_label", "switched_on"]
+__all__ = [
+    "Compiled",
+    "CompiledScreen",
+    "compile_label",
+    "switched_on",
+    "writes_compile_setting",
+]

@@ -3,11 +3,20 @@ it is given are captured, each into graphs of its own."""
 
 from __future__ import annotations
 
-import libcst as cst
+from typing import TYPE_CHECKING
 
+from graphlint import lazy
 from graphlint.diagnostics import RegionKind, RegionRef
-from graphlint.facts.kinds.base import Made, Recogniser
-from graphlint.facts.syntax import first_arg
+from graphlint.facts.kinds.base import Made, Recogniser, Screen
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from graphlint.facts import syntax
+else:
+    syntax = lazy.module("graphlint.facts.syntax")
+
+_NAME = "make_graphed_callables"
 
 GRAPHED_CALLABLES = frozenset(
     {
@@ -30,15 +39,36 @@ def graphed_label(qualified: str | None) -> str:
     return label
 
 
+class GraphedScreen(Screen):
+    """The function's name, in the text and in the code."""
+
+    letters = ("graph",)  # in its name: the screen searches it for other kinds
+    pattern = _NAME
+
+    def text(self, source: str) -> bool:
+        return _NAME in source
+
+    def names(self, source: str) -> frozenset[str]:
+        return frozenset({_NAME})
+
+
 class Graphed(Recogniser):
+    screen = GraphedScreen
+
     def call(self, call: cst.Call, qualified: str | None) -> Made | None:
         if qualified not in GRAPHED_CALLABLES:
             return None
         # its set-up matters even when its targets cannot be resolved
         self.finder.graphed_calls.append(call)
-        target = first_arg(call, "callables", "modules")
+        target = syntax.first_arg(call, "callables", "modules")
         line = self.finder.line(call)
         return target, RegionRef(RegionKind.GRAPHED, line, graphed_label(qualified))
 
 
-__all__ = ["GRAPHED_CALLABLES", "TORCH_GRAPHED", "Graphed", "graphed_label"]
+__all__ = [
+    "GRAPHED_CALLABLES",
+    "TORCH_GRAPHED",
+    "Graphed",
+    "GraphedScreen",
+    "graphed_label",
+]

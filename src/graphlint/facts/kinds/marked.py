@@ -4,15 +4,49 @@ marked class (its ``forward``)."""
 
 from __future__ import annotations
 
-import libcst as cst
+import re
+from typing import TYPE_CHECKING
 
 from graphlint.diagnostics import Confidence, RegionKind, RegionRef
-from graphlint.facts.kinds.base import Decorated, Opened, Recogniser
+from graphlint.facts.kinds.base import Decorated, Opened, Recogniser, Screen
+from graphlint.facts.torchapi import BUILTIN_MARKERS
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 LABEL = "marked"
+# a span marked in comments: only the text shows it
+_PRAGMA = re.compile(r"#\s*graphlint:\s*capture-(?:begin|end)\b", re.I)
+
+
+class MarkedScreen(Screen):
+    """graphlint's name (its markers, the comments that mark a span), or the last
+    part of a marker the configuration names (``support_torch_compile``)."""
+
+    pattern = "graphlint"
+
+    def __init__(self, markers: frozenset[str]) -> None:
+        super().__init__(markers)
+        self.letters = ("graph", *(m.rsplit(".", 1)[-1] for m in sorted(markers)))
+
+    def text(self, source: str) -> bool:
+        return "graphlint" in source or has_marker(source, self.markers)
+
+    def shown(self, source: str) -> bool:
+        return _PRAGMA.search(source) is not None
+
+    def names(self, source: str) -> frozenset[str]:
+        return frozenset(m.rsplit(".", 1)[-1] for m in BUILTIN_MARKERS | self.markers)
+
+
+def has_marker(source: str, markers: frozenset[str]) -> bool:
+    """Whether the text holds the last part of one of the configured markers."""
+    return any(m.rsplit(".", 1)[-1] in source for m in markers)
 
 
 class Marked(Recogniser):
+    screen = MarkedScreen
+
     def context(self, call: cst.Call, qualified: str | None) -> Opened | None:
         if qualified in self.finder.markers:
             return RegionKind.MARKED, LABEL, Confidence.HIGH, None
@@ -34,4 +68,4 @@ class Marked(Recogniser):
         return None
 
 
-__all__ = ["LABEL", "Marked"]
+__all__ = ["LABEL", "Marked", "MarkedScreen", "has_marker"]
