@@ -199,6 +199,17 @@ def test_configured_markers_are_candidates() -> None:
     assert candidates.may_capture(source, tree, frozenset({"mylib.captured"}))
 
 
+def test_a_marker_named_like_inductors_switch_is_a_candidate() -> None:
+    """A marker read as an attribute whose last part is ``cudagraphs`` (the name of
+    Inductor's switch, which shows a region only where it is set): the marker's
+    name decides. Before the kinds' screens the switch's test answered for the
+    name first, and the file was not analysed."""
+    source = "import mylib\nwith mylib.cudagraphs():\n    pass\n"
+    tree = ast.parse(source)
+    assert not candidates.may_capture(source, tree, frozenset())
+    assert candidates.may_capture(source, tree, frozenset({"mylib.cudagraphs"}))
+
+
 def test_without_a_cpython_tree_the_text_decides() -> None:
     assert candidates.may_capture(ONLY_TEXT[0], None, frozenset())
 

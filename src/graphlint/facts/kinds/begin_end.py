@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from graphlint.facts import region, syntax
     from graphlint.facts.regions import RegionFinder
 else:
-    cst = lazy.module("libcst")
-    region = lazy.module("graphlint.facts.region")
-    syntax = lazy.module("graphlint.facts.syntax")
+    cst = lazy.module("libcst", __name__)
+    region = lazy.module("graphlint.facts.region", __name__)
+    syntax = lazy.module("graphlint.facts.syntax", __name__)
 
 _STACK_CLOSES = ("close", "__exit__")  # what ends an exit stack's contexts
 _BEGIN = "capture_begin"

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     from graphlint.facts.regions import RegionFinder
     from graphlint.facts.scopes import ClassInfo
 else:
-    cst = lazy.module("libcst")
-    region = lazy.module("graphlint.facts.region")
-    syntax = lazy.module("graphlint.facts.syntax")
-    values = lazy.module("graphlint.facts.values")
-    walk = lazy.module("graphlint.facts.walk")
+    cst = lazy.module("libcst", __name__)
+    region = lazy.module("graphlint.facts.region", __name__)
+    syntax = lazy.module("graphlint.facts.syntax", __name__)
+    values = lazy.module("graphlint.facts.values", __name__)
+    walk = lazy.module("graphlint.facts.walk", __name__)
 
 TRITON_CONFIG, CUDAGRAPHS_FLAG = "torch._inductor.config.triton", "cudagraphs"
 INDUCTOR_PATCH = frozenset({"torch._inductor.config.patch"})

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from graphlint.facts import syntax
 else:
-    syntax = lazy.module("graphlint.facts.syntax")
+    syntax = lazy.module("graphlint.facts.syntax", __name__)
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph"})
 

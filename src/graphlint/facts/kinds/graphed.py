@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from graphlint.facts import syntax
 else:
-    syntax = lazy.module("graphlint.facts.syntax")
+    syntax = lazy.module("graphlint.facts.syntax", __name__)
 
 _NAME = "make_graphed_callables"
 
