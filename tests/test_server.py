@@ -490,3 +490,58 @@ def test_a_path_that_needs_quoting_in_its_uri(tmp_path: Path) -> None:
         assert client.close() == 0
     finally:
         client.dispose()
+
+
+PROGRESS = {"window": {"workDoneProgress": True}}
+
+
+def _progress(client: Client) -> list[Message]:
+    return [
+        m
+        for m in client.received
+        if m.get("method") in ("window/workDoneProgress/create", "$/progress")
+    ]
+
+
+def test_a_long_check_is_shown_as_work_in_progress(project: Path) -> None:
+    """A client that shows work-done progress sees a check that lasts (here every
+    one: ``GRAPHLINT_PROGRESS_AFTER=0``) as one: a token asked for, the work
+    begun and ended under it; the diagnostics are published as ever."""
+    env = {**os.environ, "GRAPHLINT_PROGRESS_AFTER": "0"}
+    client = Client(project, env=env)
+    client.initialize(project, PROGRESS)
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert len(client.diagnostics(uri, version=1)) == 1
+
+    def ended(m: Message) -> bool:
+        return m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end"
+
+    if not any(ended(m) for m in client.received):  # ends after the diagnostics
+        client._until(ended, 60)
+    created, *reported = _progress(client)
+    token = created["params"]["token"]
+    assert created["method"] == "window/workDoneProgress/create"
+    assert {m["params"]["token"] for m in reported} == {token}
+    kinds = [m["params"]["value"]["kind"] for m in reported]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+    assert set(kinds[1:-1]) <= {"report"}
+    assert reported[0]["params"]["value"]["title"] == "graphlint"
+    assert "model.py" in reported[0]["params"]["value"]["message"]
+    assert client.close() == 0
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "after"), [(None, "0"), (PROGRESS, "3600")], ids=["no", "later"]
+)
+def test_no_progress_where_the_client_has_none_or_the_check_is_short(
+    project: Path, capabilities: Message | None, after: str
+) -> None:
+    """A client that cannot show progress is sent none; nor is one that can, for
+    a check shorter than the wait (an hour, here)."""
+    env = {**os.environ, "GRAPHLINT_PROGRESS_AFTER": after}
+    client = Client(project, env=env)
+    client.initialize(project, capabilities)
+    uri = client.open(project / "pkg" / "model.py", MODEL)
+    assert len(client.diagnostics(uri, version=1)) == 1
+    assert client.close() == 0
+    assert _progress(client) == []

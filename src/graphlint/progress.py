@@ -75,7 +75,7 @@ def wanted() -> bool:
     )
 
 
-def _after() -> float:
+def after() -> float:
     """Seconds before the bar appears: ``AFTER``, or what
     ``GRAPHLINT_PROGRESS_AFTER`` says (a test's way to decide without a clock)."""
     try:
@@ -90,7 +90,7 @@ def progress_bar() -> Iterator[_Bar | None]:
     if not wanted():
         yield None
         return
-    bar = _Bar(_after())
+    bar = _Bar(after())
     try:
         yield bar
     finally:

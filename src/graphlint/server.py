@@ -49,16 +49,19 @@ the server:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import io
+import itertools
 import json
 import logging
 import os
 import re
 import sys
 import threading
+import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,7 +78,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from graphlint import __version__
+from graphlint import __version__, progress
 from graphlint.codes import CODES
 from graphlint.columns import lines_with_breaks
 from graphlint.diagnostics import Applicability, Diagnostic
@@ -351,9 +354,13 @@ class GraphlintServer(LanguageServer):
                     versions[other.uri] = other.version
             buffers = self._buffers()
             loop = asyncio.get_running_loop()
-            found = await loop.run_in_executor(
-                None, self._check, path, buffers, list(others.values())
-            )
+            shown = CheckProgress(self, Path(path).name)
+            try:
+                found = await loop.run_in_executor(
+                    None, self._check, path, buffers, list(others.values()), shown.tell
+                )
+            finally:
+                shown.end()
             if found is None:
                 return
             for each, each_path in [(uri, path), *others.items()]:
@@ -384,12 +391,17 @@ class GraphlintServer(LanguageServer):
         return buffers
 
     def _check(
-        self, path: str, buffers: dict[str, bytes], others: Sequence[str] = ()
+        self,
+        path: str,
+        buffers: dict[str, bytes],
+        others: Sequence[str] = (),
+        told: Callable[[int, int], None] | None = None,
     ) -> dict[str, list[Diagnostic]] | None:
         """The diagnostics of ``path``, and of those ``others`` that the same
         configuration governs (one analysis: an unsaved edit to one file updates
         what another open file's regions reach), by real path; None when the check
-        could not run (said to the client)."""
+        could not run (said to the client). ``told``: (jobs done, jobs found) after
+        each job."""
         try:  # imported here (see LATER): a broken install is said, as a bug is
             from graphlint.lint import Choices, LintError, lint, plan  # noqa: PLC0415
         except Exception:
@@ -426,6 +438,7 @@ class GraphlintServer(LanguageServer):
                     warn=self._warn,
                     chosen=chosen,
                     planned=planned,
+                    progress=told,
                 )
         except LintError as error:  # shown once, not at every keystroke
             if str(error) not in self.said:
@@ -462,6 +475,82 @@ class GraphlintServer(LanguageServer):
         codec = document.position_codec
         found.range = codec.range_to_client_units(_lines(document), found.range)
         return found
+
+
+class CheckProgress:
+    """A check shown in the editor as work in progress (the protocol's work-done
+    progress: a spinner and a message in the status bar) once it has taken
+    ``progress.after()`` seconds (1 s; ``GRAPHLINT_PROGRESS_AFTER``), where the
+    client can show one: the first check of a large project with an empty cache
+    takes seconds (Megatron-LM's two, PyTorch's a minute), which an editor showed
+    as nothing at all. Made and ended on the server's event loop; ``tell`` is
+    called by the check's thread."""
+
+    def __init__(self, ls: GraphlintServer, name: str) -> None:
+        self.ls = ls
+        self.name = name
+        self.loop = asyncio.get_running_loop()
+        self.token = f"graphlint-check-{next(_PROGRESS_TOKENS)}"
+        self.counts: tuple[int, int] | None = None  # jobs done, jobs found so far
+        self.shown = False  # begun in the client
+        self.ended = False
+        self.reported = 0.0  # when the last counts were sent
+        window = ls.client_capabilities.window
+        wanted = window is not None and bool(window.work_done_progress)
+        self.timer = (
+            self.loop.call_later(progress.after(), self._start) if wanted else None
+        )
+        self.creating: asyncio.Task[None] | None = None
+
+    def tell(self, done: int, asked: int) -> None:
+        """From the check's thread: ``done`` of the ``asked`` jobs found so far."""
+        with contextlib.suppress(RuntimeError):  # a closed loop: the server ends
+            self.loop.call_soon_threadsafe(self._told, done, asked)
+
+    def _told(self, done: int, asked: int) -> None:
+        self.counts = (done, asked)
+        now = time.monotonic()
+        if self.shown and not self.ended and now - self.reported >= progress.EVERY:
+            self.reported = now
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=self._message())
+            )
+
+    def _message(self) -> str:
+        if self.counts is None:
+            return f"checking {self.name}"
+        done, asked = self.counts
+        return f"checking {self.name} ({done}/{asked})"
+
+    def _start(self) -> None:
+        self.timer = None
+        self.creating = asyncio.ensure_future(self._create())
+
+    async def _create(self) -> None:
+        try:
+            await self.ls.work_done_progress.create_async(self.token)
+        except Exception as error:  # a client may refuse it: the check goes on
+            self.ls._log(types.MessageType.Log, f"graphlint: no progress: {error}")
+            return
+        self.shown = True
+        self.reported = time.monotonic()
+        self.ls.work_done_progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(title="graphlint", message=self._message()),
+        )
+        if self.ended:  # while the client made the token: begun, then ended
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
+
+    def end(self) -> None:
+        """The check has ended: what was shown goes."""
+        self.ended = True
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.shown:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
+
+
+_PROGRESS_TOKENS = itertools.count(1)
 
 
 def _same_project(path: str, others: Sequence[str]) -> list[str]:
