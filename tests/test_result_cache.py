@@ -21,7 +21,7 @@ from graphlint.lint import lint
 from graphlint.project import check, kept
 from graphlint.project.summary import ModuleSummary
 from graphlint.read import overlay
-from graphlint.runner import Pool, run_files
+from graphlint.runner import Pool, Work, run_files
 from graphlint.settings import Job, Settings
 from tests.conftest import FIXTURES, WARMED
 from tests.test_cli import run
@@ -38,14 +38,22 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The files sent to the workers to be checked (not those from the cache)."""
+    """The files sent to the workers to be checked (not those from the cache), as
+    jobs of a batch or as guesses started behind one (``Pool.start``)."""
     sent: list[Path] = []
 
     def spy(pool: Pool, files: Sequence[Job], *besides: Any) -> list[FileResult]:
         sent.extend(job.path for job in files)
         return run_files(pool, files, *besides)
 
+    started = Pool.start
+
+    def guessed(pool: Pool, jobs: Sequence[Work], *rest: Any) -> None:
+        sent.extend(job.path for job in jobs if isinstance(job, Job))
+        started(pool, jobs, *rest)
+
     monkeypatch.setattr(check, "run_files", spy)
+    monkeypatch.setattr(Pool, "start", guessed)
     return sent
 
 
@@ -88,6 +96,69 @@ def test_an_edit_settings_and_jobs_are_new_keys(
     # a file reached from another region: its project-pass job changes
     alone = same_as_cold("app/helpers.py", cwd=project)
     assert alone != before
+
+
+@pytest.fixture
+def guessed(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files whose guessed project-pass jobs start behind pass one."""
+    found: list[Path] = []
+    guess = check._Results._guess
+
+    def spy(results: Any, jobs: Sequence[Job]) -> None:
+        found.extend(job.path for job, _ in results._guessed(jobs))
+        guess(results, jobs)
+
+    monkeypatch.setattr(check._Results, "_guess", spy)
+    return found
+
+
+def test_after_an_edit_the_last_runs_jobs_start_at_once(
+    project: Path, checked: list[Path], guessed: list[Path]
+) -> None:
+    """A command line's run that an edit keeps from the last run's results still
+    finds what the last run of the same files asked, in the cache: the edited
+    file's project-pass job starts beside pass one, and is checked once (the reach
+    gives the very same job); the output is a cold run's."""
+    before = same_as_cold(".", cwd=project)
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n# edited\n")
+    checked.clear()
+    guessed.clear()
+    assert run("check", ".", cwd=project)[1] == before
+    assert guessed == [Path("app/helpers.py")]
+    assert checked == [Path("app/helpers.py")]
+
+
+def test_a_run_naming_other_files_starts_what_the_project_asked(
+    project: Path, guessed: list[Path]
+) -> None:
+    """What a run asked is kept for the project, not for the files it named: a
+    pre-commit run that names the edited file finds what ``check .`` asked."""
+    same_as_cold(".", cwd=project)
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n# edited\n")
+    guessed.clear()
+    same_as_cold("app/helpers.py", cwd=project)
+    assert guessed == [Path("app/helpers.py")]  # the warm run: a cold one has none
+
+
+def test_a_guess_the_reach_does_not_give_is_checked_again(
+    project: Path, checked: list[Path], guessed: list[Path]
+) -> None:
+    """An edit that changes what regions reach in a file (here a region's call of
+    one of its functions taken out) makes its guess wrong: the reach's job is checked, and the
+    output is a cold run's."""
+    same_as_cold(".", cwd=project)
+    train = project / "app" / "train.py"
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n# edited\n")
+    train.write_text(train.read_text().replace("    h.debug_dump(x)\n", ""))
+    checked.clear()
+    guessed.clear()
+    after = run("check", ".", cwd=project)[1]
+    assert Path("app/helpers.py") in guessed
+    assert checked.count(Path("app/helpers.py")) == 2  # the guess, then the reach's
+    assert after == run("check", "--no-cache", ".", cwd=project)[1]
 
 
 def test_an_edit_of_a_file_only_the_screening_read_keeps_the_run(

@@ -47,7 +47,7 @@ from graphlint.diagnostics import (
 )
 from graphlint.facts import guards
 from graphlint.library import library_of
-from graphlint.project.kept import UNSTABLE, Reads, Screens
+from graphlint.project.kept import UNSTABLE, Hints, Reads, Screens
 from graphlint.project.sites import defines_wrapper
 from graphlint.project.summary import FunctionSummary, ModuleSummary
 from graphlint.project.survey import survey_project
@@ -419,12 +419,17 @@ def survey_files(
     folders: Sequence[Path],
     progress: Callable[[int, int], None] | None,
     inline: bool,
+    hints: Hints | None = None,
 ) -> Checked:
     """``survey.survey_project``'s work, where no kept run answers it; adds to
-    ``reads`` what it read besides ``files`` (``kept.Reads``)."""
+    ``reads`` what it read besides ``files`` (``kept.Reads``). ``hints``: what the
+    last run of ``files`` asked, which this run starts at once and updates (the
+    language server's, in memory, where none are given and workers are kept)."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 
-    guesses = _guesses(files) if not inline else None
+    if hints is None and not inline and workers_kept():
+        hints = Hints(_REACHED, _ASKED)
+    guesses = _guesses(files, hints) if not inline else None
     workers = min(
         jobs or default_jobs(), len(files) + len(capture_roots) + len(guesses or ())
     )
@@ -468,7 +473,7 @@ def survey_files(
             settings,
             whole,
             lambda paths: _wrap(summaries, paths),
-            summaries.ahead(_asked(files)) if guesses is not None else None,
+            summaries.ahead(_asked(files, hints)) if guesses is not None else None,
             reads.inert,
             reads.stamps,
         )
@@ -514,7 +519,7 @@ def survey_files(
             )
             merged = _merge(results, failed, settings.enabled)
             reads.paths.extend([*summaries.read, *project.index.looked])
-            _remember(work, [], files, summaries.asked)
+            _remember(work, [], files, summaries.asked, hints)
             reads.used([*summaries.read, *reads.searched])
             return Checked(merged, _survey(sites))
         analysed = {
@@ -535,7 +540,7 @@ def survey_files(
             for job, result in zip(work, checked.run(work), strict=True)
         ]
         # the next run's workers start now
-        if guessed := _remember(first, work, files, summaries.asked):
+        if guessed := _remember(first, work, files, summaries.asked, hints):
             wanted = len(files) + len(capture_roots) + guessed
             keep_ready(min(jobs or default_jobs(), wanted))
         ways = unwarmed_callers(project, results)
@@ -661,27 +666,27 @@ def _source(path: Path, max_size: int, reads: Reads) -> bytes | None:
     return None if isinstance(data, Diagnostic) else data
 
 
-# the language server's runs (a kept pool's): the project-pass job each file that
-# was in both passes of the last run had, by path; that file's next run guesses
-# its reach is the same (``_Results``). And the module names each file checked was
-# summarised under, by path: its next run summarises it beside pass one.
+# the language server's runs (a kept pool's) ``Hints``: the project-pass job each
+# file that was in both passes of the last run had, by path; that file's next run
+# guesses its reach is the same (``_Results``). And the module names each file
+# checked was summarised under, by path: its next run summarises it beside pass one.
 _REACHED: dict[str, Job] = {}
 _ASKED: dict[str, set[tuple[Path, str]]] = {}  # by path, as checked
 
 
-def _guesses(files: Sequence[Path]) -> dict[str, Job]:
-    """The guessed project-pass jobs of ``files``, where workers are kept."""
-    if not workers_kept():
+def _guesses(files: Sequence[Path], hints: Hints | None) -> dict[str, Job]:
+    """The guessed project-pass jobs of ``files``."""
+    if hints is None or not hints.reached:
         return {}
     names = _by_paths("names", [files], lambda: frozenset(str(f) for f in files))
-    return {path: job for path, job in _REACHED.items() if path in names}
+    return {path: job for path, job in hints.reached.items() if path in names}
 
 
-def _asked(files: Sequence[Path]) -> list[tuple[Path, str]]:
+def _asked(files: Sequence[Path], hints: Hints | None) -> list[tuple[Path, str]]:
     """The modules of ``files`` the last run summarised (path, name)."""
-    if not _ASKED:
+    if hints is None or not hints.asked:
         return []
-    return [m for f in files for m in sorted(_ASKED.get(str(f), ()))]
+    return [m for f in files for m in sorted(hints.asked.get(str(f), ()))]
 
 
 def _remember(
@@ -689,24 +694,25 @@ def _remember(
     reached: Sequence[Job],
     files: Sequence[Path],
     asked: Iterable[tuple[Path, str]],
+    hints: Hints | None,
 ) -> int:
-    """Keep, where workers are kept, the project-pass job of each file that pass
-    one checked (``first``) and the reach gave one (``reached``), and the names
-    each of ``files`` was summarised under (``asked``); how many jobs."""
-    if not workers_kept():
+    """Keep in ``hints`` the project-pass job of each file that pass one checked
+    (``first``) and the reach gave one (``reached``), and the names each of
+    ``files`` was summarised under (``asked``); how many jobs."""
+    if hints is None:
         return 0
     checked = {str(job.path) for job in first}
-    for path in [p for p in _REACHED if p in checked]:
-        del _REACHED[path]
+    for path in [p for p in hints.reached if p in checked]:
+        del hints.reached[path]
     for job in reached:
         if str(job.path) in checked:
-            _REACHED[str(job.path)] = job
+            hints.reached[str(job.path)] = job
     named, shown = _by_paths("named", [files], lambda: _named(files))
-    for path in [p for p in _ASKED if p in shown]:
-        del _ASKED[path]
+    for path in [p for p in hints.asked if p in shown]:
+        del hints.asked[path]
     for module in asked:
         if (checked_as := named.get(real_path(module[0]))) is not None:
-            _ASKED.setdefault(checked_as, set()).add(module)
+            hints.asked.setdefault(checked_as, set()).add(module)
     return sum(str(job.path) in checked for job in reached)
 
 

@@ -1,6 +1,8 @@
 """What a run keeps for the next one besides each file's result and summary
 (``graphlint.cache``): the whole run's output, and each file's screening verdict,
-both by the stamps of what they were made from, as ruff keeps its results."""
+both by the stamps of what they were made from, as ruff keeps its results; and,
+for a run that cannot take the last one's results, what the project's last runs
+asked (``Hints``)."""
 
 from __future__ import annotations
 
@@ -16,14 +18,48 @@ import msgspec
 
 from graphlint.cache import Cache, code_version
 from graphlint.candidates import Screened, screen
-from graphlint.diagnostics import Checked, FileResult, Survey
+from graphlint.diagnostics import Checked, FileResult, RegionRef, Survey
 from graphlint.read import overlaid, overlay_contents, real_path, unsaved
-from graphlint.settings import Settings
+from graphlint.settings import Job, Setter, Settings
 from graphlint.stamps import Stamp, stamp
 from graphlint.tool_codes import InternalError, ParserLimitExceeded
 
 # outcomes that depend on the machine or on a bug, not on the file: never kept
 UNSTABLE = frozenset({ParserLimitExceeded.code, InternalError.code})
+
+
+@dataclass
+class Hints:
+    """What a project's runs tell the next one, so that it starts at once what it
+    will likely ask for: each file's project-pass job (a
+    guess, run beside pass one, whose result counts only where the reach gives the
+    very same job: ``check._Results``) and the modules each file was summarised
+    under (summarised beside pass one). The language server keeps them in memory
+    (``check._REACHED``, ``check._ASKED``); a command line's runs keep them in the
+    cache, one entry for the project and the settings, whatever files a run names
+    (a pre-commit run names the files a commit changes): a run after an edit, which
+    cannot take the last run's results, starts what it asked."""
+
+    reached: dict[str, Job] = field(default_factory=dict)  # by path, as checked
+    asked: dict[str, set[tuple[Path, str]]] = field(default_factory=dict)
+
+
+class _Guess(msgspec.Struct, array_like=True):
+    """A ``Job``, as the cache keeps it."""
+
+    path: str
+    external: dict[str, RegionRef] | None
+    checks: frozenset[str]
+    declared: frozenset[str]
+    setters: frozenset[Setter]
+    typed: frozenset[tuple[str, str]]
+
+
+class _Hinted(msgspec.Struct):
+    """``Hints``, as the cache keeps them."""
+
+    reached: list[_Guess]
+    asked: dict[str, list[tuple[str, str]]]
 
 
 class _Run(msgspec.Struct):
@@ -113,12 +149,48 @@ class Runs:
         """Whether runs are kept at all: in memory or in the cache."""
         return self.key is not None and (self.memory or self.cache is not None)
 
-    def get(self) -> _Run | None:
+    def _stored(self) -> _Run | None:
         if self.key is None:
             return None
         found = self._memory.get(self.key) if self.memory else None
         if found is None and self.cache is not None:
             found = self.cache.get(self.key, _Run)
+        return found
+
+    def _hints_key(self) -> str:
+        return Cache.key(
+            b"hints",
+            code_version(),
+            msgspec.json.encode(self.settings, order="deterministic"),
+        )
+
+    def hints(self) -> Hints:
+        """What the last runs of the project asked (none: none), whatever has
+        changed since."""
+        found = self.cache.get(self._hints_key(), _Hinted) if self.cache else None
+        if found is None:
+            return Hints()
+        reached = {
+            g.path: Job(
+                Path(g.path), g.external, g.checks, g.declared, g.setters, g.typed
+            )
+            for g in found.reached
+        }
+        asked = {
+            path: {(Path(module), name) for module, name in modules}
+            for path, modules in found.asked.items()
+        }
+        return Hints(reached, asked)
+
+    def keep_hints(self, hints: Hints) -> None:
+        """Keep ``hints`` for the project's next run."""
+        if self.cache is None:
+            return
+        with contextlib.suppress(ValueError, TypeError, UnicodeError):
+            self.cache.put(self._hints_key(), _hinted(hints))
+
+    def get(self) -> _Run | None:
+        found = self._stored()
         if found is None:
             return None
         for path, was in found.read.items():
@@ -161,6 +233,25 @@ class Runs:
         if self.cache is not None:
             with contextlib.suppress(ValueError, TypeError, UnicodeError):
                 self.cache.put(self.key, run)
+
+
+def _hinted(hints: Hints) -> _Hinted:
+    reached = [
+        _Guess(
+            path,
+            dict(job.external) if job.external is not None else None,
+            job.checks,
+            job.declared,
+            job.setters,
+            job.typed,
+        )
+        for path, job in sorted(hints.reached.items())
+    ]
+    asked = {
+        path: sorted((os.fsdecode(module), name) for module, name in modules)
+        for path, modules in sorted(hints.asked.items())
+    }
+    return _Hinted(reached, asked)
 
 
 # what a kept run keeps of a file's result: what a run reports, not what the
@@ -265,4 +356,4 @@ def _verdict(seen: Screened) -> str | None:
     return "parsable" if seen.parsable else "clean"
 
 
-__all__ = ["UNSTABLE", "Reads", "Runs", "Screens"]
+__all__ = ["UNSTABLE", "Hints", "Reads", "Runs", "Screens"]

@@ -89,6 +89,9 @@ def survey_project(
         forget_paths()
     # what the results depend on; the files' stamps, taken before the run
     reads = Reads([*files], dict(runs.before))
+    # what the last runs of the project asked, which this one starts at once (the
+    # language server keeps its own in memory)
+    hints = runs.hints() if runs.cache is not None and not runs.memory else None
     # the project pass: what a kept run spares, its imports too
     from graphlint.project.check import survey_files  # noqa: PLC0415
 
@@ -108,8 +111,11 @@ def survey_project(
         folders=folders,
         progress=progress,
         inline=inline,
+        hints=hints,
     )
     runs.put(done, reads, package_folders(), warnings)
+    if hints is not None:
+        runs.keep_hints(hints)
     return done
 
 
