@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,7 +20,12 @@ import graphlint.lint
 import graphlint.server
 from graphlint.diagnostics import Checked
 from graphlint.lint import Plan
-from graphlint.server import PLANS_KEPT, GraphlintServer, _changes_checks
+from graphlint.server import (
+    PLANS_KEPT,
+    CheckProgress,
+    GraphlintServer,
+    _changes_checks,
+)
 from tests.lsp_client import Client, Message
 from tests.test_cli import MODEL, TRAIN, _package
 
@@ -545,3 +552,123 @@ def test_no_progress_where_the_client_has_none_or_the_check_is_short(
     assert len(client.diagnostics(uri, version=1)) == 1
     assert client.close() == 0
     assert _progress(client) == []
+
+
+class _Progress:
+    """What a client is sent of the checks' progress, by a fake server: the create
+    requests answered as ``answer`` says (None: never)."""
+
+    def __init__(self, answer: str | None = "yes") -> None:
+        self.sent: list[tuple[str, str]] = []
+        self.answer = answer
+        self.tokens: dict[str, object] = {}
+
+    async def create_async(self, token: str) -> None:
+        self.sent.append(("create", token))
+        if self.answer is None:
+            await asyncio.Event().wait()  # never answered
+        if self.answer == "no":
+            raise RuntimeError("refused")
+        self.tokens[token] = object()
+
+    def begin(self, token: str, value: object) -> None:
+        self.sent.append(("begin", token))
+
+    def report(self, token: str, value: object) -> None:
+        self.sent.append(("report", token))
+
+    def end(self, token: str, value: object) -> None:
+        self.sent.append(("end", token))
+
+
+def _fake_server(answer: str | None = "yes") -> Any:
+    window = types.WindowClientCapabilities(work_done_progress=True)
+    return SimpleNamespace(
+        client_capabilities=types.ClientCapabilities(window=window),
+        work_done_progress=_Progress(answer),
+        leaving=False,
+        progress_asking=False,
+        progress_refused=False,
+        _log=lambda kind, message: None,
+    )
+
+
+def _checks(ls: Any, steps: Callable[[CheckProgress], Awaitable[None]]) -> None:
+    """A check's progress, made on an event loop, taken through ``steps``."""
+
+    async def run() -> None:
+        await steps(CheckProgress(ls, "model.py"))
+        await asyncio.sleep(0)
+
+    asyncio.run(run())
+
+
+@pytest.fixture
+def at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHLINT_PROGRESS_AFTER", "0")
+
+
+async def _shown(shown: CheckProgress) -> None:
+    for _ in range(3):  # the timer, the token's request, its answer
+        await asyncio.sleep(0)
+
+
+@pytest.mark.usefixtures("at_once")
+def test_nothing_is_sent_once_the_client_leaves() -> None:
+    """A check that ends after the client asked the server to shut down (or
+    exit: its output may be closed) sends no end; a report neither."""
+    ls = _fake_server()
+
+    async def steps(shown: CheckProgress) -> None:
+        await _shown(shown)
+        ls.leaving = True
+        shown._told(1, 2)
+        shown.end()
+
+    _checks(ls, steps)
+    assert [kind for kind, _ in ls.work_done_progress.sent] == ["create", "begin"]
+    assert ls.work_done_progress.tokens == {}  # forgotten all the same
+
+
+@pytest.mark.usefixtures("at_once")
+def test_a_refused_token_is_not_asked_for_again() -> None:
+    ls = _fake_server("no")
+
+    async def steps(shown: CheckProgress) -> None:
+        await _shown(shown)
+        shown.end()
+
+    _checks(ls, steps)
+    _checks(ls, steps)
+    assert [kind for kind, _ in ls.work_done_progress.sent] == ["create"]
+    assert ls.progress_refused
+
+
+@pytest.mark.usefixtures("at_once")
+def test_no_token_is_asked_for_while_one_is_not_given() -> None:
+    """A client that never answers is asked once, not at every slow check."""
+    ls = _fake_server(None)
+
+    async def steps(shown: CheckProgress) -> None:
+        await _shown(shown)
+        second = CheckProgress(ls, "train.py")
+        await _shown(second)
+        second.end()
+        shown.end()
+
+    _checks(ls, steps)
+    assert [kind for kind, _ in ls.work_done_progress.sent] == ["create"]
+
+
+@pytest.mark.usefixtures("at_once")
+def test_a_check_that_ends_before_its_token_is_asked_for_asks_for_none() -> None:
+    ls = _fake_server()
+
+    async def steps(shown: CheckProgress) -> None:
+        while shown.creating is None:  # the wait is over, the token not asked
+            await asyncio.sleep(0)
+        shown.end()
+        await _shown(shown)
+
+    _checks(ls, steps)
+    assert ls.work_done_progress.sent == []

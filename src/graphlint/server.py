@@ -257,6 +257,10 @@ class GraphlintServer(LanguageServer):
         # (``watching``): an edit then does not walk the project again
         self.plans: dict[tuple[str, ...], Plan] = {}
         self.watching = False
+        # the client asked the server to shut down or exit: no progress is sent
+        self.leaving = False
+        self.progress_asking = False  # a progress token asked for, not yet given
+        self.progress_refused = False  # the client refused one: none asked again
         self.forgotten = 0  # how often the plans were dropped: a check's is kept
         # only if none was dropped while it was made (checks run on another thread)
         self.planning = threading.Lock()
@@ -357,7 +361,7 @@ class GraphlintServer(LanguageServer):
             shown = CheckProgress(self, Path(path).name)
             try:
                 found = await loop.run_in_executor(
-                    None, self._check, path, buffers, list(others.values()), shown.tell
+                    None, self._check, path, buffers, list(others.values()), shown.told
                 )
             finally:
                 shown.end()
@@ -484,7 +488,9 @@ class CheckProgress:
     client can show one: the first check of a large project with an empty cache
     takes seconds (Megatron-LM's two, PyTorch's a minute), which an editor showed
     as nothing at all. Made and ended on the server's event loop; ``tell`` is
-    called by the check's thread."""
+    called by the check's thread. Nothing is sent once the client has asked the
+    server to shut down or exit, nor asked while a token asked for earlier is not
+    given yet, nor after the client refused one."""
 
     def __init__(self, ls: GraphlintServer, name: str) -> None:
         self.ls = ls
@@ -496,11 +502,20 @@ class CheckProgress:
         self.ended = False
         self.reported = 0.0  # when the last counts were sent
         window = ls.client_capabilities.window
-        wanted = window is not None and bool(window.work_done_progress)
+        wanted = (
+            window is not None
+            and bool(window.work_done_progress)
+            and not ls.progress_refused
+        )
         self.timer = (
             self.loop.call_later(progress.after(), self._start) if wanted else None
         )
         self.creating: asyncio.Task[None] | None = None
+
+    @property
+    def told(self) -> Callable[[int, int], None] | None:
+        """What the check tells its progress to: nothing where none is shown."""
+        return self.tell if self.timer is not None else None
 
     def tell(self, done: int, asked: int) -> None:
         """From the check's thread: ``done`` of the ``asked`` jobs found so far."""
@@ -510,7 +525,12 @@ class CheckProgress:
     def _told(self, done: int, asked: int) -> None:
         self.counts = (done, asked)
         now = time.monotonic()
-        if self.shown and not self.ended and now - self.reported >= progress.EVERY:
+        if (
+            self.shown
+            and not self.ended
+            and not self.ls.leaving
+            and now - self.reported >= progress.EVERY
+        ):
             self.reported = now
             self.ls.work_done_progress.report(
                 self.token, types.WorkDoneProgressReport(message=self._message())
@@ -524,13 +544,23 @@ class CheckProgress:
 
     def _start(self) -> None:
         self.timer = None
+        if self.ended or self.ls.leaving or self.ls.progress_asking:
+            return
         self.creating = asyncio.ensure_future(self._create())
 
     async def _create(self) -> None:
+        if self.ended or self.ls.leaving:  # since the timer went off
+            return
+        self.ls.progress_asking = True
         try:
             await self.ls.work_done_progress.create_async(self.token)
-        except Exception as error:  # a client may refuse it: the check goes on
+        except Exception as error:  # a client may refuse it: the checks go on
+            self.ls.progress_refused = True  # and are not shown again
             self.ls._log(types.MessageType.Log, f"graphlint: no progress: {error}")
+            return
+        finally:
+            self.ls.progress_asking = False
+        if self.ls.leaving:
             return
         self.shown = True
         self.reported = time.monotonic()
@@ -539,7 +569,7 @@ class CheckProgress:
             types.WorkDoneProgressBegin(title="graphlint", message=self._message()),
         )
         if self.ended:  # while the client made the token: begun, then ended
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
+            self._end()
 
     def end(self) -> None:
         """The check has ended: what was shown goes."""
@@ -547,7 +577,12 @@ class CheckProgress:
         if self.timer is not None:
             self.timer.cancel()
         if self.shown:
+            self._end()
+
+    def _end(self) -> None:
+        if not self.ls.leaving:
             self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
+        self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
 _PROGRESS_TOKENS = itertools.count(1)
@@ -644,6 +679,19 @@ async def _initialized(ls: GraphlintServer, params: types.InitializedParams) -> 
             types.MessageType.Log,
             f"graphlint: configuration files are not watched: {error}",
         )
+
+
+@server.feature(types.SHUTDOWN)
+def _shutting_down(ls: GraphlintServer, params: None) -> None:
+    """Nothing more is sent of the checks' progress (pygls answers the request)."""
+    ls.leaving = True
+
+
+@server.feature(types.EXIT)
+def _exiting(ls: GraphlintServer, params: None) -> None:
+    """The client is gone: a check that ends now (cancelled as the server stops)
+    sends nothing to a closed output (pygls ends the process)."""
+    ls.leaving = True
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
