@@ -4,6 +4,7 @@ or another job are new keys."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -140,6 +141,54 @@ def test_a_run_naming_other_files_starts_what_the_project_asked(
     guessed.clear()
     same_as_cold("app/helpers.py", cwd=project)
     assert guessed == [Path("app/helpers.py")]  # the warm run: a cold one has none
+
+
+def _hints_entry(base: Path) -> Path:
+    """The cache's entry of a project's hints (``kept.Hints``)."""
+    for path in sorted(base.rglob("*")):
+        try:
+            value = json.loads(path.read_bytes())["value"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(value, dict) and set(value) == {"reached", "asked"}:
+            return path
+    raise AssertionError("no hints kept")
+
+
+def test_damaged_hints_change_no_output(project: Path) -> None:
+    """Hints whose paths no file can have (a NUL in them) or that are gone are
+    left out: the run after an edit says what a run without the cache says."""
+    before = same_as_cold(".", cwd=project)
+    entry = _hints_entry(Path(os.environ["GRAPHLINT_CACHE_DIR"]))
+    data = json.loads(entry.read_bytes())
+    hints = data["value"]
+    for modules in hints["asked"].values():
+        modules.append(["/x\u0000y.py", "x"])
+        modules.append([str(project / "gone.py"), "gone"])
+    hints["asked"]["app/gone.py"] = [[str(project / "app" / "train.py"), "app.train"]]
+    hints["reached"].append([*hints["reached"][0][:1], None, [], [], [], []])
+    hints["reached"][-1][0] = "app/\u0000.py"
+    entry.write_text(json.dumps(data))
+    helpers = project / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n# edited\n")
+    assert same_as_cold(".", cwd=project) == before
+
+
+def test_hints_name_only_files_that_are_there(tmp_path: Path) -> None:
+    """A file renamed or deleted since a run kept its hints is not in them."""
+    there, gone = tmp_path / "there.py", tmp_path / "gone.py"
+    there.write_text("")
+    cache = Cache(tmp_path / "cache")
+    runs = kept.Runs(cache, [there], Settings(), [])
+    runs.keep_hints(
+        kept.Hints(
+            {str(there): Job(there), str(gone): Job(gone)},
+            {str(there): {(there, "there"), (gone, "gone")}, str(gone): set()},
+        )
+    )
+    found = runs.hints()
+    assert set(found.reached) == {str(there)}
+    assert found.asked == {str(there): {(there, "there")}}
 
 
 def test_a_guess_the_reach_does_not_give_is_checked_again(

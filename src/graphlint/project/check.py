@@ -423,7 +423,7 @@ def survey_files(
 ) -> Checked:
     """``survey.survey_project``'s work, where no kept run answers it; adds to
     ``reads`` what it read besides ``files`` (``kept.Reads``). ``hints``: what the
-    last run of ``files`` asked, which this run starts at once and updates (the
+    project's last runs asked, which this run starts at once and updates (the
     language server's, in memory, where none are given and workers are kept)."""
     from graphlint.project.reach import Project  # noqa: PLC0415 - see TYPE_CHECKING
 

@@ -149,14 +149,6 @@ class Runs:
         """Whether runs are kept at all: in memory or in the cache."""
         return self.key is not None and (self.memory or self.cache is not None)
 
-    def _stored(self) -> _Run | None:
-        if self.key is None:
-            return None
-        found = self._memory.get(self.key) if self.memory else None
-        if found is None and self.cache is not None:
-            found = self.cache.get(self.key, _Run)
-        return found
-
     def _hints_key(self) -> str:
         return Cache.key(
             b"hints",
@@ -166,19 +158,24 @@ class Runs:
 
     def hints(self) -> Hints:
         """What the last runs of the project asked (none: none), whatever has
-        changed since."""
+        changed since, less the files that are gone (renamed, deleted): each
+        would be asked for again at every run that cannot take the last one's
+        results, and kept. An entry larger than ``_HINTS_KEPT`` files is dropped
+        whole: the project's runs start again from none."""
         found = self.cache.get(self._hints_key(), _Hinted) if self.cache else None
-        if found is None:
+        if found is None or len(found.reached) + len(found.asked) > _HINTS_KEPT:
             return Hints()
         reached = {
             g.path: Job(
                 Path(g.path), g.external, g.checks, g.declared, g.setters, g.typed
             )
             for g in found.reached
+            if _there(g.path)
         }
         asked = {
-            path: {(Path(module), name) for module, name in modules}
+            path: {(Path(module), name) for module, name in modules if _there(module)}
             for path, modules in found.asked.items()
+            if _there(path)
         }
         return Hints(reached, asked)
 
@@ -190,7 +187,11 @@ class Runs:
             self.cache.put(self._hints_key(), _hinted(hints))
 
     def get(self) -> _Run | None:
-        found = self._stored()
+        if self.key is None:
+            return None
+        found = self._memory.get(self.key) if self.memory else None
+        if found is None and self.cache is not None:
+            found = self.cache.get(self.key, _Run)
         if found is None:
             return None
         for path, was in found.read.items():
@@ -233,6 +234,16 @@ class Runs:
         if self.cache is not None:
             with contextlib.suppress(ValueError, TypeError, UnicodeError):
                 self.cache.put(self.key, run)
+
+
+_HINTS_KEPT = 20_000  # files a project's hints may name (a 100,000-file project's
+# runs name a few hundred)
+
+
+def _there(path: str) -> bool:
+    """Whether a path a cache entry names is a file or folder there now (not one
+    the cache's own damage made: a NUL in it)."""
+    return "\0" not in path and os.path.lexists(path)
 
 
 def _hinted(hints: Hints) -> _Hinted:
