@@ -502,20 +502,21 @@ class CheckProgress:
         self.ended = False
         self.reported = 0.0  # when the last counts were sent
         window = ls.client_capabilities.window
-        wanted = (
+        self.wanted = (
             window is not None
             and bool(window.work_done_progress)
             and not ls.progress_refused
         )
         self.timer = (
-            self.loop.call_later(progress.after(), self._start) if wanted else None
+            self.loop.call_later(progress.after(), self._start) if self.wanted else None
         )
+        # the request for a token, held: a task nothing holds may be collected
         self.creating: asyncio.Task[None] | None = None
 
     @property
     def told(self) -> Callable[[int, int], None] | None:
         """What the check tells its progress to: nothing where none is shown."""
-        return self.tell if self.timer is not None else None
+        return self.tell if self.wanted else None
 
     def tell(self, done: int, asked: int) -> None:
         """From the check's thread: ``done`` of the ``asked`` jobs found so far."""
