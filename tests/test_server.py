@@ -672,3 +672,28 @@ def test_a_check_that_ends_before_its_token_is_asked_for_asks_for_none() -> None
 
     _checks(ls, steps)
     assert ls.work_done_progress.sent == []
+
+
+@pytest.mark.parametrize("leaving", [False, True])
+def test_a_check_that_ends_after_shutdown_publishes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leaving: bool
+) -> None:
+    """The client asked the server to shut down (or to exit: its output may be
+    closed) while a check ran: the check's diagnostics are not published."""
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    ls = GraphlintServer()
+    ls.protocol._workspace = Workspace(tmp_path.as_uri())
+    ls.protocol.client_capabilities = types.ClientCapabilities()  # as initialized
+    uri = path.as_uri()
+    ls.workspace.put_text_document(types.TextDocumentItem(uri, "python", 1, "x = 1\n"))
+    published: list[object] = []
+
+    def check(*args: Any) -> dict[str, list[object]]:
+        ls.leaving = leaving  # while the check runs
+        return {os.path.realpath(path): []}
+
+    monkeypatch.setattr(ls, "_check", check)
+    monkeypatch.setattr(ls, "text_document_publish_diagnostics", published.append)
+    asyncio.run(ls._check_later(uri, 0))
+    assert len(published) == (0 if leaving else 1)

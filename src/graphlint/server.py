@@ -365,7 +365,7 @@ class GraphlintServer(LanguageServer):
                 )
             finally:
                 shown.end()
-            if found is None:
+            if found is None or self.leaving:  # the client asked to shut down
                 return
             for each, each_path in [(uri, path), *others.items()]:
                 document = self.document(each)
