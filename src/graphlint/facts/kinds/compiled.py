@@ -82,7 +82,7 @@ class CompiledScreen(Screen):
     looks_at = (ast.Call, ast.Attribute, ast.Constant)
 
     def text(self, source: str) -> bool:
-        if "reduce-overhead" in source or _autotunes(source):
+        if _names_a_mode(source):
             return True
         for match in _CUDAGRAPHS_WORD.finditer(source):
             start, end = match.span()
@@ -124,9 +124,14 @@ def writes_compile_setting(source: str) -> bool:
     """Whether the text may set a compile mode that captures CUDA graphs (a mode, the
     backend, Inductor's switch): a project with none anywhere compiles nothing so
     through a wrapper."""
-    if "reduce-overhead" in source or _autotunes(source):
+    if _names_a_mode(source):
         return True
     return "cudagraphs" in source and bool(_CUDAGRAPHS.search(source))
+
+
+def _names_a_mode(source: str) -> bool:
+    """Whether the text names a compile mode that captures CUDA graphs."""
+    return "reduce-overhead" in source or _autotunes(source)
 
 
 def _autotunes(source: str) -> bool:

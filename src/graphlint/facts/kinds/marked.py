@@ -27,7 +27,7 @@ class MarkedScreen(Screen):
 
     def __init__(self, markers: frozenset[str]) -> None:
         super().__init__(markers)
-        self.letters = ("graph", *(m.rsplit(".", 1)[-1] for m in sorted(markers)))
+        self.letters = ("graph", *(_last(m) for m in sorted(markers)))
 
     def text(self, source: str) -> bool:
         return "graphlint" in source or has_marker(source, self.markers)
@@ -36,12 +36,17 @@ class MarkedScreen(Screen):
         return _PRAGMA.search(source) is not None
 
     def names(self, source: str) -> frozenset[str]:
-        return frozenset(m.rsplit(".", 1)[-1] for m in BUILTIN_MARKERS | self.markers)
+        return frozenset(_last(m) for m in BUILTIN_MARKERS | self.markers)
 
 
 def has_marker(source: str, markers: frozenset[str]) -> bool:
     """Whether the text holds the last part of one of the configured markers."""
-    return any(m.rsplit(".", 1)[-1] in source for m in markers)
+    return any(_last(m) in source for m in markers)
+
+
+def _last(marker: str) -> str:
+    """A marker's last part (``support_torch_compile``), as code names it."""
+    return marker.rsplit(".", 1)[-1]
 
 
 class Marked(Recogniser):
